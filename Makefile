@@ -1,0 +1,104 @@
+# distenv — build, test and install the distenv-webhook admission webhook.
+#   make            build ./distenv-webhook
+#   make test       unit tests, golden fixtures, HTTPS integration tier
+#   make check      the same under ASan/UBSan (separate build dir)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make V=1        show commands
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+BUILD   ?= build
+VERSION ?= $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+CC      ?= cc
+PKGS    := libmicrohttpd gnutls libcjson yaml-0.1 libcurl openssl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
+           -Wpointer-arith -Wsign-compare -Wformat=2 -Wno-format-nonliteral
+HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+OPT     ?= -O2 -g
+CFLAGS  ?=
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -MMD -MP \
+           -DDISTENV_VERSION=\"$(VERSION)\" -DDISTENV_GIT_REV=\"$(GIT_REV)\" $(PKG_CFLAGS)
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+LDFLAGS += -pie -Wl,-z,relro,-z,now
+LDLIBS  += $(PKG_LIBS) -lpthread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+SRCS     := $(filter-out src/main.c,$(wildcard src/*.c))
+OBJS     := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/main.o
+TESTS    := $(wildcard test/unit/test_*.c)
+TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
+
+.PHONY: all test unit integration check install uninstall clean format format-check lint \
+        deps e2e conformance bench fuzz faults chart image manifests
+all: distenv-webhook
+
+distenv-webhook: $(BUILD)/distenv-webhook
+	$(Q)cp $< $@
+
+$(BUILD)/distenv-webhook: $(OBJS) $(MAIN_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+$(BUILD)/test/%: test/unit/%.c $(OBJS) test/unit/testutil.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -Isrc -Itest/unit -o $@ $< $(OBJS) $(LDFLAGS) $(LDLIBS)
+
+unit: $(TEST_BINS)
+	$(Q)fail=0; for t in $(TEST_BINS); do $(TEST_WRAP) ./$$t || fail=1; done; exit $$fail
+
+integration: distenv-webhook
+	$(Q)$(TEST_WRAP_ENV) python3 test/integration/run.py --binary ./distenv-webhook
+
+test: unit integration
+
+check:
+	$(Q)$(MAKE) BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" WERROR=$(WERROR) unit integration
+
+valgrind: distenv-webhook $(TEST_BINS)
+	$(Q)fail=0; for t in $(TEST_BINS); do valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite ./$$t >/dev/null || fail=1; done; exit $$fail
+	$(Q)python3 test/integration/run.py --binary ./distenv-webhook --valgrind
+
+install: distenv-webhook
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 distenv-webhook $(DESTDIR)$(BINDIR)/distenv-webhook
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/distenv-webhook
+
+deps:
+	bash scripts/deps.sh
+
+format:
+	clang-format -i src/*.c src/*.h test/unit/*.c test/unit/*.h
+
+format-check:
+	$(Q)clang-format --dry-run --Werror src/*.c src/*.h test/unit/*.c test/unit/*.h
+
+lint:
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr --suppress=missingIncludeSystem -Isrc src
+
+clean:
+	rm -rf build build-san build-fuzz distenv-webhook
+
+-include $(OBJS:.o=.d) $(MAIN_OBJ:.o=.d)

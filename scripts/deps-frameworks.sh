@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs what the framework conformance tier (test/frameworks/) needs:
+#   - Debian packages: python3-torch, python3-jsonpatch, python3-venv, iproute2,
+#     util-linux (unshare), openssl, curl;
+#   - tensorflow-cpu and jax (CPU) from PyPI into a cached virtualenv under
+#     ${DISTENV_CACHE:-/root/.cache/distenv}, with pip's cache beside it.
+# Idempotent: a warm run only checks that everything imports (a few seconds).
+# Prints the virtualenv's python as the last line: FW_PYTHON=<path>.
+set -euo pipefail
+
+CACHE=${DISTENV_CACHE:-/root/.cache/distenv}
+# Pinned versions known to work together on Debian bookworm's python3 (3.11).
+PINS=(tensorflow-cpu==2.20.0 jax==0.7.2 jaxlib==0.7.2)
+VENV=${FW_VENV:-$CACHE/frameworks-venv}
+STAMP=$VENV/.distenv-pins
+export PIP_CACHE_DIR=$CACHE/pip
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_NO_INPUT=1
+
+log() { printf 'deps-frameworks: %s\n' "$*" >&2; }
+
+apt_pkgs=(python3 python3-torch python3-jsonpatch python3-venv python3-numpy
+	iproute2 util-linux openssl curl procps)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	log "apt-get install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	flock /var/lock/distenv-apt.lock apt-get update -q
+	flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+/usr/bin/python3 -c 'import torch, torch.distributed, jsonpatch' ||
+	{ log "python3-torch or python3-jsonpatch does not import"; exit 1; }
+
+check_venv() {
+	[ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] &&
+		[ "$(cat "$STAMP")" = "${PINS[*]}" ] &&
+		"$VENV/bin/python" - <<'PY' >/dev/null 2>&1
+import os
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf
+import jax
+from tensorflow.distribute.cluster_resolver import TFConfigClusterResolver
+assert hasattr(jax.distributed, "initialize")
+PY
+}
+
+if check_venv; then
+	log "tensorflow-cpu and jax already installed in $VENV"
+else
+	start=$(date +%s)
+	mkdir -p "$CACHE" "$PIP_CACHE_DIR"
+	rm -rf "$VENV"
+	/usr/bin/python3 -m venv "$VENV"
+	"$VENV/bin/python" -m pip install -q --upgrade pip
+	"$VENV/bin/python" -m pip install -q "${PINS[@]}"
+	printf '%s' "${PINS[*]}" >"$STAMP"
+	check_venv || { log "tensorflow/jax installed but do not import"; exit 1; }
+	log "installed ${PINS[*]} in $(( $(date +%s) - start ))s"
+fi
+"$VENV/bin/python" -c 'import tensorflow as tf, jax; print("deps-frameworks: tensorflow", tf.__version__, "jax", jax.__version__)' 2>/dev/null >&2
+echo "FW_PYTHON=$VENV/bin/python"

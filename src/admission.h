@@ -1,0 +1,48 @@
+/*
+ * The admission core: AdmissionReview v1 bytes in, AdmissionReview response
+ * bytes out. Pure: no sockets, files, clock or globals; the only outside call is
+ * the workload look-up callback. The result owns its body; admission_result_free
+ * releases it.
+ */
+#ifndef DISTENV_ADMISSION_H
+#define DISTENV_ADMISSION_H
+
+#include <stddef.h>
+#include "config.h"
+#include "workload.h"
+
+enum admission_outcome {
+	ADMISSION_SKIPPED = 0, /* not for us: allowed, no patch */
+	ADMISSION_PATCHED,     /* allowed with a patch */
+	ADMISSION_UNCHANGED,   /* opted in, nothing left to add (reinvocation) */
+	ADMISSION_DENIED,      /* allowed: false */
+	ADMISSION_BAD_REQUEST, /* HTTP 400 */
+	ADMISSION_OUTCOME_COUNT
+};
+
+struct admission_result {
+	int http_status;   /* 200 or 400 */
+	char *body;        /* malloc'd JSON; caller frees via admission_result_free */
+	size_t body_len;
+	enum admission_outcome outcome;
+	char uid[128];
+	char ns[64];
+	char workload[256]; /* "StatefulSet/name", "Job/name" or "" */
+	long rank;          /* -1 when not known */
+	char message[512];  /* denial or error text, "" otherwise */
+};
+
+/*
+ * Handles one AdmissionReview v1 request body. lookup may be NULL (no look-ups).
+ * Always fills res (http_status, body); returns 0, or -1 only when memory ran out
+ * (then res->body may be NULL and the caller answers 500).
+ */
+int admission_handle(const char *body, size_t len, const struct config *cfg,
+		     const struct workload_lookup *lookup, struct admission_result *res);
+
+void admission_result_free(struct admission_result *res);
+
+/* "skipped", "patched", "unchanged", "denied", "bad_request". */
+const char *admission_outcome_name(enum admission_outcome o);
+
+#endif

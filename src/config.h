@@ -1,0 +1,75 @@
+/*
+ * Runtime configuration: defaults, a YAML parser that works on a string, and a
+ * loader that only reads the file. The struct is plain data owned by the caller.
+ */
+#ifndef DISTENV_CONFIG_H
+#define DISTENV_CONFIG_H
+
+#include <stddef.h>
+
+#define FW_PYTORCH    0x1u
+#define FW_TENSORFLOW 0x2u
+#define FW_JAX        0x4u
+
+#define CONFIG_MAX_GPU_RESOURCES 8
+#define CONFIG_PATH_MAX          1024
+
+enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+struct config {
+	/* server */
+	char listen[256];               /* "HOST:PORT", ":PORT" or "[v6]:PORT"; default ":8443" */
+	char tls_cert[CONFIG_PATH_MAX]; /* PEM certificate chain */
+	char tls_key[CONFIG_PATH_MAX];  /* PEM private key */
+	long threads;                   /* worker threads, default 4 */
+	long idle_timeout_s;            /* connection idle timeout, default 120 (>= 90) */
+	long max_connections;           /* default 1024 */
+	long drain_timeout_s;           /* SIGTERM drain deadline, default 25 */
+	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
+
+	/* topology */
+	char cluster_domain[254]; /* default "cluster.local" */
+	long default_port;        /* default 29500 */
+	unsigned default_frameworks; /* FW_* bitmask, default FW_PYTORCH|FW_TENSORFLOW */
+	char gpu_resources[CONFIG_MAX_GPU_RESOURCES][128]; /* default nvidia.com/gpu, amd.com/gpu */
+	int n_gpu_resources;
+
+	/* look-ups */
+	int lookups;                       /* 1: GET StatefulSet/Job from the API; default 1 */
+	char kubeconfig[CONFIG_PATH_MAX];  /* empty: in-cluster service account */
+	long lookup_timeout_ms;            /* whole-request deadline, default 3000 */
+	long cache_ttl_ms;                 /* default 10000 */
+	long cache_entries;                /* default 4096 */
+
+	/* limits */
+	long max_body_bytes;        /* default 7 MiB */
+	long max_containers;        /* containers + initContainers per pod, default 256 */
+	long max_env_per_container; /* default 4096 */
+	long max_world_size;        /* default 65536 */
+
+	/* logging */
+	enum log_level log_level; /* default LOG_INFO */
+};
+
+/* Fills cfg with the documented defaults. */
+void config_defaults(struct config *cfg);
+
+/*
+ * Parses YAML text over the current contents of cfg (call config_defaults first).
+ * Returns 0, or -1 with "line N: key 'a.b': why" in err. cfg may be partly
+ * updated on failure.
+ */
+int config_parse(const char *text, size_t len, struct config *cfg, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/* Reads path (at most 1 MiB) and calls config_parse. Returns 0 or -1 with err. */
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/* Parses "pytorch,tensorflow,jax" into an FW_* mask. Returns 0, or -1 on an unknown or empty name. */
+int config_parse_frameworks(const char *list, unsigned *mask);
+
+/* Parses "debug|info|warn|error". Returns 0 or -1. */
+int config_parse_log_level(const char *s, enum log_level *lvl);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * Structured logs: one JSON object per line on stderr. Thread-safe; no allocation
+ * owned by callers. Secrets are never passed here.
+ */
+#ifndef DISTENV_LOG_H
+#define DISTENV_LOG_H
+
+#include "config.h"
+
+void log_set_level(enum log_level lvl);
+int log_enabled(enum log_level lvl);
+
+/*
+ * Writes {"ts":"...","level":"...","event":EVENT, KEY: VALUE ...} where the
+ * variadic arguments are pairs of const char * (key, value), ended by NULL.
+ * A value NULL is skipped. Values are JSON-escaped strings.
+ */
+void log_kv(enum log_level lvl, const char *event, ...) __attribute__((sentinel));
+
+/* Like log_kv but numeric values: pairs of (const char *key, long long value), ended by NULL. */
+void log_kvn(enum log_level lvl, const char *event, ...) __attribute__((sentinel));
+
+
+
+/* One line per admission. rank < 0 is logged as null; message may be NULL. */
+void log_admission(const char *uid, const char *ns, const char *workload, long rank,
+		   const char *outcome, const char *message, long long micros);
+#endif

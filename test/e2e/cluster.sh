@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on loopback for the distenv tests:
+# etcd, kube-apiserver and kube-controller-manager as separate processes of one
+# binary built from the k8s.io/kubernetes module (see build.sh). No kubelet and no
+# scheduler: pods are stored and stay Pending.
+#
+#   cluster.sh up [DIR]    start everything in DIR (default: a new temp dir) and
+#                          print shell lines to source (KUBECONFIG=..., ...)
+#   cluster.sh env [DIR]   print those lines again
+#   cluster.sh down [DIR]  stop every process started by `up` and remove DIR
+#                          (kept when DISTENV_E2E_KEEP=1)
+#
+# DIR defaults to $DISTENV_E2E_DIR for env/down. Typical use from another tier:
+#   eval "$(test/e2e/cluster.sh up)"; trap 'test/e2e/cluster.sh down' EXIT
+#   kubectl get ns          # $DISTENV_E2E_DIR/bin is put on PATH
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+die() {
+	echo "cluster.sh: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+print_env() {
+	local dir=$1
+	[[ -f "$dir/env" ]] || die "no cluster in $dir (missing $dir/env)"
+	cat "$dir/env"
+}
+
+# stop_pid NAME DIR: SIGTERM the process recorded in DIR/pids/NAME.pid, wait up to
+# 15 s, then SIGKILL. Only processes this script started are touched.
+stop_pid() {
+	local name=$1 dir=$2 pidfile pid i
+	pidfile="$dir/pids/$name.pid"
+	[[ -f "$pidfile" ]] || return 0
+	pid=$(<"$pidfile")
+	if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 150; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			echo "cluster.sh: $name (pid $pid) did not stop in 15 s, killing it" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	rm -f "$pidfile"
+}
+
+down() {
+	local dir=$1
+	[[ -d "$dir" ]] || return 0
+	[[ -f "$dir/.distenv-e2e" ]] || die "$dir is not a cluster directory made by cluster.sh"
+	local name
+	# Anything another script registered in pids/ (e.g. the webhook) goes first.
+	for f in "$dir"/pids/*.pid; do
+		[[ -e "$f" ]] || continue
+		name=$(basename "$f" .pid)
+		case "$name" in etcd | kube-apiserver | kube-controller-manager) ;; *) stop_pid "$name" "$dir" ;; esac
+	done
+	stop_pid kube-controller-manager "$dir"
+	stop_pid kube-apiserver "$dir"
+	stop_pid etcd "$dir"
+	if [[ "${DISTENV_E2E_KEEP:-0}" == 1 ]]; then
+		echo "cluster.sh: kept $dir (logs in $dir/logs)" >&2
+	else
+		rm -rf "$dir"
+	fi
+}
+
+# start NAME DIR ARGS...: start the control-plane binary as NAME in its own
+# session, logging to DIR/logs/NAME.log, pid in DIR/pids/NAME.pid.
+start() {
+	local name=$1 dir=$2
+	shift 2
+	setsid "$dir/bin/controlplane" "$name" "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
+	echo $! >"$dir/pids/$name.pid"
+}
+
+# wait_for WHAT DIR NAME SECONDS CMD...: run CMD until it succeeds, at most SECONDS
+# seconds; fail early if process NAME has exited.
+wait_for() {
+	local what=$1 dir=$2 name=$3 secs=$4 i
+	shift 4
+	for ((i = 0; i < secs * 4; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "$(<"$dir/pids/$name.pid")" 2>/dev/null; then
+			tail -n 30 "$dir/logs/$name.log" >&2 || true
+			die "$name exited while waiting for $what (log: $dir/logs/$name.log)"
+		fi
+		sleep 0.25
+	done
+	tail -n 30 "$dir/logs/$name.log" >&2 || true
+	die "$what not ready after $secs s (log: $dir/logs/$name.log)"
+}
+
+kubeconfig() { # FILE SERVER CA CERT KEY USER
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: distenv-e2e
+  cluster:
+    server: $2
+    certificate-authority: $3
+contexts:
+- name: distenv-e2e
+  context:
+    cluster: distenv-e2e
+    user: $6
+current-context: distenv-e2e
+users:
+- name: $6
+  user:
+    client-certificate: $4
+    client-key: $5
+EOF
+	chmod 600 "$1"
+}
+
+up() {
+	local dir=$1 t0 bin
+	t0=$(date +%s%N)
+	bin=$("$here/build.sh")
+	mkdir -p "$dir"/{bin,logs,pids,pki,etcd,kcm}
+	touch "$dir/.distenv-e2e"
+	# If anything below fails, stop what was started (the directory and its logs stay).
+	trap 'echo "cluster.sh: start failed; stopping" >&2; DISTENV_E2E_KEEP=1 down "$dir"' EXIT
+	ln -sf "$bin" "$dir/bin/controlplane"
+	ln -sf "$bin" "$dir/bin/kubectl"
+
+	local ports etcd_port peer_port api_port kcm_port
+	mapfile -t ports < <("$dir/bin/controlplane" freeport 4)
+	etcd_port=${ports[0]} peer_port=${ports[1]} api_port=${ports[2]} kcm_port=${ports[3]}
+	"$dir/bin/controlplane" pki --dir "$dir/pki"
+	local pki="$dir/pki" server="https://127.0.0.1:$api_port"
+
+	start etcd "$dir" --data-dir "$dir/etcd" \
+		--client-url "http://127.0.0.1:$etcd_port" --peer-url "http://127.0.0.1:$peer_port"
+	wait_for etcd "$dir" etcd 60 grep -q 'etcd: ready' "$dir/logs/etcd.log"
+
+	cat >"$dir/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Request
+  verbs: ["create"]
+  resources:
+  - group: ""
+    resources: ["pods"]
+- level: None
+EOF
+	start kube-apiserver "$dir" \
+		--etcd-servers="http://127.0.0.1:$etcd_port" \
+		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+		--cert-dir="$pki" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+		--client-ca-file="$pki/ca.crt" \
+		--service-cluster-ip-range=10.0.0.0/24 \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+		--authorization-mode=RBAC \
+		--allow-privileged=true \
+		--profiling=false \
+		--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/logs/audit.log" \
+		--audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=200
+	kubeconfig "$dir/admin.kubeconfig" "$server" "$pki/ca.crt" "$pki/admin.crt" "$pki/admin.key" distenv-e2e-admin
+	kubeconfig "$dir/kcm.kubeconfig" "$server" "$pki/ca.crt" "$pki/kcm.crt" "$pki/kcm.key" system:kube-controller-manager
+	wait_for kube-apiserver "$dir" kube-apiserver 120 \
+		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" get --raw /readyz
+
+	start kube-controller-manager "$dir" \
+		--kubeconfig="$dir/kcm.kubeconfig" \
+		--authentication-kubeconfig="$dir/kcm.kubeconfig" --authorization-kubeconfig="$dir/kcm.kubeconfig" \
+		--bind-address=127.0.0.1 --secure-port="$kcm_port" --cert-dir="$dir/kcm" \
+		--leader-elect=false \
+		--use-service-account-credentials=true \
+		--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+		--cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+		--controllers=serviceaccount-controller,serviceaccount-token-controller,statefulset-controller,job-controller,replicaset-controller,deployment-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
+		--concurrent-job-syncs=5
+	wait_for kube-controller-manager "$dir" kube-controller-manager 60 \
+		"$dir/bin/kubectl" --server "https://127.0.0.1:$kcm_port" --insecure-skip-tls-verify=true get --raw /healthz
+	# The serviceaccount controller is working once "default" has its ServiceAccount.
+	wait_for "ServiceAccount default/default" "$dir" kube-controller-manager 60 \
+		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" -n default get serviceaccount default
+
+	cat >"$dir/env" <<EOF
+export DISTENV_E2E_DIR=$dir
+export KUBECONFIG=$dir/admin.kubeconfig
+export DISTENV_E2E_SERVER=$server
+export DISTENV_E2E_CA=$pki/ca.crt
+export DISTENV_E2E_AUDIT_LOG=$dir/logs/audit.log
+export DISTENV_E2E_K8S_VERSION=$("$dir/bin/controlplane" version)
+export PATH=$dir/bin:\$PATH
+EOF
+	trap - EXIT
+	local ms=$((($(date +%s%N) - t0) / 1000000))
+	printf 'cluster.sh: control plane %s up at %s in %d.%03d s (dir %s)\n' \
+		"$("$dir/bin/controlplane" version)" "$server" $((ms / 1000)) $((ms % 1000)) "$dir" >&2
+	print_env "$dir"
+}
+
+cmd=${1:-}
+[[ -n "$cmd" ]] || usage
+case "$cmd" in
+up)
+	dir=${2:-}
+	if [[ -z "$dir" ]]; then
+		dir=$(mktemp -d "${TMPDIR:-/tmp}/distenv-e2e.XXXXXX")
+	fi
+	dir=$(mkdir -p "$dir" && cd "$dir" && pwd)
+	up "$dir"
+	;;
+env)
+	print_env "${2:-${DISTENV_E2E_DIR:?set DISTENV_E2E_DIR or pass DIR}}"
+	;;
+down)
+	down "${2:-${DISTENV_E2E_DIR:?set DISTENV_E2E_DIR or pass DIR}}"
+	;;
+-h | --help | help) usage ;;
+*) usage ;;
+esac

@@ -10,7 +10,8 @@ set -euo pipefail
 
 CACHE=${DISTENV_CACHE:-/root/.cache/distenv}
 # Pinned versions known to work together on Debian bookworm's python3 (3.11).
-PINS=(tensorflow-cpu==2.20.0 jax==0.7.2 jaxlib==0.7.2)
+PINS=(tensorflow-cpu==2.20.0 jax==0.7.2 jaxlib==0.7.2
+	numpy==2.4.6 ml_dtypes==0.6.0 protobuf==7.36.2)
 VENV=${FW_VENV:-$CACHE/frameworks-venv}
 STAMP=$VENV/.distenv-pins
 export PIP_CACHE_DIR=$CACHE/pip
@@ -39,17 +40,20 @@ fi
 check_venv() {
 	[ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] &&
 		[ "$(cat "$STAMP")" = "${PINS[*]}" ] &&
-		"$VENV/bin/python" - <<'PY' >/dev/null 2>&1
+		"$VENV/bin/python" - <<'PY' 2>/dev/null
 import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 import jax
-from tensorflow.distribute.cluster_resolver import TFConfigClusterResolver
-assert hasattr(jax.distributed, "initialize")
+assert tf.distribute.cluster_resolver.TFConfigClusterResolver
+assert tf.distribute.MultiWorkerMirroredStrategy
+assert jax.distributed.initialize
+jax.config.update("jax_cpu_collectives_implementation", "gloo")
+print("deps-frameworks: tensorflow", tf.__version__, "jax", jax.__version__)
 PY
 }
 
-if check_venv; then
+if check_venv >&2; then
 	log "tensorflow-cpu and jax already installed in $VENV"
 else
 	start=$(date +%s)
@@ -59,8 +63,7 @@ else
 	"$VENV/bin/python" -m pip install -q --upgrade pip
 	"$VENV/bin/python" -m pip install -q "${PINS[@]}"
 	printf '%s' "${PINS[*]}" >"$STAMP"
-	check_venv || { log "tensorflow/jax installed but do not import"; exit 1; }
+	check_venv >&2 || { log "tensorflow/jax installed but do not import"; exit 1; }
 	log "installed ${PINS[*]} in $(( $(date +%s) - start ))s"
 fi
-"$VENV/bin/python" -c 'import tensorflow as tf, jax; print("deps-frameworks: tensorflow", tf.__version__, "jax", jax.__version__)' 2>/dev/null >&2
 echo "FW_PYTHON=$VENV/bin/python"

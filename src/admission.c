@@ -1,0 +1,215 @@
+/*
+ * AdmissionReview v1 in, AdmissionReview v1 out. Validates the envelope,
+ * decides whether the request is ours, plans the mutation and encodes the
+ * answer. The result owns its body.
+ */
+#include "admission.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+#include "util.h"
+
+#define UID_MAX 127
+
+const char *admission_outcome_name(enum admission_outcome o)
+{
+	static const char *const names[] = {"skipped", "patched", "unchanged", "denied",
+					    "bad_request"};
+
+	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
+}
+
+enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct config *cfg,
+				const struct workload_lookup *lookup, struct pod_plan *plan,
+				char *err, size_t errlen)
+{
+	char addr[512], marker[640];
+	enum topology_status ts;
+	enum patch_status ps;
+
+	memset(plan, 0, sizeof(*plan));
+	ts = topology_resolve(pod, ns, cfg, lookup, &plan->topo, err, errlen);
+	if (ts != TOPOLOGY_OK)
+		return ts == TOPOLOGY_DENY ? PLAN_DENY : PLAN_NOMEM;
+	if (envgen_build(&plan->topo, &plan->env) != 0 ||
+	    envgen_master_addr(&plan->topo, addr, sizeof(addr)) != 0) {
+		topology_free(&plan->topo);
+		return PLAN_NOMEM;
+	}
+	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld", plan->topo.rank,
+		 plan->topo.world_size, addr, plan->topo.port);
+	ps = patch_build(pod, &plan->topo, &plan->env, marker, cfg->max_env_per_container,
+			 &plan->patch, err, errlen);
+	if (ps != PATCH_OK) {
+		topology_free(&plan->topo);
+		env_list_free(&plan->env);
+		return ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
+	}
+	return PLAN_OK;
+}
+
+void pod_plan_free(struct pod_plan *plan)
+{
+	if (plan == NULL)
+		return;
+	topology_free(&plan->topo);
+	env_list_free(&plan->env);
+	cJSON_Delete(plan->patch);
+	plan->patch = NULL;
+}
+
+static int set_body(struct admission_result *res, char *json)
+{
+	if (json == NULL)
+		return -1;
+	res->body = json;
+	res->body_len = strlen(json);
+	return 0;
+}
+
+/* 400 with {"error": msg}. */
+static int bad_request(struct admission_result *res, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+	int rc = -1;
+
+	res->http_status = 400;
+	res->outcome = ADMISSION_BAD_REQUEST;
+	snprintf(res->message, sizeof(res->message), "%s", msg);
+	if (o != NULL && cJSON_AddStringToObject(o, "error", msg) != NULL)
+		rc = set_body(res, cJSON_PrintUnformatted(o));
+	cJSON_Delete(o);
+	return rc;
+}
+
+/*
+ * 200 with the AdmissionReview response. patch (may be NULL) is printed and
+ * base64-encoded; message non-NULL means a denial.
+ */
+static int review_response(struct admission_result *res, const cJSON *patch, const char *message)
+{
+	cJSON *root = cJSON_CreateObject(), *resp, *st;
+	char *ptxt = NULL, *b64 = NULL;
+	int rc = -1;
+
+	res->http_status = 200;
+	if (root == NULL || cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1") == NULL ||
+	    cJSON_AddStringToObject(root, "kind", "AdmissionReview") == NULL ||
+	    (resp = cJSON_AddObjectToObject(root, "response")) == NULL ||
+	    cJSON_AddStringToObject(resp, "uid", res->uid) == NULL ||
+	    cJSON_AddBoolToObject(resp, "allowed", message == NULL) == NULL)
+		goto out;
+	if (message != NULL) {
+		if ((st = cJSON_AddObjectToObject(resp, "status")) == NULL ||
+		    cJSON_AddNumberToObject(st, "code", 403) == NULL ||
+		    cJSON_AddStringToObject(st, "reason", "Forbidden") == NULL ||
+		    cJSON_AddStringToObject(st, "message", message) == NULL)
+			goto out;
+	} else if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
+		if ((ptxt = cJSON_PrintUnformatted(patch)) == NULL ||
+		    (b64 = base64_encode((const unsigned char *)ptxt, strlen(ptxt))) == NULL ||
+		    cJSON_AddStringToObject(resp, "patchType", "JSONPatch") == NULL ||
+		    cJSON_AddStringToObject(resp, "patch", b64) == NULL)
+			goto out;
+	}
+	rc = set_body(res, cJSON_PrintUnformatted(root));
+out:
+	free(ptxt);
+	free(b64);
+	cJSON_Delete(root);
+	return rc;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a != NULL && strcmp(a, b) == 0;
+}
+
+int admission_handle(const char *body, size_t len, const struct config *cfg,
+		     const struct workload_lookup *lookup, struct admission_result *res)
+{
+	cJSON *root = NULL;
+	const cJSON *req, *kind, *obj, *labels;
+	const char *uid, *ns, *sub;
+	struct pod_plan plan;
+	enum plan_status ps;
+	char err[512];
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->rank = -1;
+
+	root = cJSON_ParseWithLength(body, len);
+	if (root == NULL) {
+		rc = bad_request(res, "request body is not valid JSON");
+		goto out;
+	}
+	if (!str_eq(json_str(root, "apiVersion"), "admission.k8s.io/v1") ||
+	    !str_eq(json_str(root, "kind"), "AdmissionReview")) {
+		rc = bad_request(res, "request body is not an AdmissionReview of apiVersion "
+				      "admission.k8s.io/v1");
+		goto out;
+	}
+	req = cJSON_GetObjectItemCaseSensitive(root, "request");
+	uid = json_str(req, "uid");
+	if (!cJSON_IsObject(req) || uid == NULL || uid[0] == '\0' || strlen(uid) > UID_MAX) {
+		rc = bad_request(res, "AdmissionReview has no request.uid");
+		goto out;
+	}
+	strcpy(res->uid, uid);
+	ns = json_str(req, "namespace");
+	snprintf(res->ns, sizeof(res->ns), "%s", ns ? ns : "");
+
+	kind = cJSON_GetObjectItemCaseSensitive(req, "kind");
+	sub = json_str(req, "subResource");
+	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+	labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+						  "labels");
+	if (!str_eq(json_str(kind, "kind"), "Pod") || !str_eq(json_str(kind, "group"), "") ||
+	    !str_eq(json_str(req, "operation"), "CREATE") || (sub != NULL && sub[0] != '\0') ||
+	    !cJSON_IsObject(obj) ||
+	    !str_eq(cJSON_IsObject(labels) ? json_str(labels, LABEL_INJECT) : NULL, "true")) {
+		res->outcome = ADMISSION_SKIPPED;
+		rc = review_response(res, NULL, NULL);
+		goto out;
+	}
+
+	err[0] = '\0';
+	ps = pod_plan_build(obj, ns ? ns : "", cfg, lookup, &plan, err, sizeof(err));
+	if (ps == PLAN_NOMEM)
+		goto out;
+	if (ps == PLAN_DENY) {
+		res->outcome = ADMISSION_DENIED;
+		snprintf(res->message, sizeof(res->message), "%s", err);
+		rc = review_response(res, NULL, err);
+		goto out;
+	}
+	snprintf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
+	snprintf(res->workload, sizeof(res->workload), "%s/%s",
+		 workload_kind_name(plan.topo.kind), plan.topo.workload);
+	res->rank = plan.topo.rank;
+	res->outcome = cJSON_GetArraySize(plan.patch) > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
+	rc = review_response(res, plan.patch, NULL);
+	pod_plan_free(&plan);
+out:
+	cJSON_Delete(root);
+	if (rc != 0) {
+		free(res->body);
+		res->body = NULL;
+		res->body_len = 0;
+		res->http_status = 500;
+	}
+	return rc;
+}
+
+void admission_result_free(struct admission_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->body);
+	res->body = NULL;
+	res->body_len = 0;
+}

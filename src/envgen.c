@@ -1,0 +1,144 @@
+/*
+ * Environment generation. Values are computed from the topology alone; the
+ * list owns every name and value string.
+ */
+#include "envgen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int env_add(struct env_list *l, const char *name, const char *value)
+{
+	struct env_var *v;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		v = realloc(l->vars, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		l->vars = v;
+		l->cap = cap;
+	}
+	v = &l->vars[l->n];
+	v->name = strdup(name);
+	v->value = strdup(value);
+	if (v->name == NULL || v->value == NULL) {
+		free(v->name);
+		free(v->value);
+		return -1;
+	}
+	l->n++;
+	return 0;
+}
+
+static int env_addl(struct env_list *l, const char *name, long value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", value);
+	return env_add(l, name, buf);
+}
+
+int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
+{
+	char host[320];
+
+	if (topology_hostname(t, 0, host, sizeof(host)) != 0)
+		return -1;
+	return bounded_printf(out, outlen, "%s%s", host, t->domain);
+}
+
+/* TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}} */
+static char *tf_config(const struct topology *t)
+{
+	struct strbuf sb;
+	char host[320];
+	long r;
+
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"cluster\":{\"worker\":[");
+	for (r = 0; r < t->world_size && !sb.oom; r++) {
+		if (topology_hostname(t, r, host, sizeof(host)) != 0) {
+			strbuf_free(&sb);
+			return NULL;
+		}
+		/* Hostnames and domains are validated DNS names: nothing to escape. */
+		strbuf_printf(&sb, "%s\"%s%s:%ld\"", r ? "," : "", host, t->domain, t->port);
+	}
+	strbuf_printf(&sb, "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}", t->rank);
+	return strbuf_take(&sb);
+}
+
+int envgen_build(const struct topology *t, struct env_list *out)
+{
+	char addr[512], endpoint[544], buf[64], rdzv_id[330];
+	char *tf = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (envgen_master_addr(t, addr, sizeof(addr)) != 0)
+		goto out;
+	snprintf(endpoint, sizeof(endpoint), "%s:%ld", addr, t->port);
+
+	if (t->frameworks & FW_PYTORCH) {
+		if (env_add(out, "MASTER_ADDR", addr) || env_addl(out, "MASTER_PORT", t->port) ||
+		    env_addl(out, "RANK", t->rank) || env_addl(out, "WORLD_SIZE", t->world_size) ||
+		    env_add(out, "PET_MASTER_ADDR", addr) ||
+		    env_addl(out, "PET_MASTER_PORT", t->port))
+			goto out;
+		if (t->elastic_min > 0) {
+			snprintf(buf, sizeof(buf), "%ld:%ld", t->elastic_min, t->elastic_max);
+			if (env_add(out, "PET_NNODES", buf))
+				goto out;
+		} else if (env_addl(out, "PET_NNODES", t->world_size)) {
+			goto out;
+		}
+		if (env_addl(out, "PET_NODE_RANK", t->rank) ||
+		    env_add(out, "PET_NPROC_PER_NODE", t->nproc))
+			goto out;
+		if (t->elastic_min > 0) {
+			if (bounded_printf(rdzv_id, sizeof(rdzv_id), "%s-%s", t->ns, t->workload) != 0 ||
+			    env_add(out, "PET_RDZV_BACKEND", "c10d") ||
+			    env_add(out, "PET_RDZV_ENDPOINT", endpoint) ||
+			    env_add(out, "PET_RDZV_ID", rdzv_id))
+				goto out;
+			if (t->max_restarts >= 0 &&
+			    env_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
+				goto out;
+		}
+	}
+	if (t->frameworks & FW_TENSORFLOW) {
+		tf = tf_config(t);
+		if (tf == NULL || env_add(out, "TF_CONFIG", tf))
+			goto out;
+	}
+	if (t->frameworks & FW_JAX) {
+		if (env_add(out, "JAX_COORDINATOR_ADDRESS", endpoint) ||
+		    env_addl(out, "JAX_NUM_PROCESSES", t->world_size) ||
+		    env_addl(out, "JAX_PROCESS_ID", t->rank))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(tf);
+	if (rc != 0)
+		env_list_free(out);
+	return rc;
+}
+
+void env_list_free(struct env_list *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->vars[i].name);
+		free(l->vars[i].value);
+	}
+	free(l->vars);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,34 @@
+/*
+ * The environment a rank gets, from its topology: the PyTorch/torchrun,
+ * TensorFlow and JAX variables of the SPEC, in a fixed order. The list owns
+ * its strings; env_list_free releases them.
+ */
+#ifndef DISTENV_ENVGEN_H
+#define DISTENV_ENVGEN_H
+
+#include <stddef.h>
+#include "topology.h"
+
+struct env_var {
+	char *name;
+	char *value;
+};
+
+struct env_list {
+	struct env_var *vars;
+	size_t n;
+	size_t cap;
+};
+
+/*
+ * Builds the variables for rank t->rank. Returns 0, or -1 when memory ran out
+ * or a name did not fit (out is then empty). Caller frees with env_list_free.
+ */
+int envgen_build(const struct topology *t, struct env_list *out) __attribute__((warn_unused_result));
+
+/* The rank-0 address "<host 0><domain>" into out. Returns 0 or -1 if it does not fit. */
+int envgen_master_addr(const struct topology *t, char *out, size_t outlen);
+
+void env_list_free(struct env_list *l);
+
+#endif

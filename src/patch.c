@@ -1,0 +1,198 @@
+/*
+ * JSON Patch construction. Works on the object exactly as received; every op
+ * is an "add" whose parent exists in that object, so the patch applies with
+ * any RFC 6902 implementation (the API server uses evanphx/json-patch).
+ */
+#include "patch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+int patch_pointer_escape(const char *token, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (; *token; token++) {
+		const char *rep = NULL;
+		char one[2] = {*token, '\0'};
+
+		if (*token == '~')
+			rep = "~0";
+		else if (*token == '/')
+			rep = "~1";
+		else
+			rep = one;
+		if (o + strlen(rep) >= outlen)
+			return -1;
+		memcpy(out + o, rep, strlen(rep));
+		o += strlen(rep);
+	}
+	if (o >= outlen)
+		return -1;
+	out[o] = '\0';
+	return 0;
+}
+
+/* Appends {"op":"add","path":path,"value":value}; takes ownership of value. */
+static int add_op(cJSON *patch, const char *path, cJSON *value)
+{
+	cJSON *op = cJSON_CreateObject();
+
+	if (op == NULL || value == NULL) {
+		cJSON_Delete(op);
+		cJSON_Delete(value);
+		return -1;
+	}
+	/* cJSON_AddItemToArray/Object take ownership of the added item. */
+	cJSON_AddItemToArray(patch, op);
+	if (cJSON_AddStringToObject(op, "op", "add") == NULL ||
+	    cJSON_AddStringToObject(op, "path", path) == NULL) {
+		cJSON_Delete(value);
+		return -1;
+	}
+	cJSON_AddItemToObject(op, "value", value);
+	return 0;
+}
+
+static cJSON *env_entry(const struct env_var *v)
+{
+	cJSON *e = cJSON_CreateObject();
+
+	if (e == NULL)
+		return NULL;
+	if (cJSON_AddStringToObject(e, "name", v->name) == NULL ||
+	    cJSON_AddStringToObject(e, "value", v->value) == NULL) {
+		cJSON_Delete(e);
+		return NULL;
+	}
+	return e;
+}
+
+static int env_defines(const cJSON *env, const char *name)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, env)
+	{
+		const char *n = json_str(e, "name");
+		if (n != NULL && strcmp(n, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const char *base,
+				       const struct env_list *env, long max_env, char *err,
+				       size_t errlen)
+{
+	const cJSON *cenv = cJSON_GetObjectItemCaseSensitive(ctr, "env");
+	char path[96];
+	size_t i;
+	int have = cJSON_IsArray(cenv), pos = 0;
+	cJSON *arr = NULL;
+
+	if (have && cJSON_GetArraySize(cenv) > max_env) {
+		snprintf(err, errlen, "distenv: container %.63s has %d env entries, more than the "
+			 "limit of %ld",
+			 json_str(ctr, "name") ? json_str(ctr, "name") : "?",
+			 cJSON_GetArraySize(cenv), max_env);
+		return PATCH_DENY;
+	}
+	if (!have) {
+		/* No env key (the API server omits empty lists): add the whole array. */
+		arr = cJSON_CreateArray();
+		if (arr == NULL)
+			return PATCH_NOMEM;
+	}
+	for (i = 0; i < env->n; i++) {
+		cJSON *e;
+
+		if (have && env_defines(cenv, env->vars[i].name))
+			continue;
+		e = env_entry(&env->vars[i]);
+		if (e == NULL) {
+			cJSON_Delete(arr);
+			return PATCH_NOMEM;
+		}
+		if (arr != NULL) {
+			cJSON_AddItemToArray(arr, e); /* arr owns e */
+			continue;
+		}
+		/* Insert before the user's entries, in order, so $(VAR) references resolve. */
+		snprintf(path, sizeof(path), "%s/env/%d", base, pos++);
+		if (add_op(patch, path, e) != 0)
+			return PATCH_NOMEM;
+	}
+	if (arr != NULL) {
+		snprintf(path, sizeof(path), "%s/env", base);
+		if (add_op(patch, path, arr) != 0)
+			return PATCH_NOMEM;
+	}
+	return PATCH_OK;
+}
+
+enum patch_status patch_build(const cJSON *pod, const struct topology *t,
+			      const struct env_list *env, const char *marker, long max_env,
+			      cJSON **out, char *err, size_t errlen)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	const cJSON *ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
+	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers");
+	enum patch_status rc = PATCH_NOMEM;
+	cJSON *patch;
+	char base[64], path[96];
+	int i;
+
+	*out = NULL;
+	patch = cJSON_CreateArray();
+	if (patch == NULL)
+		return PATCH_NOMEM;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const struct topology_target *tg = &t->targets[i];
+		const cJSON *ctr = cJSON_GetArrayItem(tg->init ? inits : ctrs, tg->index);
+
+		snprintf(base, sizeof(base), "/spec/%s/%d", tg->init ? "initContainers" : "containers",
+			 tg->index);
+		rc = container_ops(patch, ctr, base, env, max_env, err, errlen);
+		if (rc != PATCH_OK)
+			goto out;
+	}
+	rc = PATCH_NOMEM;
+	if (t->set_subdomain && add_op(patch, "/spec/subdomain", cJSON_CreateString(t->service)))
+		goto out;
+
+	if (!cJSON_IsObject(meta)) {
+		/* A pod always has metadata; refuse to invent it rather than guess. */
+		snprintf(err, errlen, "distenv: the pod has no metadata");
+		rc = PATCH_DENY;
+		goto out;
+	}
+	if (!cJSON_IsObject(anns)) {
+		cJSON *obj = cJSON_CreateObject();
+		if (obj == NULL || cJSON_AddStringToObject(obj, ANN_INJECTED, marker) == NULL) {
+			cJSON_Delete(obj);
+			goto out;
+		}
+		if (add_op(patch, "/metadata/annotations", obj) != 0)
+			goto out;
+	} else if (!cJSON_HasObjectItem(anns, ANN_INJECTED)) {
+		char tok[64];
+		if (patch_pointer_escape(ANN_INJECTED, tok, sizeof(tok)) != 0)
+			goto out;
+		snprintf(path, sizeof(path), "/metadata/annotations/%s", tok);
+		if (add_op(patch, path, cJSON_CreateString(marker)) != 0)
+			goto out;
+	}
+	rc = PATCH_OK;
+out:
+	if (rc == PATCH_OK)
+		*out = patch;
+	else
+		cJSON_Delete(patch);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * The JSON Patch (RFC 6902) that brings a pod to its planned state: the
+ * missing env entries of every target container (before the user's own), the
+ * Service subdomain when it came from the annotation, and the injected marker.
+ * The returned cJSON array is owned by the caller (cJSON_Delete).
+ */
+#ifndef DISTENV_PATCH_H
+#define DISTENV_PATCH_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "envgen.h"
+#include "topology.h"
+
+enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
+
+/*
+ * Builds the patch for pod as the API server serialised it. A variable a
+ * container already defines by name is left alone; an absent env is added as a
+ * whole array. On PATCH_OK *out is an array, empty when there is nothing to do
+ * (reinvocation). marker is the value of the distenv.dev/injected annotation.
+ * max_env bounds the entries of one container (PATCH_DENY with err above it).
+ */
+enum patch_status patch_build(const cJSON *pod, const struct topology *t,
+			      const struct env_list *env, const char *marker, long max_env,
+			      cJSON **out, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+
+/* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
+int patch_pointer_escape(const char *token, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Works out a pod's place in its distributed job from the pod object, its
+ * namespace, the config and (optionally) a look-up of the owning workload:
+ * workload kind and name, rank, world size, rank-0 address, port, frameworks,
+ * and which containers to inject into. Pure apart from the look-up callback.
+ * struct topology owns its targets array; topology_free releases it.
+ */
+#ifndef DISTENV_TOPOLOGY_H
+#define DISTENV_TOPOLOGY_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "config.h"
+#include "workload.h"
+
+#define ANN_PREFIX        "distenv.dev/"
+#define ANN_WORLD_SIZE    "distenv.dev/world-size"
+#define ANN_PORT          "distenv.dev/port"
+#define ANN_NPROC         "distenv.dev/nproc-per-node"
+#define ANN_CONTAINERS    "distenv.dev/containers"
+#define ANN_FRAMEWORKS    "distenv.dev/frameworks"
+#define ANN_ELASTIC       "distenv.dev/elastic"
+#define ANN_MAX_RESTARTS  "distenv.dev/max-restarts"
+#define ANN_SERVICE       "distenv.dev/service"
+#define ANN_INJECTED      "distenv.dev/injected"
+#define LABEL_INJECT      "distenv.dev/inject"
+#define LABEL_POD_INDEX   "apps.kubernetes.io/pod-index"
+#define ANN_JOB_INDEX     "batch.kubernetes.io/job-completion-index"
+
+/* A container to inject into: index into spec.containers, or spec.initContainers when init. */
+struct topology_target {
+	int init;
+	int index;
+};
+
+struct topology {
+	enum workload_kind kind;
+	char ns[64];
+	char workload[254];  /* StatefulSet or Job name */
+	char service[64];    /* headless Service: the pod's subdomain */
+	int set_subdomain;   /* 1: spec.subdomain is absent and must be set to service */
+	long rank;
+	long world_size;
+	long start;          /* StatefulSet start ordinal; 0 for Jobs */
+	long port;
+	char nproc[24];      /* PET_NPROC_PER_NODE value */
+	unsigned frameworks; /* FW_* */
+	long elastic_min;    /* 0 when not elastic */
+	long elastic_max;
+	long max_restarts;   /* -1 when not annotated */
+	char domain[384];    /* ".<service>.<ns>.svc.<clusterDomain>" */
+	struct topology_target *targets; /* malloc'd */
+	int n_targets;
+};
+
+enum topology_status {
+	TOPOLOGY_OK = 0,
+	TOPOLOGY_DENY = 1, /* err holds the user-facing reason, starting "distenv: " */
+	TOPOLOGY_NOMEM = -1,
+};
+
+/*
+ * Resolves the topology of pod in namespace ns (the request's namespace, used
+ * when the object has none). lookup may be NULL: no API look-ups, world size
+ * only from the annotation and start ordinal 0. On TOPOLOGY_OK the caller calls
+ * topology_free(t); on other results t holds nothing to free.
+ */
+enum topology_status topology_resolve(const cJSON *pod, const char *ns, const struct config *cfg,
+				      const struct workload_lookup *lookup, struct topology *t,
+				      char *err, size_t errlen) __attribute__((warn_unused_result));
+
+void topology_free(struct topology *t);
+
+/* Writes the hostname of rank r ("<workload>-<start+r>") into out. Returns 0 or -1 if too long. */
+int topology_hostname(const struct topology *t, long r, char *out, size_t outlen);
+
+/* Returns a pointer to the string value of an object's string member, or NULL. */
+const char *json_str(const cJSON *obj, const char *key);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * Pure helpers: strict integer parsing, string buffer, base64, DNS names.
+ * Nothing here touches files, sockets or globals.
+ */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	/* strtol accepts leading blanks and '+': the contract does not. */
+	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void strbuf_init(struct strbuf *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+}
+
+static int strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	size_t need, cap;
+	char *p;
+
+	if (sb->oom)
+		return -1;
+	if (extra > ((size_t)-1) / 2 - sb->len) {
+		sb->oom = 1;
+		return -1;
+	}
+	need = sb->len + extra + 1;
+	if (need <= sb->cap)
+		return 0;
+	cap = sb->cap ? sb->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(sb->buf, cap);
+	if (p == NULL) {
+		sb->oom = 1;
+		return -1;
+	}
+	sb->buf = p;
+	sb->cap = cap;
+	return 0;
+}
+
+void strbuf_append(struct strbuf *sb, const char *s, size_t n)
+{
+	if (strbuf_reserve(sb, n) != 0)
+		return;
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_puts(struct strbuf *sb, const char *s)
+{
+	strbuf_append(sb, s, strlen(s));
+}
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		sb->oom = 1;
+		return;
+	}
+	if (strbuf_reserve(sb, (size_t)n) != 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+char *strbuf_take(struct strbuf *sb)
+{
+	char *p = NULL;
+
+	if (!sb->oom) {
+		if (sb->buf == NULL)
+			p = calloc(1, 1);
+		else
+			p = sb->buf;
+		sb->buf = NULL;
+	}
+	strbuf_free(sb);
+	return p;
+}
+
+void strbuf_free(struct strbuf *sb)
+{
+	free(sb->buf);
+	strbuf_init(sb);
+}
+
+char *base64_encode(const unsigned char *data, size_t len)
+{
+	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t olen, i, o = 0;
+	char *out;
+
+	if (len > ((size_t)-1) / 4 * 3 - 3)
+		return NULL;
+	olen = (len + 2) / 3 * 4;
+	out = malloc(olen + 1);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i + 2 < len; i += 3) {
+		unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
+		out[o++] = tbl[(v >> 18) & 63];
+		out[o++] = tbl[(v >> 12) & 63];
+		out[o++] = tbl[(v >> 6) & 63];
+		out[o++] = tbl[v & 63];
+	}
+	if (i < len) {
+		unsigned v = (unsigned)data[i] << 16;
+		if (i + 1 < len)
+			v |= (unsigned)data[i + 1] << 8;
+		out[o++] = tbl[(v >> 18) & 63];
+		out[o++] = tbl[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int label_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 63)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+			return 0;
+	}
+	return s[0] != '-' && s[n - 1] != '-';
+}
+
+int dns_label_valid(const char *s)
+{
+	return s != NULL && label_ok(s, strlen(s));
+}
+
+int dns_subdomain_valid(const char *s)
+{
+	size_t n;
+	const char *p, *dot;
+
+	if (s == NULL)
+		return 0;
+	n = strlen(s);
+	if (n == 0 || n > 253)
+		return 0;
+	for (p = s;; p = dot + 1) {
+		dot = strchr(p, '.');
+		if (!label_ok(p, dot ? (size_t)(dot - p) : strlen(p)))
+			return 0;
+		if (dot == NULL)
+			return 1;
+	}
+}
+
+int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, outlen, fmt, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}

@@ -1,0 +1,385 @@
+/*
+ * distenv-webhook: the command line. Parses flags, loads configuration and
+ * calls the modules; the only place that prints usage or exits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <curl/curl.h>
+
+#include "certs.h"
+#include "config.h"
+#include "kube.h"
+#include "log.h"
+#include "render.h"
+#include "server.h"
+#include "util.h"
+
+#ifndef DISTENV_VERSION
+#define DISTENV_VERSION "0.0.0"
+#endif
+#ifndef DISTENV_GIT_REV
+#define DISTENV_GIT_REV "unknown"
+#endif
+
+#define MANIFEST_MAX (16L * 1024 * 1024)
+
+static const char usage_main[] =
+	"usage: distenv-webhook COMMAND [OPTIONS]\n"
+	"\n"
+	"Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
+	"the environment of a distributed training job (PyTorch, torchrun, TensorFlow, JAX).\n"
+	"\n"
+	"commands:\n"
+	"  serve         run the HTTPS admission webhook\n"
+	"  render        print the env every rank of a manifest would get\n"
+	"  certs         write a development CA and serving certificate\n"
+	"  check-config  validate a configuration file\n"
+	"  version       print the version\n"
+	"\n"
+	"Run 'distenv-webhook COMMAND --help' for the options of a command.\n";
+
+static const char usage_serve[] =
+	"usage: distenv-webhook serve [--config FILE] [--listen HOST:PORT] [--tls-cert FILE]\n"
+	"                             [--tls-key FILE] [--kubeconfig FILE] [--no-lookups]\n"
+	"                             [--log-level debug|info|warn|error]\n"
+	"\n"
+	"Serves POST /mutate (AdmissionReview v1), GET /healthz, /readyz and /metrics over\n"
+	"HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig the\n"
+	"in-cluster service account is used for look-ups; --no-lookups turns them off.\n"
+	"SIGTERM or SIGINT drains in-flight requests and exits 0.\n";
+
+static const char usage_render[] =
+	"usage: distenv-webhook render [--config FILE] [--namespace NS] [--world-size N]\n"
+	"                              [-o text|json] MANIFEST.yaml\n"
+	"\n"
+	"Reads StatefulSet, Job or Pod manifests (YAML, several documents allowed; '-' is\n"
+	"stdin) and prints, offline, the environment each rank would get.\n";
+
+static const char usage_certs[] =
+	"usage: distenv-webhook certs --service NAME --namespace NS --out DIR [--days N]\n"
+	"                             [--dns NAME]... [--ip ADDR]...\n"
+	"\n"
+	"Writes DIR/ca.crt, DIR/tls.crt and DIR/tls.key (mode 0600): a CA and a serving\n"
+	"certificate for NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost,\n"
+	"127.0.0.1 and every --dns/--ip.\n";
+
+static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
+				  "\n"
+				  "Validates a configuration file; prints 'configuration OK'.\n";
+
+static const char usage_version[] = "usage: distenv-webhook version\n";
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+	fputs("distenv-webhook: ", stderr);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int is_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
+static int copy_opt(char *dst, size_t dstlen, const char *val, const char *flag)
+{
+	if (bounded_printf(dst, dstlen, "%s", val) != 0) {
+		fail("%s: value too long", flag, "");
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},   {"listen", required_argument, NULL, 'l'},
+		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
+		{"kubeconfig", required_argument, NULL, 'k'}, {"no-lookups", no_argument, NULL, 'n'},
+		{"log-level", required_argument, NULL, 'v'}, {NULL, 0, NULL, 0}};
+	const char *config = NULL, *listen = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL,
+		   *level = NULL;
+	int no_lookups = 0, c, rc = 1;
+	struct config cfg;
+	struct kube_client *kc = NULL;
+	struct workload_lookup lk;
+	char err[512];
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'l': listen = optarg; break;
+		case 'C': cert = optarg; break;
+		case 'K': key = optarg; break;
+		case 'k': kubeconfig = optarg; break;
+		case 'n': no_lookups = 1; break;
+		case 'v': level = optarg; break;
+		default: fputs(usage_serve, stderr); return 2;
+		}
+	}
+	if (optind != argc)
+		return fail("serve: unexpected argument '%s'%s", argv[optind], "");
+
+	config_defaults(&cfg);
+	if (config != NULL && config_load(config, &cfg, err, sizeof(err)) != 0)
+		return fail("%s: %s", config, err);
+	if ((listen && copy_opt(cfg.listen, sizeof(cfg.listen), listen, "--listen")) ||
+	    (cert && copy_opt(cfg.tls_cert, sizeof(cfg.tls_cert), cert, "--tls-cert")) ||
+	    (key && copy_opt(cfg.tls_key, sizeof(cfg.tls_key), key, "--tls-key")) ||
+	    (kubeconfig && copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig,
+				    "--kubeconfig")))
+		return 1;
+	if (no_lookups)
+		cfg.lookups = 0;
+	if (level != NULL && config_parse_log_level(level, &cfg.log_level) != 0)
+		return fail("--log-level: '%s' is not one of debug, info, warn, error%s", level, "");
+	if (cfg.tls_cert[0] == '\0' || cfg.tls_key[0] == '\0')
+		return fail("serve: a TLS certificate and key are required (--tls-cert, "
+			    "--tls-key or tls.certFile/keyFile in the config)%s%s",
+			    "", "");
+	log_set_level(cfg.log_level);
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return fail("serve: cannot initialise libcurl%s%s", "", "");
+	if (cfg.lookups) {
+		kc = kube_client_new(&cfg, err, sizeof(err));
+		if (kc == NULL) {
+			fail("serve: Kubernetes API client: %s (use --kubeconfig, or --no-lookups "
+			     "to take the world size from annotations only)%s",
+			     err, "");
+			goto out;
+		}
+		lk.get = kube_get_workload;
+		lk.ctx = kc;
+	}
+	if (server_run(&cfg, kc ? &lk : NULL, err, sizeof(err)) != 0) {
+		fail("serve: %s%s", err, "");
+		goto out;
+	}
+	rc = 0;
+out:
+	kube_client_free(kc);
+	curl_global_cleanup();
+	return rc;
+}
+
+/* Reads a whole file (or stdin for "-") up to max bytes. Returns malloc'd data or NULL with err. */
+static char *read_input(const char *path, long max, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	struct strbuf sb;
+	char buf[65536];
+	size_t n;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	strbuf_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if ((long)(sb.len + n) > max) {
+			snprintf(err, errlen, "larger than %ld bytes", max);
+			strbuf_free(&sb);
+			if (f != stdin)
+				fclose(f);
+			return NULL;
+		}
+		strbuf_append(&sb, buf, n);
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error");
+		strbuf_free(&sb);
+		if (f != stdin)
+			fclose(f);
+		return NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	*len = sb.len;
+	if (sb.oom)
+		snprintf(err, errlen, "out of memory");
+	return strbuf_take(&sb);
+}
+
+static int cmd_render(int argc, char **argv)
+{
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+					     {"namespace", required_argument, NULL, 'N'},
+					     {"world-size", required_argument, NULL, 'w'},
+					     {"output", required_argument, NULL, 'o'},
+					     {NULL, 0, NULL, 0}};
+	struct render_opts ro = {NULL, 0, RENDER_TEXT};
+	const char *config = NULL;
+	struct config cfg;
+	char err[512], warn[2048], *text, *out;
+	size_t len = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'N':
+			if (!dns_label_valid(optarg))
+				return fail("--namespace: '%s' is not a valid namespace%s", optarg, "");
+			ro.namespace = optarg;
+			break;
+		case 'w':
+			if (parse_long(optarg, 1, 1L << 20, &ro.world_size) != 0)
+				return fail("--world-size: '%s' is not a whole number above 0%s", optarg,
+					    "");
+			break;
+		case 'o':
+			if (strcmp(optarg, "text") == 0)
+				ro.format = RENDER_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				ro.format = RENDER_JSON;
+			else
+				return fail("-o: '%s' is not text or json%s", optarg, "");
+			break;
+		default: fputs(usage_render, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage_render, stderr);
+		return 2;
+	}
+	config_defaults(&cfg);
+	if (config != NULL && config_load(config, &cfg, err, sizeof(err)) != 0)
+		return fail("%s: %s", config, err);
+	if (ro.world_size > cfg.max_world_size)
+		return fail("--world-size: above the limit of limits.maxWorldSize%s%s", "", "");
+	text = read_input(argv[optind], MANIFEST_MAX, &len, err, sizeof(err));
+	if (text == NULL)
+		return fail("%s: %s", argv[optind], err);
+	out = render_manifest(text, len, &cfg, &ro, warn, sizeof(warn), err, sizeof(err));
+	free(text);
+	fputs(warn, stderr);
+	if (out == NULL)
+		return fail("%s: %s", argv[optind], err);
+	fputs(out, stdout);
+	free(out);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_certs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"service", required_argument, NULL, 's'}, {"namespace", required_argument, NULL, 'N'},
+		{"out", required_argument, NULL, 'o'},     {"days", required_argument, NULL, 'd'},
+		{"dns", required_argument, NULL, 'D'},     {"ip", required_argument, NULL, 'i'},
+		{NULL, 0, NULL, 0}};
+	struct certs_opts co;
+	char err[512];
+	int c;
+
+	memset(&co, 0, sizeof(co));
+	co.days = 365;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': co.service = optarg; break;
+		case 'N': co.namespace = optarg; break;
+		case 'o': co.out_dir = optarg; break;
+		case 'd':
+			if (parse_long(optarg, 1, 36500, &co.days) != 0)
+				return fail("--days: '%s' is not a whole number from 1 to 36500%s", optarg,
+					    "");
+			break;
+		case 'D':
+			if (co.n_dns == CERTS_MAX_EXTRA)
+				return fail("--dns: at most %s names%s", "32", "");
+			co.dns[co.n_dns++] = optarg;
+			break;
+		case 'i':
+			if (co.n_ip == CERTS_MAX_EXTRA)
+				return fail("--ip: at most %s addresses%s", "32", "");
+			co.ip[co.n_ip++] = optarg;
+			break;
+		default: fputs(usage_certs, stderr); return 2;
+		}
+	}
+	if (optind != argc)
+		return fail("certs: unexpected argument '%s'%s", argv[optind], "");
+	if (co.service == NULL || co.namespace == NULL || co.out_dir == NULL) {
+		fputs(usage_certs, stderr);
+		return fail("certs: --service, --namespace and --out are required%s%s", "", "");
+	}
+	if (!dns_label_valid(co.service))
+		return fail("--service: '%s' is not a valid Service name%s", co.service, "");
+	if (!dns_label_valid(co.namespace))
+		return fail("--namespace: '%s' is not a valid namespace%s", co.namespace, "");
+	if (certs_generate(&co, err, sizeof(err)) != 0)
+		return fail("certs: %s%s", err, "");
+	printf("wrote %s/ca.crt, %s/tls.crt and tls.key\n", co.out_dir, co.out_dir);
+	return 0;
+}
+
+static int cmd_check_config(int argc, char **argv)
+{
+	struct config cfg;
+	char err[512];
+
+	if (argc != 2) {
+		fputs(usage_check, stderr);
+		return 2;
+	}
+	config_defaults(&cfg);
+	if (config_load(argv[1], &cfg, err, sizeof(err)) != 0)
+		return fail("%s: %s", argv[1], err);
+	puts("configuration OK");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+		const char *usage;
+	} cmds[] = {
+		{"serve", cmd_serve, usage_serve},
+		{"render", cmd_render, usage_render},
+		{"certs", cmd_certs, usage_certs},
+		{"check-config", cmd_check_config, usage_check},
+		{"version", NULL, usage_version},
+	};
+	size_t i;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage_main, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		argv[1] = (char *)"version";
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name) != 0)
+			continue;
+		if (is_help(argc - 1, argv + 1)) {
+			fputs(cmds[i].usage, stdout);
+			return 0;
+		}
+		if (cmds[i].run == NULL) {
+			if (argc != 2) {
+				fputs(usage_version, stderr);
+				return 2;
+			}
+			printf("distenv-webhook %s (%s)\n", DISTENV_VERSION, DISTENV_GIT_REV);
+			return 0;
+		}
+		return cmds[i].run(argc - 1, argv + 1);
+	}
+	fail("unknown command '%s'%s", argv[1], "");
+	fputs(usage_main, stderr);
+	return 2;
+}

@@ -3,6 +3,7 @@
  * calls the modules; the only place that prints usage or exits.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,10 +75,16 @@ static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
 
 static const char usage_version[] = "usage: distenv-webhook version\n";
 
-static int fail(const char *fmt, const char *a, const char *b)
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int fail(const char *fmt, ...)
 {
+	va_list ap;
+
 	fputs("distenv-webhook: ", stderr);
-	fprintf(stderr, fmt, a, b);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
 }
@@ -95,7 +102,7 @@ static int is_help(int argc, char **argv)
 static int copy_opt(char *dst, size_t dstlen, const char *val, const char *flag)
 {
 	if (bounded_printf(dst, dstlen, "%s", val) != 0) {
-		fail("%s: value too long", flag, "");
+		fail("%s: value too long", flag);
 		return -1;
 	}
 	return 0;
@@ -129,7 +136,7 @@ static int cmd_serve(int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return fail("serve: unexpected argument '%s'%s", argv[optind], "");
+		return fail("serve: unexpected argument '%s'", argv[optind]);
 
 	config_defaults(&cfg);
 	if (config != NULL && config_load(config, &cfg, err, sizeof(err)) != 0)
@@ -143,28 +150,26 @@ static int cmd_serve(int argc, char **argv)
 	if (no_lookups)
 		cfg.lookups = 0;
 	if (level != NULL && config_parse_log_level(level, &cfg.log_level) != 0)
-		return fail("--log-level: '%s' is not one of debug, info, warn, error%s", level, "");
+		return fail("--log-level: '%s' is not one of debug, info, warn, error", level);
 	if (cfg.tls_cert[0] == '\0' || cfg.tls_key[0] == '\0')
 		return fail("serve: a TLS certificate and key are required (--tls-cert, "
-			    "--tls-key or tls.certFile/keyFile in the config)%s%s",
-			    "", "");
+			    "--tls-key or tls.certFile/keyFile in the config)");
 	log_set_level(cfg.log_level);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return fail("serve: cannot initialise libcurl%s%s", "", "");
+		return fail("serve: cannot initialise libcurl");
 	if (cfg.lookups) {
 		kc = kube_client_new(&cfg, err, sizeof(err));
 		if (kc == NULL) {
 			fail("serve: Kubernetes API client: %s (use --kubeconfig, or --no-lookups "
-			     "to take the world size from annotations only)%s",
-			     err, "");
+			     "to take the world size from annotations only)", err);
 			goto out;
 		}
 		lk.get = kube_get_workload;
 		lk.ctx = kc;
 	}
 	if (server_run(&cfg, kc ? &lk : NULL, err, sizeof(err)) != 0) {
-		fail("serve: %s%s", err, "");
+		fail("serve: %s", err);
 		goto out;
 	}
 	rc = 0;
@@ -231,13 +236,12 @@ static int cmd_render(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'N':
 			if (!dns_label_valid(optarg))
-				return fail("--namespace: '%s' is not a valid namespace%s", optarg, "");
+				return fail("--namespace: '%s' is not a valid namespace", optarg);
 			ro.namespace = optarg;
 			break;
 		case 'w':
 			if (parse_long(optarg, 1, 1L << 20, &ro.world_size) != 0)
-				return fail("--world-size: '%s' is not a whole number above 0%s", optarg,
-					    "");
+				return fail("--world-size: '%s' is not a whole number above 0", optarg);
 			break;
 		case 'o':
 			if (strcmp(optarg, "text") == 0)
@@ -245,7 +249,7 @@ static int cmd_render(int argc, char **argv)
 			else if (strcmp(optarg, "json") == 0)
 				ro.format = RENDER_JSON;
 			else
-				return fail("-o: '%s' is not text or json%s", optarg, "");
+				return fail("-o: '%s' is not text or json", optarg);
 			break;
 		default: fputs(usage_render, stderr); return 2;
 		}
@@ -258,7 +262,7 @@ static int cmd_render(int argc, char **argv)
 	if (config != NULL && config_load(config, &cfg, err, sizeof(err)) != 0)
 		return fail("%s: %s", config, err);
 	if (ro.world_size > cfg.max_world_size)
-		return fail("--world-size: above the limit of limits.maxWorldSize%s%s", "", "");
+		return fail("--world-size: above the limit of limits.maxWorldSize");
 	text = read_input(argv[optind], MANIFEST_MAX, &len, err, sizeof(err));
 	if (text == NULL)
 		return fail("%s: %s", argv[optind], err);
@@ -292,34 +296,33 @@ static int cmd_certs(int argc, char **argv)
 		case 'o': co.out_dir = optarg; break;
 		case 'd':
 			if (parse_long(optarg, 1, 36500, &co.days) != 0)
-				return fail("--days: '%s' is not a whole number from 1 to 36500%s", optarg,
-					    "");
+				return fail("--days: '%s' is not a whole number from 1 to 36500", optarg);
 			break;
 		case 'D':
 			if (co.n_dns == CERTS_MAX_EXTRA)
-				return fail("--dns: at most %s names%s", "32", "");
+				return fail("--dns: at most %d names", CERTS_MAX_EXTRA);
 			co.dns[co.n_dns++] = optarg;
 			break;
 		case 'i':
 			if (co.n_ip == CERTS_MAX_EXTRA)
-				return fail("--ip: at most %s addresses%s", "32", "");
+				return fail("--ip: at most %d addresses", CERTS_MAX_EXTRA);
 			co.ip[co.n_ip++] = optarg;
 			break;
 		default: fputs(usage_certs, stderr); return 2;
 		}
 	}
 	if (optind != argc)
-		return fail("certs: unexpected argument '%s'%s", argv[optind], "");
+		return fail("certs: unexpected argument '%s'", argv[optind]);
 	if (co.service == NULL || co.namespace == NULL || co.out_dir == NULL) {
 		fputs(usage_certs, stderr);
-		return fail("certs: --service, --namespace and --out are required%s%s", "", "");
+		return fail("certs: --service, --namespace and --out are required");
 	}
 	if (!dns_label_valid(co.service))
-		return fail("--service: '%s' is not a valid Service name%s", co.service, "");
+		return fail("--service: '%s' is not a valid Service name", co.service);
 	if (!dns_label_valid(co.namespace))
-		return fail("--namespace: '%s' is not a valid namespace%s", co.namespace, "");
+		return fail("--namespace: '%s' is not a valid namespace", co.namespace);
 	if (certs_generate(&co, err, sizeof(err)) != 0)
-		return fail("certs: %s%s", err, "");
+		return fail("certs: %s", err);
 	printf("wrote %s/ca.crt, %s/tls.crt and tls.key\n", co.out_dir, co.out_dir);
 	return 0;
 }
@@ -379,7 +382,7 @@ int main(int argc, char **argv)
 		}
 		return cmds[i].run(argc - 1, argv + 1);
 	}
-	fail("unknown command '%s'%s", argv[1], "");
+	fail("unknown command '%s'", argv[1]);
 	fputs(usage_main, stderr);
 	return 2;
 }

@@ -1,0 +1,524 @@
+/*
+ * The admission core, table by table: topology and env (every SPEC row), the
+ * JSON Patch shapes, the AdmissionReview envelope and the bad-input answers.
+ * Look-ups are answered from the table through the core's callback interface.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "patch.h"
+#include "testutil.h"
+#include "util.h"
+
+/* Test JSON is written with single quotes; this turns them into double quotes. */
+static char *dq(const char *s)
+{
+	char *p = strdup(s), *q;
+
+	for (q = p; *q; q++)
+		if (*q == '\'')
+			*q = '"';
+	return p;
+}
+
+#define STS_OWNER "'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'ddp','controller':true}]"
+#define JOB_OWNER "'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'train','controller':true}]"
+#define LABEL "'distenv.dev/inject':'true'"
+#define CTR "'containers':[{'name':'trainer','image':'x'}]"
+
+/* A StatefulSet pod ddp-N in ns "ml" with extra annotations and spec. */
+#define STS_POD(ord, anns, spec_extra)                                                     \
+	"{'metadata':{'name':'ddp-" ord "','namespace':'ml','labels':{" LABEL                \
+	",'apps.kubernetes.io/pod-index':'" ord "'},'annotations':{" anns "}," STS_OWNER "}," \
+	"'spec':{'hostname':'ddp-" ord "','subdomain':'ddp'," CTR spec_extra "}}"
+
+/* An Indexed Job pod (no name, no namespace) with completion index idx. */
+#define JOB_POD(idx, anns, spec_extra)                                                     \
+	"{'metadata':{'generateName':'train-" idx "-','labels':{" LABEL "},"                  \
+	"'annotations':{'batch.kubernetes.io/job-completion-index':'" idx "'" anns "},"       \
+	JOB_OWNER "},'spec':{'hostname':'train-" idx "'" spec_extra "," CTR "}}"
+
+struct lookup_answer {
+	int fail;
+	struct workload_spec spec;
+};
+
+static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+		     struct workload_spec *out, char *err, size_t errlen)
+{
+	const struct lookup_answer *a = ctx;
+
+	(void)kind;
+	(void)ns;
+	(void)name;
+	if (a->fail) {
+		snprintf(err, errlen, "connection refused");
+		return -1;
+	}
+	*out = a->spec;
+	return 0;
+}
+
+static const struct lookup_answer STS4 = {0, {4, -1, -1, -1, 0}};
+static const struct lookup_answer STS3_START1 = {0, {3, 1, -1, -1, 0}};
+static const struct lookup_answer JOB3 = {0, {-1, -1, 3, 3, 1}};
+static const struct lookup_answer JOB3_PAR2 = {0, {-1, -1, 3, 2, 1}};
+static const struct lookup_answer JOB_NONINDEXED = {0, {-1, -1, 3, 3, 0}};
+static const struct lookup_answer FAILS = {1, {-1, -1, -1, -1, 0}};
+
+#define A_ "ddp-0.ddp.ml.svc.cluster.local"
+#define J_ "train-0.train.default.svc.cluster.local"
+
+static const struct {
+	const char *name;
+	const char *pod;
+	const char *req_ns;
+	const struct lookup_answer *lookup; /* NULL: look-ups off */
+	const char *want_env;               /* "NAME=VALUE\n..." subset, in order; NULL when denied */
+	const char *want_deny;              /* substring of the denial */
+} plan_cases[] = {
+	{"sts rank from pod-index label, world from API", STS_POD("2", "", ""), "ml", &STS4,
+	 "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
+	 "\nPET_MASTER_PORT=29500\nPET_NNODES=4\nPET_NODE_RANK=2\nPET_NPROC_PER_NODE=1\n"
+	 "TF_CONFIG={\"cluster\":{\"worker\":[\"ddp-0.ddp.ml.svc.cluster.local:29500\","
+	 "\"ddp-1.ddp.ml.svc.cluster.local:29500\",\"ddp-2.ddp.ml.svc.cluster.local:29500\","
+	 "\"ddp-3.ddp.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
+	 NULL},
+	{"sts multi-digit ordinal from the name, dashed name",
+	 "{'metadata':{'name':'my-big-job-12','namespace':'ml','labels':{" LABEL "},"
+	 "'annotations':{'distenv.dev/world-size':'16'},'ownerReferences':[{'kind':'StatefulSet',"
+	 "'name':'my-big-job','controller':true}]},'spec':{'subdomain':'svc-a'," CTR "}}",
+	 "ml", NULL,
+	 "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n", NULL},
+	{"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
+	 "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
+	{"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,
+	 "RANK=2\nWORLD_SIZE=3\n", NULL},
+	{"sts ordinal below start", STS_POD("0", "", ""), "ml", &STS3_START1, NULL,
+	 "below the start ordinal 1"},
+	{"annotation wins over the API", STS_POD("1", "'distenv.dev/world-size':'8'", ""), "ml",
+	 &STS4, "RANK=1\nWORLD_SIZE=8\nPET_NNODES=8\n", NULL},
+	{"namespace from request only",
+	 "{'metadata':{'name':'ddp-0','labels':{" LABEL "},'annotations':{'distenv.dev/world-size':"
+	 "'2'}," STS_OWNER "},'spec':{'subdomain':'ddp'," CTR "}}",
+	 "team-a", NULL, "MASTER_ADDR=ddp-0.ddp.team-a.svc.cluster.local\n", NULL},
+	{"job pod without a name, ns from request", JOB_POD("1", "", ",'subdomain':'train'"),
+	 "default", &JOB3, "MASTER_ADDR=" J_ "\nRANK=1\nWORLD_SIZE=3\n", NULL},
+	{"job with distenv.dev/service", JOB_POD("2", ",'distenv.dev/service':'train'", ""),
+	 "default", &JOB3, "MASTER_ADDR=" J_ "\nRANK=2\n", NULL},
+	{"job without subdomain or service", JOB_POD("0", "", ""), "default", &JOB3, NULL,
+	 "point spec.subdomain"},
+	{"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+	 &JOB3_PAR2, NULL, "parallelism 2 below completions 3"},
+	{"job not indexed per API", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+	 &JOB_NONINDEXED, NULL, "not an Indexed Job"},
+	{"job pod without completion index",
+	 "{'metadata':{'generateName':'train-','labels':{" LABEL "}," JOB_OWNER "},'spec':{"
+	 "'subdomain':'train'," CTR "}}",
+	 "default", &JOB3, NULL, "Indexed Jobs"},
+	{"job rank >= world size", JOB_POD("3", "", ",'subdomain':'train'"), "default", &JOB3, NULL,
+	 "rank 3 of Job default/train is not below the world size 3"},
+	{"sts rank >= annotated world size", STS_POD("5", "'distenv.dev/world-size':'4'", ""), "ml",
+	 NULL, NULL, "rank 5"},
+	{"world size unknown without look-ups", STS_POD("0", "", ""), "ml", NULL, NULL,
+	 "world size of StatefulSet ml/ddp is not known"},
+	{"look-up fails", STS_POD("0", "", ""), "ml", &FAILS, NULL,
+	 "cannot read StatefulSet ml/ddp from the Kubernetes API (connection refused)"},
+	{"deployment pod refused",
+	 "{'metadata':{'name':'web-abc','namespace':'ml','labels':{" LABEL "},'ownerReferences':[{"
+	 "'kind':'ReplicaSet','name':'web-5d4','controller':true}]},'spec':{" CTR "}}",
+	 "ml", NULL, NULL, "controlled by ReplicaSet web-5d4; distenv supports only pods of a "
+			   "StatefulSet or of an Indexed Job"},
+	{"bare pod refused", "{'metadata':{'name':'p','labels':{" LABEL "}},'spec':{" CTR "}}", "ml",
+	 NULL, NULL, "controlled by nothing"},
+	{"port annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/port':'23456'", ""),
+	 "ml", NULL, "MASTER_PORT=23456\n", NULL},
+	{"bad port", STS_POD("0", "'distenv.dev/port':'0'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/port: \"0\""},
+	{"bad port text", STS_POD("0", "'distenv.dev/port':'80a'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/port: \"80a\""},
+	{"bad world size", STS_POD("0", "'distenv.dev/world-size':'-1'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/world-size: \"-1\""},
+	{"world size with spaces", STS_POD("0", "'distenv.dev/world-size':' 4'", ""), "ml", &STS4,
+	 NULL, "annotation distenv.dev/world-size"},
+	{"nproc from GPU limits",
+	 STS_POD("0", "'distenv.dev/world-size':'2'",
+		 ",'initContainers':[{'name':'i','resources':{'limits':{'nvidia.com/gpu':'16'}}}]"),
+	 "ml", NULL, "PET_NPROC_PER_NODE=1\n", NULL},
+	{"nproc annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/nproc-per-node':'8'", ""),
+	 "ml", NULL, "PET_NPROC_PER_NODE=8\n", NULL},
+	{"bad nproc", STS_POD("0", "'distenv.dev/nproc-per-node':'eight'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/nproc-per-node: \"eight\""},
+	{"frameworks jax only", STS_POD("1", "'distenv.dev/world-size':'2','distenv.dev/frameworks':'jax'", ""),
+	 "ml", NULL,
+	 "JAX_COORDINATOR_ADDRESS=" A_ ":29500\nJAX_NUM_PROCESSES=2\nJAX_PROCESS_ID=1\n", NULL},
+	{"bad frameworks", STS_POD("0", "'distenv.dev/frameworks':'pytorch,mxnet'", ""), "ml", &STS4,
+	 NULL, "annotation distenv.dev/frameworks: \"pytorch,mxnet\""},
+	{"elastic", STS_POD("1", "'distenv.dev/elastic':'2:4','distenv.dev/max-restarts':'3',"
+				 "'distenv.dev/frameworks':'pytorch'", ""),
+	 "ml", &STS4,
+	 "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=1\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
+	 "\nPET_MASTER_PORT=29500\nPET_NNODES=2:4\nPET_NODE_RANK=1\nPET_NPROC_PER_NODE=1\n"
+	 "PET_RDZV_BACKEND=c10d\nPET_RDZV_ENDPOINT=" A_ ":29500\nPET_RDZV_ID=ml-ddp\n"
+	 "PET_MAX_RESTARTS=3\n",
+	 NULL},
+	{"elastic MIN > MAX", STS_POD("0", "'distenv.dev/elastic':'4:2'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX"},
+	{"elastic not a range", STS_POD("0", "'distenv.dev/elastic':'4'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/elastic: \"4\" is not MIN:MAX"},
+	{"bad max-restarts", STS_POD("0", "'distenv.dev/max-restarts':'x'", ""), "ml", &STS4, NULL,
+	 "annotation distenv.dev/max-restarts: \"x\""},
+	{"containers names an unknown one", STS_POD("0", "'distenv.dev/containers':'nope'", ""), "ml",
+	 &STS4, NULL, "no container or init container named \"nope\""},
+	{"bad service annotation", JOB_POD("0", ",'distenv.dev/service':'Bad_Name'", ""), "default",
+	 &JOB3, NULL, "annotation distenv.dev/service: \"Bad_Name\""},
+	{"nproc is the largest GPU limit of the targets",
+	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+	 "'spec':{'subdomain':'ddp','containers':[{'name':'a','resources':{'limits':{"
+	 "'nvidia.com/gpu':'4'}}},{'name':'b','resources':{'limits':{'amd.com/gpu':8}}}]}}",
+	 "ml", &STS4, "PET_NPROC_PER_NODE=8\n", NULL},
+	{"invalid subdomain",
+	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+	 "'spec':{'subdomain':'Bad_x'," CTR "}}",
+	 "ml", &STS4, NULL, "spec.subdomain \"Bad_x\" is not a valid Service name"},
+};
+
+/* Checks that want ("N=V\n" lines) appear in env in this relative order. */
+static int env_has_in_order(const struct env_list *env, const char *want, char *why, size_t n)
+{
+	size_t pos = 0;
+	const char *line = want;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		int found = 0;
+
+		for (; pos < env->n; pos++) {
+			char buf[8192];
+			snprintf(buf, sizeof(buf), "%s=%s", env->vars[pos].name, env->vars[pos].value);
+			if (strlen(buf) == len && strncmp(buf, line, len) == 0) {
+				found = 1;
+				pos++;
+				break;
+			}
+		}
+		if (!found) {
+			snprintf(why, n, "missing or out of order: %.*s", (int)len, line);
+			return 0;
+		}
+		line += len + (nl ? 1 : 0);
+	}
+	return 1;
+}
+
+static void test_plans(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
+		char *txt = dq(plan_cases[i].pod), err[512] = "", why[256] = "";
+		cJSON *pod = cJSON_Parse(txt);
+		struct workload_lookup lk = {table_get, (void *)plan_cases[i].lookup};
+		struct pod_plan plan;
+		enum plan_status st;
+
+		CHECK(pod != NULL, "%s: test pod JSON does not parse", plan_cases[i].name);
+		st = pod_plan_build(pod, plan_cases[i].req_ns, &cfg, plan_cases[i].lookup ? &lk : NULL,
+				    &plan, err, sizeof(err));
+		if (plan_cases[i].want_deny) {
+			CHECK(st == PLAN_DENY && strstr(err, plan_cases[i].want_deny) != NULL &&
+				      strncmp(err, "distenv: ", 9) == 0,
+			      "%s: status %d, err '%s', want denial containing '%s'",
+			      plan_cases[i].name, st, err, plan_cases[i].want_deny);
+		} else {
+			CHECK(st == PLAN_OK, "%s: status %d err '%s'", plan_cases[i].name, st, err);
+			if (st == PLAN_OK) {
+				CHECK(env_has_in_order(&plan.env, plan_cases[i].want_env, why, sizeof(why)),
+				      "%s: %s", plan_cases[i].name, why);
+			}
+		}
+		if (st == PLAN_OK)
+			pod_plan_free(&plan);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
+/* The exact patch for representative shapes. */
+static const struct {
+	const char *name;
+	const char *pod;
+	const char *want; /* exact JSON Patch, single-quoted */
+} patch_cases[] = {
+	{"no env, no annotations: whole array and annotations object",
+	 "{'metadata':{'name':'ddp-1','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+	 "'spec':{'subdomain':'ddp','containers':[{'name':'c'}]}}",
+	 "[{'op':'add','path':'/spec/containers/0/env','value':[{'name':'MASTER_ADDR','value':'" A_
+	 "'},{'name':'MASTER_PORT','value':'29500'},{'name':'RANK','value':'1'},{'name':'WORLD_SIZE',"
+	 "'value':'2'},{'name':'PET_MASTER_ADDR','value':'" A_ "'},{'name':'PET_MASTER_PORT','value':"
+	 "'29500'},{'name':'PET_NNODES','value':'2'},{'name':'PET_NODE_RANK','value':'1'},{'name':"
+	 "'PET_NPROC_PER_NODE','value':'1'}]},{'op':'add','path':'/metadata/annotations','value':{"
+	 "'distenv.dev/injected':'rank=1,world-size=2,master=" A_ ":29500'}}]"},
+	{"user env kept, injected inserted before it, user's RANK wins",
+	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{'x':'y'},"
+	 STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':'c','env':[{'name':'RANK',"
+	 "'value':'7'},{'name':'A','value':'$(MASTER_ADDR)'}]}]}}",
+	 "[{'op':'add','path':'/spec/containers/0/env/0','value':{'name':'MASTER_ADDR','value':'" A_
+	 "'}},{'op':'add','path':'/spec/containers/0/env/1','value':{'name':'MASTER_PORT','value':"
+	 "'29500'}},{'op':'add','path':'/spec/containers/0/env/2','value':{'name':'WORLD_SIZE',"
+	 "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/3','value':{'name':"
+	 "'PET_MASTER_ADDR','value':'" A_ "'}},{'op':'add','path':'/spec/containers/0/env/4','value':"
+	 "{'name':'PET_MASTER_PORT','value':'29500'}},{'op':'add','path':'/spec/containers/0/env/5',"
+	 "'value':{'name':'PET_NNODES','value':'2'}},{'op':'add','path':'/spec/containers/0/env/6',"
+	 "'value':{'name':'PET_NODE_RANK','value':'0'}},{'op':'add','path':"
+	 "'/spec/containers/0/env/7','value':{'name':'PET_NPROC_PER_NODE','value':'1'}},{'op':'add',"
+	 "'path':'/metadata/annotations/distenv.dev~1injected','value':'rank=0,world-size=2,master="
+	 A_ ":29500'}]"},
+	{"already injected: nothing to add (reinvocation)",
+	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+	 "'distenv.dev/injected':'x'}," STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':"
+	 "'c','env':[{'name':'MASTER_ADDR','value':'a'},{'name':'MASTER_PORT','value':'1'},{'name':"
+	 "'RANK','value':'0'},{'name':'WORLD_SIZE','value':'2'},{'name':'PET_MASTER_ADDR','value':"
+	 "'a'},{'name':'PET_MASTER_PORT','value':'1'},{'name':'PET_NNODES','value':'2'},{'name':"
+	 "'PET_NODE_RANK','value':'0'},{'name':'PET_NPROC_PER_NODE','value':'1'}]}]}}",
+	 "[]"},
+	{"containers annotation with an init container, job service sets subdomain",
+	 "{'metadata':{'generateName':'train-0-','labels':{" LABEL "},'annotations':{"
+	 "'batch.kubernetes.io/job-completion-index':'0','distenv.dev/service':'train',"
+	 "'distenv.dev/containers':'setup, main','distenv.dev/frameworks':'jax'}," JOB_OWNER "},"
+	 "'spec':{'initContainers':[{'name':'setup'}],'containers':[{'name':'side'},{'name':'main'}]}}",
+	 "[{'op':'add','path':'/spec/initContainers/0/env','value':[{'name':'JAX_COORDINATOR_ADDRESS',"
+	 "'value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},{'name':'JAX_PROCESS_ID',"
+	 "'value':'0'}]},{'op':'add','path':'/spec/containers/1/env','value':[{'name':"
+	 "'JAX_COORDINATOR_ADDRESS','value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},"
+	 "{'name':'JAX_PROCESS_ID','value':'0'}]},{'op':'add','path':'/spec/subdomain','value':"
+	 "'train'},{'op':'add','path':'/metadata/annotations/distenv.dev~1injected','value':"
+	 "'rank=0,world-size=2,master=" J_ ":29500'}]"},
+};
+
+static void test_patches(void)
+{
+	struct config cfg;
+	struct lookup_answer two = {0, {2, 0, 2, 2, 1}};
+	struct workload_lookup lk = {table_get, &two};
+	size_t i;
+
+	config_defaults(&cfg);
+	cfg.default_frameworks = FW_PYTORCH;
+	for (i = 0; i < sizeof(patch_cases) / sizeof(patch_cases[0]); i++) {
+		char *txt = dq(patch_cases[i].pod), *want = dq(patch_cases[i].want), *got = NULL;
+		cJSON *pod = cJSON_Parse(txt);
+		struct pod_plan plan;
+		char err[512] = "";
+
+		CHECK(pod != NULL, "%s: test pod JSON does not parse", patch_cases[i].name);
+		if (pod_plan_build(pod, "default", &cfg, &lk, &plan, err, sizeof(err)) == PLAN_OK) {
+			got = cJSON_PrintUnformatted(plan.patch);
+			CHECK_STR(got, want, patch_cases[i].name);
+			pod_plan_free(&plan);
+		} else {
+			CHECK(0, "%s: plan failed: %s", patch_cases[i].name, err);
+		}
+		free(got);
+		cJSON_Delete(pod);
+		free(txt);
+		free(want);
+	}
+}
+
+#define REVIEW(req) "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':" req "}"
+#define PODKIND "'kind':{'group':'','version':'v1','kind':'Pod'}"
+
+static const struct {
+	const char *name;
+	const char *body; /* single-quoted JSON, or raw when it starts with '!' */
+	int status;
+	enum admission_outcome outcome;
+	const char *want_in_body;
+} review_cases[] = {
+	{"not JSON", "!{nope", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
+	{"empty body", "!", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
+	{"JSON but not a review", "{'a':1}", 400, ADMISSION_BAD_REQUEST, "not an AdmissionReview"},
+	{"v1beta1 review", "{'apiVersion':'admission.k8s.io/v1beta1','kind':'AdmissionReview',"
+			   "'request':{'uid':'u'}}",
+	 400, ADMISSION_BAD_REQUEST, "admission.k8s.io/v1"},
+	{"no uid", REVIEW("{" PODKIND ",'operation':'CREATE'}"), 400, ADMISSION_BAD_REQUEST,
+	 "request.uid"},
+	{"empty uid", REVIEW("{'uid':''}"), 400, ADMISSION_BAD_REQUEST, "request.uid"},
+	{"non-Pod object", REVIEW("{'uid':'u1','kind':{'group':'apps','version':'v1','kind':"
+				  "'StatefulSet'},'operation':'CREATE','object':{'metadata':{}}}"),
+	 200, ADMISSION_SKIPPED, "{\"uid\":\"u1\",\"allowed\":true}"},
+	{"UPDATE", REVIEW("{'uid':'u2'," PODKIND ",'operation':'UPDATE','object':" STS_POD("0", "", "") "}"),
+	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
+	{"unlabelled pod", REVIEW("{'uid':'u3'," PODKIND ",'operation':'CREATE','object':{'metadata':"
+				  "{'name':'x'},'spec':{" CTR "}}}"),
+	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
+	{"label not true", REVIEW("{'uid':'u4'," PODKIND ",'operation':'CREATE','object':{'metadata':"
+				  "{'labels':{'distenv.dev/inject':'false'}},'spec':{" CTR "}}}"),
+	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
+	{"denied", REVIEW("{'uid':'u5'," PODKIND ",'operation':'CREATE','namespace':'ml','object':"
+			  STS_POD("0", "", "") "}"),
+	 200, ADMISSION_DENIED,
+	 "\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"distenv: "},
+	{"patched", REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml','object':"
+			   STS_POD("0", "'distenv.dev/world-size':'1'", "") "}"),
+	 200, ADMISSION_PATCHED, "\"allowed\":true,\"patchType\":\"JSONPatch\",\"patch\":\"W3"},
+};
+
+static void test_reviews(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(review_cases) / sizeof(review_cases[0]); i++) {
+		const char *b = review_cases[i].body;
+		char *txt = b[0] == '!' ? strdup(b + 1) : dq(b);
+		struct admission_result res;
+		int rc = admission_handle(txt, strlen(txt), &cfg, NULL, &res);
+
+		CHECK(rc == 0, "%s: rc %d", review_cases[i].name, rc);
+		CHECK(res.http_status == review_cases[i].status, "%s: status %d want %d",
+		      review_cases[i].name, res.http_status, review_cases[i].status);
+		CHECK(res.outcome == review_cases[i].outcome, "%s: outcome %s want %s",
+		      review_cases[i].name, admission_outcome_name(res.outcome),
+		      admission_outcome_name(review_cases[i].outcome));
+		CHECK(res.body != NULL && strstr(res.body, review_cases[i].want_in_body) != NULL,
+		      "%s: body %s lacks %s", review_cases[i].name, res.body ? res.body : "(null)",
+		      review_cases[i].want_in_body);
+		if (res.http_status == 200)
+			CHECK(res.body && strncmp(res.body, "{\"apiVersion\":\"admission.k8s.io/v1\","
+						  "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":",
+						  80) == 0,
+			      "%s: envelope %s", review_cases[i].name, res.body);
+		admission_result_free(&res);
+		free(txt);
+	}
+}
+
+/* Truncating a valid review at every length must never crash and always answer. */
+static void test_truncations(void)
+{
+	struct config cfg;
+	char *txt = dq(REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml',"
+			      "'object':" STS_POD("0", "'distenv.dev/world-size':'1'", "") "}"));
+	size_t n, len = strlen(txt);
+	int bad = 0;
+
+	config_defaults(&cfg);
+	for (n = 0; n < len; n++) {
+		struct admission_result res;
+		if (admission_handle(txt, n, &cfg, NULL, &res) != 0 || res.http_status != 400)
+			bad++;
+		admission_result_free(&res);
+	}
+	CHECK(bad == 0, "%d truncated bodies were not answered 400", bad);
+	free(txt);
+}
+
+static void test_base64(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+		     {"[{\"op\":\"add\"}]", "W3sib3AiOiJhZGQifV0="}};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = base64_encode((const unsigned char *)cases[i].in, strlen(cases[i].in));
+		CHECK_STR(got, cases[i].out, cases[i].in);
+		free(got);
+	}
+}
+
+static void test_parse_long(void)
+{
+	static const struct {
+		const char *s;
+		long min, max;
+		int ok;
+		long v;
+	} cases[] = {
+		{"0", 0, 10, 1, 0},      {"10", 0, 10, 1, 10},  {"11", 0, 10, 0, 0},
+		{"-1", 0, 10, 0, 0},     {"-1", -5, 10, 1, -1}, {"+1", 0, 10, 0, 0},
+		{" 1", 0, 10, 0, 0},     {"1 ", 0, 10, 0, 0},   {"", 0, 10, 0, 0},
+		{"99999999999999999999", 0, 10, 0, 0},          {"0x10", 0, 100, 0, 0},
+		{"007", 0, 10, 1, 7},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long v = -99;
+		int ok = parse_long(cases[i].s, cases[i].min, cases[i].max, &v) == 0;
+		CHECK(ok == cases[i].ok && (!ok || v == cases[i].v), "parse_long('%s'): ok %d v %ld",
+		      cases[i].s, ok, v);
+	}
+}
+
+static void test_dns(void)
+{
+	static const struct {
+		const char *s;
+		int label, subdomain;
+	} cases[] = {
+		{"a", 1, 1},       {"ddp-0", 1, 1}, {"-a", 0, 0},  {"a-", 0, 0},    {"A", 0, 0},
+		{"a.b", 0, 1},     {"a..b", 0, 0},  {"", 0, 0},    {"a_b", 0, 0},
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 1},
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(dns_label_valid(cases[i].s) == cases[i].label, "label '%s'", cases[i].s);
+		CHECK(dns_subdomain_valid(cases[i].s) == cases[i].subdomain, "subdomain '%s'",
+		      cases[i].s);
+	}
+}
+
+/* TF_CONFIG for a large world stays well formed JSON with every host. */
+static void test_large_world(void)
+{
+	struct config cfg;
+	char *txt = dq(STS_POD("4095", "'distenv.dev/world-size':'4096'", ""));
+	cJSON *pod = cJSON_Parse(txt), *tf = NULL;
+	struct pod_plan plan;
+	char err[256];
+	size_t i;
+
+	config_defaults(&cfg);
+	if (pod_plan_build(pod, "ml", &cfg, NULL, &plan, err, sizeof(err)) != PLAN_OK) {
+		CHECK(0, "large world: %s", err);
+		goto out;
+	}
+	for (i = 0; i < plan.env.n; i++)
+		if (strcmp(plan.env.vars[i].name, "TF_CONFIG") == 0)
+			tf = cJSON_Parse(plan.env.vars[i].value);
+	CHECK(tf != NULL, "TF_CONFIG does not parse");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"), "worker")) ==
+		      4096,
+	      "TF_CONFIG worker count");
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "task"), "index")->valueint == 4095,
+	      "TF_CONFIG index");
+	cJSON_Delete(tf);
+	pod_plan_free(&plan);
+out:
+	cJSON_Delete(pod);
+	free(txt);
+}
+
+int main(void)
+{
+	test_plans();
+	test_patches();
+	test_reviews();
+	test_truncations();
+	test_base64();
+	test_parse_long();
+	test_dns();
+	test_large_world();
+	TEST_MAIN_END("core");
+}

@@ -1,0 +1,181 @@
+/*
+ * Golden AdmissionReviews: test/data/NAME.request.json in, NAME.response.json
+ * out (with the patch shown decoded), compared exactly as JSON. An optional
+ * NAME.lookup.json answers the workload look-up; without it look-ups are off.
+ * GOLDEN_UPDATE=1 rewrites the expected files (review the diff before committing).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "testutil.h"
+
+#define DATA_DIR "test/data"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decodes standard padded base64; NULL on bad input. Caller frees. */
+static char *b64decode(const char *s)
+{
+	size_t n = strlen(s), o = 0, i;
+	char *out;
+
+	if (n % 4 != 0 || (out = malloc(n / 4 * 3 + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i += 4) {
+		int a = b64val(s[i]), b = b64val(s[i + 1]), c = b64val(s[i + 2]), d = b64val(s[i + 3]);
+		if (a < 0 || b < 0 || (c < 0 && s[i + 2] != '=') || (d < 0 && s[i + 3] != '=')) {
+			free(out);
+			return NULL;
+		}
+		out[o++] = (char)(a << 2 | b >> 4);
+		if (c >= 0)
+			out[o++] = (char)((b & 15) << 4 | c >> 2);
+		if (d >= 0)
+			out[o++] = (char)((c & 3) << 6 | d);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+		     struct workload_spec *out, char *err, size_t errlen)
+{
+	(void)kind;
+	(void)ns;
+	(void)name;
+	(void)err;
+	(void)errlen;
+	*out = *(const struct workload_spec *)ctx;
+	return 0;
+}
+
+static long num(const cJSON *o, const char *k, long dflt)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(it) ? (long)it->valuedouble : dflt;
+}
+
+static void run_case(const char *name, int update)
+{
+	char path[512], *req, *lk_txt, *want_txt;
+	size_t len, l2, l3;
+	struct config cfg;
+	struct workload_spec spec = {-1, -1, -1, -1, 0};
+	struct workload_lookup lk = {table_get, &spec};
+	struct admission_result res;
+	cJSON *got = NULL, *want = NULL, *resp, *p;
+
+	config_defaults(&cfg);
+	snprintf(path, sizeof(path), DATA_DIR "/%s.request.json", name);
+	req = slurp(path, &len);
+	snprintf(path, sizeof(path), DATA_DIR "/%s.lookup.json", name);
+	lk_txt = slurp(path, &l2);
+	if (lk_txt != NULL) {
+		cJSON *l = cJSON_Parse(lk_txt);
+		spec.replicas = num(l, "replicas", -1);
+		spec.ordinals_start = num(l, "ordinalsStart", -1);
+		spec.completions = num(l, "completions", -1);
+		spec.parallelism = num(l, "parallelism", -1);
+		spec.indexed = cJSON_IsTrue(cJSON_GetObjectItem(l, "indexed"));
+		cJSON_Delete(l);
+	}
+	CHECK(req != NULL, "%s: cannot read request", name);
+	if (req == NULL)
+		goto out;
+	CHECK(admission_handle(req, len, &cfg, lk_txt ? &lk : NULL, &res) == 0, "%s: handle", name);
+	got = cJSON_Parse(res.body);
+	resp = cJSON_GetObjectItem(got, "response");
+	p = cJSON_GetObjectItem(resp, "patch");
+	if (cJSON_IsString(p)) {
+		char *dec = b64decode(p->valuestring);
+		cJSON *arr = dec ? cJSON_Parse(dec) : NULL;
+		CHECK(arr != NULL, "%s: patch is not base64 JSON", name);
+		if (arr != NULL)
+			cJSON_ReplaceItemInObject(resp, "patch", arr); /* resp owns arr */
+		free(dec);
+	}
+	admission_result_free(&res);
+	snprintf(path, sizeof(path), DATA_DIR "/%s.response.json", name);
+	if (update) {
+		char *txt = cJSON_Print(got);
+		FILE *f = fopen(path, "w");
+		if (f && txt) {
+			fputs(txt, f);
+			fputc('\n', f);
+		}
+		if (f)
+			fclose(f);
+		free(txt);
+	}
+	want_txt = slurp(path, &l3);
+	want = want_txt ? cJSON_Parse(want_txt) : NULL;
+	CHECK(want != NULL, "%s: no valid %s", name, path);
+	if (want != NULL && got != NULL) {
+		int same = cJSON_Compare(got, want, 1);
+		char *g = same ? NULL : cJSON_Print(got);
+		CHECK(same, "%s: response differs from %s; got:\n%s", name, path, g ? g : "");
+		free(g);
+	}
+	free(want_txt);
+out:
+	cJSON_Delete(got);
+	cJSON_Delete(want);
+	free(req);
+	free(lk_txt);
+}
+
+int main(void)
+{
+	DIR *d = opendir(DATA_DIR);
+	struct dirent *e;
+	const char *up = getenv("GOLDEN_UPDATE");
+	int n = 0;
+
+	CHECK(d != NULL, "cannot open " DATA_DIR " (run from the repository root)");
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		char name[256];
+		if (l <= 13 || l - 13 >= sizeof(name) || strcmp(e->d_name + l - 13, ".request.json") != 0)
+			continue;
+		memcpy(name, e->d_name, l - 13);
+		name[l - 13] = '\0';
+		run_case(name, up != NULL && strcmp(up, "1") == 0);
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	CHECK(n >= 10, "only %d golden cases found", n);
+	TEST_MAIN_END("golden");
+}

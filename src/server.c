@@ -1,0 +1,1091 @@
+/*
+ * The HTTPS shell: libmicrohttpd (thread pool, epoll) over GnuTLS, routing
+ * /mutate to the admission core and serving /healthz, /readyz and /metrics.
+ * The serving certificate lives in reference-counted holders: every TLS
+ * connection holds the one it was handed until it closes, and a watcher thread
+ * swaps in a new pair when the files change. server_run owns everything it
+ * creates and frees it before returning.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admission.h"
+#include "log.h"
+#include "metrics.h"
+#include "util.h"
+
+#define TLS_PRIORITIES   "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define TLS_VERSIONS     "TLS1.2,TLS1.3"
+#define PEM_MAX_BYTES    (1024 * 1024)
+#define CHAIN_MAX        16
+#define DRAIN_POLL_NS    50000000L /* 50 ms between in-flight checks while draining */
+#define BODY_INITIAL_CAP (64 * 1024)
+
+/* ---- certificate holders ------------------------------------------------ */
+
+/*
+ * One certificate chain and its key, shared by every handshake that picked it.
+ * Freed when the last reference goes: the server's "current" pointer holds one,
+ * and each TLS connection that was handed it holds one until it closes.
+ */
+struct cert_holder {
+	atomic_int refs;
+	gnutls_pcert_st pcerts[CHAIN_MAX];
+	unsigned n_pcerts;
+	gnutls_privkey_t key;
+	time_t not_after;
+	char fingerprint[65]; /* SHA-256 of the leaf, hex */
+};
+
+/* What the watcher last saw of the two files (stat follows symlinks). */
+struct file_sig {
+	int err; /* errno of a failed stat, 0 when st is valid */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+/* Per TCP connection: which holder its handshake used. Linked while the connection lives. */
+struct conn_ctx {
+	gnutls_session_t session;
+	struct cert_holder *holder;
+	struct conn_ctx *prev, *next;
+};
+
+/* What a request will get, decided from its method and path when the headers are in. */
+enum route {
+	ROUTE_MUTATE = 1,
+	ROUTE_HEALTHZ,
+	ROUTE_READYZ,
+	ROUTE_METRICS,
+	ROUTE_NOT_FOUND,
+	ROUTE_POST_ONLY, /* /mutate with another method */
+	ROUTE_GET_ONLY,  /* a GET route with another method */
+};
+
+/* Per HTTP request. */
+struct req_ctx {
+	enum route route;
+	struct timespec start;
+	char *body;
+	size_t len, cap;
+	int too_large;
+	size_t discarded; /* bytes dropped after the limit was passed */
+	int responded;    /* a response is queued; ignore further calls */
+};
+
+struct server {
+	const struct config *cfg;
+	const struct workload_lookup *lookup;
+	struct MHD_Daemon *daemon;
+
+	pthread_mutex_t cert_lock; /* guards current */
+	struct cert_holder *current;
+
+	pthread_mutex_t conns_lock; /* guards the conns list */
+	struct conn_ctx *conns;
+
+	atomic_int draining;
+	atomic_long inflight;
+	atomic_int started;
+
+	/* certificate watcher */
+	pthread_t watcher;
+	int watcher_running;
+	int watch_init; /* watch_lock and watch_cond exist */
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_cond; /* CLOCK_MONOTONIC */
+	int watch_stop;
+	struct file_sig sig_cert, sig_key;
+
+	/* last libmicrohttpd message before start-up finished, for the error */
+	char start_error[512];
+};
+
+/*
+ * GnuTLS's certificate callback carries no closure, so the one server of the
+ * process is reachable through this pointer while server_run runs.
+ */
+static struct server *g_server;
+
+static void holder_release(struct cert_holder *h)
+{
+	unsigned i;
+
+	if (h == NULL || atomic_fetch_sub(&h->refs, 1) != 1)
+		return;
+	for (i = 0; i < h->n_pcerts; i++)
+		gnutls_pcert_deinit(&h->pcerts[i]);
+	if (h->key != NULL)
+		gnutls_privkey_deinit(h->key); /* the key material is zeroed by GnuTLS */
+	free(h);
+}
+
+static struct cert_holder *holder_acquire_current(struct server *s)
+{
+	struct cert_holder *h;
+
+	pthread_mutex_lock(&s->cert_lock);
+	h = s->current;
+	if (h != NULL)
+		atomic_fetch_add(&h->refs, 1);
+	pthread_mutex_unlock(&s->cert_lock);
+	return h;
+}
+
+/* Reads a whole (small) file into a malloc'd buffer. Returns 0 or -1 with err. */
+static int read_file(const char *path, unsigned char **out, size_t *outlen, char *err,
+                     size_t errlen)
+{
+	int fd, rc = -1;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_size <= 0 || st.st_size > PEM_MAX_BYTES) {
+		snprintf(err, errlen, "%s: size %lld out of range (1..%d bytes)", path,
+		         (long long)st.st_size, PEM_MAX_BYTES);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	while (len < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(err, errlen, "%s: read failed", path);
+			goto out;
+		}
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	rc = 0;
+out:
+	if (buf != NULL) {
+		explicit_bzero(buf, (size_t)st.st_size);
+		free(buf);
+	}
+	close(fd);
+	return rc;
+}
+
+/* SHA-256 key id of a public key, for the key/certificate match. */
+static int pubkey_id(gnutls_pubkey_t pk, unsigned char *id, size_t *idlen)
+{
+	return gnutls_pubkey_get_key_id(pk, GNUTLS_KEYID_USE_SHA256, id, idlen);
+}
+
+/*
+ * Loads the PEM chain and key, checks that the key belongs to the leaf, and
+ * returns a holder with one reference, or NULL with err. Never logs key bytes.
+ */
+static struct cert_holder *holder_load(const char *cert_path, const char *key_path, char *err,
+                                       size_t errlen)
+{
+	struct cert_holder *h = NULL, *ret = NULL;
+	unsigned char *cert_pem = NULL, *key_pem = NULL;
+	size_t cert_len = 0, key_len = 0, idlen_a, idlen_b;
+	unsigned char id_a[64], id_b[64], fp[32];
+	size_t fplen = sizeof(fp);
+	gnutls_datum_t d;
+	gnutls_pubkey_t kpub = NULL;
+	gnutls_x509_crt_t crt = NULL;
+	unsigned i;
+	int r;
+
+	if (read_file(cert_path, &cert_pem, &cert_len, err, errlen) != 0)
+		goto out;
+	if (read_file(key_path, &key_pem, &key_len, err, errlen) != 0)
+		goto out;
+	h = calloc(1, sizeof(*h));
+	if (h == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	atomic_init(&h->refs, 1);
+
+	d.data = cert_pem;
+	d.size = (unsigned)cert_len;
+	h->n_pcerts = CHAIN_MAX;
+	r = gnutls_pcert_list_import_x509_raw(h->pcerts, &h->n_pcerts, &d, GNUTLS_X509_FMT_PEM, 0);
+	if (r < 0 || h->n_pcerts == 0) {
+		h->n_pcerts = 0;
+		snprintf(err, errlen, "%s: no usable PEM certificate: %s", cert_path,
+		         gnutls_strerror(r));
+		goto out;
+	}
+
+	d.data = key_pem;
+	d.size = (unsigned)key_len;
+	if ((r = gnutls_privkey_init(&h->key)) < 0 ||
+	    (r = gnutls_privkey_import_x509_raw(h->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+		snprintf(err, errlen, "%s: no usable PEM private key: %s", key_path,
+		         gnutls_strerror(r));
+		goto out;
+	}
+
+	/* The key must be the leaf's: compare the two public keys' ids. */
+	idlen_a = sizeof(id_a);
+	idlen_b = sizeof(id_b);
+	if (gnutls_pubkey_init(&kpub) < 0 || gnutls_pubkey_import_privkey(kpub, h->key, 0, 0) < 0 ||
+	    pubkey_id(kpub, id_a, &idlen_a) < 0 ||
+	    pubkey_id(h->pcerts[0].pubkey, id_b, &idlen_b) < 0) {
+		snprintf(err, errlen, "cannot compare %s with %s", key_path, cert_path);
+		goto out;
+	}
+	if (idlen_a != idlen_b || memcmp(id_a, id_b, idlen_a) != 0) {
+		snprintf(err, errlen, "%s does not match the certificate in %s", key_path,
+		         cert_path);
+		goto out;
+	}
+
+	if (gnutls_pcert_export_x509(&h->pcerts[0], &crt) < 0) {
+		snprintf(err, errlen, "%s: cannot read the leaf certificate", cert_path);
+		goto out;
+	}
+	h->not_after = gnutls_x509_crt_get_expiration_time(crt);
+	if (h->not_after == (time_t)-1) {
+		snprintf(err, errlen, "%s: certificate has no expiration time", cert_path);
+		goto out;
+	}
+	if (gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA256, fp, &fplen) < 0)
+		fplen = 0;
+	for (i = 0; i < fplen && i < 32; i++)
+		snprintf(h->fingerprint + 2 * i, 3, "%02x", fp[i]);
+	ret = h;
+	h = NULL;
+out:
+	if (crt != NULL)
+		gnutls_x509_crt_deinit(crt);
+	if (kpub != NULL)
+		gnutls_pubkey_deinit(kpub);
+	if (key_pem != NULL) {
+		explicit_bzero(key_pem, key_len);
+		free(key_pem);
+	}
+	free(cert_pem);
+	if (h != NULL) {
+		atomic_store(&h->refs, 1);
+		holder_release(h);
+	}
+	return ret;
+}
+
+static void format_time(time_t t, char *out, size_t outlen)
+{
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL || strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(out, outlen, "%lld", (long long)t);
+}
+
+/* Makes h current (taking over its reference) and drops the old one's server reference. */
+static void holder_install(struct server *s, struct cert_holder *h)
+{
+	struct cert_holder *old;
+
+	pthread_mutex_lock(&s->cert_lock);
+	old = s->current;
+	s->current = h;
+	pthread_mutex_unlock(&s->cert_lock);
+	holder_release(old); /* freed now, or when its last connection closes */
+	metrics_cert_expiry(h->not_after);
+}
+
+/*
+ * gnutls_certificate_retrieve_function2: called on each handshake. Hands out
+ * the current holder and records it in the connection's context, which keeps
+ * it alive until the connection closes.
+ */
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                         gnutls_privkey_t *privkey)
+{
+	struct server *s = g_server;
+	struct conn_ctx *c;
+	struct cert_holder *h, *old = NULL;
+
+	(void)req_ca_rdn;
+	(void)nreqs;
+	(void)pk_algos;
+	(void)pk_algos_length;
+	if (s == NULL)
+		return -1;
+	pthread_mutex_lock(&s->conns_lock);
+	for (c = s->conns; c != NULL && c->session != session; c = c->next)
+		;
+	if (c == NULL) {
+		/* Not a connection we track: refuse rather than hand out an unowned reference. */
+		pthread_mutex_unlock(&s->conns_lock);
+		return -1;
+	}
+	h = holder_acquire_current(s);
+	if (h == NULL) {
+		pthread_mutex_unlock(&s->conns_lock);
+		return -1;
+	}
+	old = c->holder; /* a renegotiation on the same connection */
+	c->holder = h;
+	pthread_mutex_unlock(&s->conns_lock);
+	holder_release(old);
+	*pcert = h->pcerts;
+	*pcert_length = h->n_pcerts;
+	*privkey = h->key;
+	return 0;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *s = cls;
+	struct conn_ctx *c;
+	const union MHD_ConnectionInfo *ci;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		c = calloc(1, sizeof(*c));
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		if (c == NULL || ci == NULL) {
+			free(c); /* the handshake will then fail in cert_callback */
+			*socket_context = NULL;
+			return;
+		}
+		c->session = (gnutls_session_t)ci->tls_session;
+		pthread_mutex_lock(&s->conns_lock);
+		c->next = s->conns;
+		if (s->conns != NULL)
+			s->conns->prev = c;
+		s->conns = c;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = c;
+		return;
+	}
+	c = *socket_context;
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&s->conns_lock);
+	holder_release(c->holder);
+	free(c);
+	*socket_context = NULL;
+}
+
+/* ---- certificate watcher ------------------------------------------------- */
+
+static void file_stat(const char *path, struct file_sig *sig)
+{
+	struct stat st;
+
+	memset(sig, 0, sizeof(*sig));
+	if (stat(path, &st) != 0) { /* stat, not lstat: Secret volumes swap a ..data symlink */
+		sig->err = errno ? errno : EIO;
+		return;
+	}
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtime = st.st_mtim;
+}
+
+static int sig_equal(const struct file_sig *a, const struct file_sig *b)
+{
+	return a->err == b->err && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* One check: when either file changed since the last look, try the new pair. */
+static void cert_check(struct server *s)
+{
+	struct file_sig sc, sk;
+	struct cert_holder *h;
+	char err[512], when[64];
+
+	/* stat before reading: a change during the read shows up as a change next time. */
+	file_stat(s->cfg->tls_cert, &sc);
+	file_stat(s->cfg->tls_key, &sk);
+	if (sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
+		return;
+	s->sig_cert = sc;
+	s->sig_key = sk;
+	err[0] = '\0';
+	h = holder_load(s->cfg->tls_cert, s->cfg->tls_key, err, sizeof(err));
+	if (h == NULL) {
+		metrics_cert_reload(0);
+		log_kv(LOG_WARN, "certificate_reload_failed", "cert", s->cfg->tls_cert, "key",
+		       s->cfg->tls_key, "error", err, "action", "keeping the certificate in use",
+		       NULL);
+		return;
+	}
+	format_time(h->not_after, when, sizeof(when));
+	log_kv(LOG_INFO, "certificate_reloaded", "cert", s->cfg->tls_cert, "sha256", h->fingerprint,
+	       "not_after", when, NULL);
+	holder_install(s, h);
+	metrics_cert_reload(1);
+}
+
+static void *watcher_main(void *arg)
+{
+	struct server *s = arg;
+	struct timespec deadline;
+	long interval = s->cfg->cert_check_interval_s > 0 ? s->cfg->cert_check_interval_s : 5;
+
+	pthread_mutex_lock(&s->watch_lock);
+	while (!s->watch_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += interval;
+		while (!s->watch_stop &&
+		       pthread_cond_timedwait(&s->watch_cond, &s->watch_lock, &deadline) == 0)
+			;
+		if (s->watch_stop)
+			break;
+		pthread_mutex_unlock(&s->watch_lock);
+		cert_check(s);
+		pthread_mutex_lock(&s->watch_lock);
+	}
+	pthread_mutex_unlock(&s->watch_lock);
+	return NULL;
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+static double elapsed_s(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * Queues one response. mode is the libmicrohttpd memory mode of body, chosen
+ * by the caller: PERSISTENT for string literals, MUST_COPY for stack buffers,
+ * MUST_FREE for malloc'd buffers handed over to libmicrohttpd (freed by it
+ * with free() once sent, also when queuing fails).
+ */
+static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, unsigned status,
+                               const char *ctype, const char *body, size_t len,
+                               enum MHD_ResponseMemoryMode mode, const char *allow)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, (void *)body, mode);
+	if (resp == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free((void *)body);
+		return MHD_NO; /* libmicrohttpd closes the connection */
+	}
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) != MHD_YES ||
+	    (allow != NULL &&
+	     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow) != MHD_YES) ||
+	    /* While draining, tell keep-alive clients to reconnect elsewhere. */
+	    (atomic_load(&s->draining) &&
+	     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp); /* the queue holds its own reference */
+	return ret;
+}
+
+/* Answers {"error":"<msg>"} with status. msg must be plain ASCII without quotes or backslashes. */
+static enum MHD_Result respond_error(struct server *s, struct MHD_Connection *c, unsigned status,
+                                     const char *msg, const char *allow)
+{
+	char buf[256];
+	int n;
+
+	metrics_http_error((int)status);
+	n = snprintf(buf, sizeof(buf), "{\"error\":\"%s\"}\n", msg);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return MHD_NO;
+	/* MUST_COPY: buf lives on this stack frame. */
+	return respond(s, c, status, "application/json", buf, (size_t)n, MHD_RESPMEM_MUST_COPY,
+	               allow);
+}
+
+static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection *c)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "request body exceeds the limit of %ld bytes",
+	         s->cfg->max_body_bytes);
+	return respond_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
+}
+
+static enum MHD_Result handle_mutate(struct server *s, struct MHD_Connection *c, struct req_ctx *r)
+{
+	struct admission_result res;
+	enum MHD_Result ret;
+	double secs;
+	char *body;
+	size_t body_len;
+
+	memset(&res, 0, sizeof(res));
+	if (admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &res) != 0 ||
+	    res.body == NULL) {
+		admission_result_free(&res);
+		log_kv(LOG_ERROR, "admission_failed", "error", "out of memory", NULL);
+		return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		                     "out of memory while handling the review", NULL);
+	}
+	secs = elapsed_s(&r->start);
+	metrics_admission(res.outcome, secs);
+	log_admission(res.uid, res.ns, res.workload, res.rank, admission_outcome_name(res.outcome),
+	              res.message, (long long)(secs * 1e6));
+	if (res.http_status >= 400)
+		metrics_http_error(res.http_status);
+	/* Hand the body to libmicrohttpd (MUST_FREE) and detach it from res. */
+	body = res.body;
+	body_len = res.body_len;
+	res.body = NULL;
+	ret = respond(s, c, (unsigned)res.http_status, "application/json", body, body_len,
+	              MHD_RESPMEM_MUST_FREE, NULL);
+	admission_result_free(&res);
+	return ret;
+}
+
+/* Answers a request whose route is not ROUTE_MUTATE. */
+static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, enum route route)
+{
+	static const char ok[] = "ok\n";
+	char *text;
+	size_t len = 0;
+
+	switch (route) {
+	case ROUTE_HEALTHZ:
+		/* PERSISTENT: a string literal outlives the response. */
+		return respond(s, c, MHD_HTTP_OK, "text/plain; charset=utf-8", ok, sizeof(ok) - 1,
+		               MHD_RESPMEM_PERSISTENT, NULL);
+	case ROUTE_READYZ:
+		if (atomic_load(&s->draining))
+			return respond_error(s, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			                     "draining: shutting down", NULL);
+		return respond(s, c, MHD_HTTP_OK, "text/plain; charset=utf-8", ok, sizeof(ok) - 1,
+		               MHD_RESPMEM_PERSISTENT, NULL);
+	case ROUTE_METRICS:
+		text = metrics_render(&len);
+		if (text == NULL)
+			return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			                     "out of memory while rendering metrics", NULL);
+		/* MUST_FREE: metrics_render's buffer now belongs to libmicrohttpd. */
+		return respond(s, c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
+		               len, MHD_RESPMEM_MUST_FREE, NULL);
+	case ROUTE_POST_ONLY:
+		return respond_error(s, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+		                     "method not allowed: use POST", "POST");
+	case ROUTE_GET_ONLY:
+		return respond_error(s, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+		                     "method not allowed: use GET", "GET, HEAD");
+	case ROUTE_NOT_FOUND:
+	case ROUTE_MUTATE:
+		break;
+	}
+	return respond_error(s, c, MHD_HTTP_NOT_FOUND,
+	                     "not found: the webhook serves POST /mutate, GET /healthz, /readyz, "
+	                     "/metrics",
+	                     NULL);
+}
+
+/*
+ * Appends one chunk of the upload. Past the limit the body is dropped and the
+ * rest only counted; returns -1 when memory ran out or the client keeps
+ * sending far beyond the limit (then the connection is closed without answer).
+ */
+static int body_append(struct server *s, struct req_ctx *r, const char *data, size_t n)
+{
+	size_t limit = (size_t)s->cfg->max_body_bytes, cap;
+	char *p;
+
+	if (r->too_large) {
+		/* libmicrohttpd 0.9.75 cannot answer mid-upload: read on, up to the limit again. */
+		if (n > limit - r->discarded)
+			return -1;
+		r->discarded += n;
+		return 0;
+	}
+	if (n > limit - r->len) {
+		r->too_large = 1;
+		free(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
+		return 0;
+	}
+	if (r->len + n + 1 > r->cap) {
+		cap = r->cap ? r->cap : BODY_INITIAL_CAP;
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		if (cap > limit + 1)
+			cap = limit + 1;
+		p = realloc(r->body, cap);
+		if (p == NULL)
+			return -1;
+		r->body = p;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return 0;
+}
+
+static enum route route_of(const char *url, const char *method)
+{
+	int get =
+	    strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+
+	if (strcmp(url, "/mutate") == 0)
+		return strcmp(method, MHD_HTTP_METHOD_POST) == 0 ? ROUTE_MUTATE : ROUTE_POST_ONLY;
+	if (strcmp(url, "/healthz") == 0)
+		return get ? ROUTE_HEALTHZ : ROUTE_GET_ONLY;
+	if (strcmp(url, "/readyz") == 0)
+		return get ? ROUTE_READYZ : ROUTE_GET_ONLY;
+	if (strcmp(url, "/metrics") == 0)
+		return get ? ROUTE_METRICS : ROUTE_GET_ONLY;
+	return ROUTE_NOT_FOUND;
+}
+
+/* True when the request announces a body (Content-Length > 0 or chunked). */
+static int has_body(struct MHD_Connection *c)
+{
+	const char *cl =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return 1;
+	return cl != NULL && strcmp(cl, "0") != 0;
+}
+
+/*
+ * libmicrohttpd calls this first when the headers are in (*req_cls NULL), then
+ * once per body chunk, then once with *upload_data_size 0. A response queued
+ * in the first call makes libmicrohttpd 0.9.75 skip the body and close the
+ * connection afterwards; answers queued in the last call keep it alive. So
+ * answers go out in the last call, except when a body must not be read.
+ */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+	struct server *s = cls;
+	struct req_ctx *r = *req_cls;
+	const char *cl;
+	long announced;
+
+	(void)version;
+	if (r == NULL) {
+		r = calloc(1, sizeof(*r));
+		if (r == NULL)
+			return MHD_NO;
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		*req_cls = r;
+		atomic_fetch_add(&s->inflight, 1);
+		metrics_inflight(1);
+		r->route = route_of(url, method);
+		if (r->route == ROUTE_MUTATE) {
+			/* Refuse an announced oversize body before reading any of it. */
+			cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+			                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+			if (cl != NULL && (parse_long(cl, 0, LONG_MAX, &announced) != 0 ||
+			                   announced > s->cfg->max_body_bytes)) {
+				r->too_large = 1;
+				r->responded = 1;
+				return respond_too_large(s, c);
+			}
+		} else if (has_body(c)) {
+			/* Nothing to read for these routes: answer now, without the body. */
+			r->responded = 1;
+			return handle_other(s, c, r->route);
+		}
+		return MHD_YES;
+	}
+
+	if (r->responded) {
+		*upload_data_size = 0; /* a response is queued; whatever still arrives is dropped */
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (r->route != ROUTE_MUTATE) {
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+		if (body_append(s, r, upload_data, *upload_data_size) != 0) {
+			log_kv(LOG_WARN, "request_dropped", "reason",
+			       r->too_large ? "body far over the limit"
+			                    : "out of memory for the body",
+			       NULL);
+			if (r->too_large)
+				metrics_http_error(MHD_HTTP_CONTENT_TOO_LARGE);
+			return MHD_NO; /* libmicrohttpd closes the connection */
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	/* The whole request is in. */
+	r->responded = 1;
+	if (r->route != ROUTE_MUTATE)
+		return handle_other(s, c, r->route);
+	if (r->too_large)
+		return respond_too_large(s, c);
+	return handle_mutate(s, c, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct req_ctx *r = *req_cls;
+
+	(void)c;
+	if (r == NULL)
+		return;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, NULL);
+	free(r->body);
+	free(r);
+	*req_cls = NULL;
+	metrics_inflight(-1);
+	atomic_fetch_sub(&s->inflight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct server *s = cls;
+	char buf[512];
+	size_t n;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	if (!atomic_load(&s->started)) {
+		snprintf(s->start_error, sizeof(s->start_error), "%s", buf);
+		log_kv(LOG_ERROR, "http_library", "message", buf, NULL);
+	} else {
+		/* Handshake failures from scanners and old clients are routine. */
+		log_kv(LOG_DEBUG, "http_library", "message", buf, NULL);
+	}
+}
+
+/* ---- listen address -------------------------------------------------------- */
+
+struct listen_addr {
+	struct sockaddr_storage ss;
+	int any_dual; /* ":PORT": all addresses, IPv6 and IPv4 */
+	int v6;
+	uint16_t port;
+};
+
+/* Parses ":PORT", "HOST:PORT" or "[V6]:PORT". Returns 0 or -1 with err. */
+static int listen_parse(const char *spec, struct listen_addr *la, char *err, size_t errlen)
+{
+	char host[256];
+	const char *colon, *hs, *he;
+	long port;
+	struct addrinfo hints, *ai = NULL;
+	int r;
+
+	memset(la, 0, sizeof(*la));
+	if (spec[0] == '[') {
+		he = strchr(spec, ']');
+		if (he == NULL || he[1] != ':') {
+			snprintf(err, errlen, "listen address '%s': expected [IPv6]:PORT", spec);
+			return -1;
+		}
+		hs = spec + 1;
+		colon = he + 1;
+	} else {
+		colon = strrchr(spec, ':');
+		if (colon == NULL || memchr(spec, ':', (size_t)(colon - spec)) != NULL) {
+			snprintf(err, errlen,
+			         "listen address '%s': expected HOST:PORT, :PORT or [IPv6]:PORT",
+			         spec);
+			return -1;
+		}
+		hs = spec;
+		he = colon;
+	}
+	if (parse_long(colon + 1, 0, 65535, &port) != 0) {
+		snprintf(err, errlen, "listen address '%s': port must be 0..65535", spec);
+		return -1;
+	}
+	la->port = (uint16_t)port;
+	if ((size_t)(he - hs) >= sizeof(host)) {
+		snprintf(err, errlen, "listen address '%s': host too long", spec);
+		return -1;
+	}
+	memcpy(host, hs, (size_t)(he - hs));
+	host[he - hs] = '\0';
+	if (host[0] == '\0') {
+		if (spec[0] == '[') {
+			snprintf(err, errlen, "listen address '%s': empty IPv6 address", spec);
+			return -1;
+		}
+		la->any_dual = 1;
+		return 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = spec[0] == '[' ? AF_INET6 : AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	r = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (r != 0 || ai == NULL) {
+		snprintf(err, errlen, "listen address '%s': %s", spec,
+		         r ? gai_strerror(r) : "no address");
+		if (ai != NULL)
+			freeaddrinfo(ai);
+		return -1;
+	}
+	memcpy(&la->ss, ai->ai_addr, ai->ai_addrlen);
+	la->v6 = ai->ai_family == AF_INET6;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+static struct MHD_Daemon *daemon_start(struct server *s, const struct listen_addr *la, int dual)
+{
+	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	                 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	unsigned threads = (unsigned)(s->cfg->threads > 0 ? s->cfg->threads : 1);
+	const struct sockaddr *sa = NULL;
+
+	if (la->any_dual) {
+		if (dual)
+			flags |= MHD_USE_DUAL_STACK;
+	} else {
+		sa = (const struct sockaddr *)&la->ss;
+		if (la->v6)
+			flags |= MHD_USE_IPv6;
+	}
+	return MHD_start_daemon(
+	    flags, la->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	    MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
+	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg->max_connections,
+	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
+}
+
+static int watcher_start(struct server *s)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->watch_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&s->watch_lock, NULL);
+	s->watch_init = 1;
+	if (pthread_create(&s->watcher, NULL, watcher_main, s) != 0)
+		return -1;
+	s->watcher_running = 1;
+	return 0;
+}
+
+static void watcher_stop(struct server *s)
+{
+	if (!s->watcher_running)
+		return;
+	pthread_mutex_lock(&s->watch_lock);
+	s->watch_stop = 1;
+	pthread_cond_signal(&s->watch_cond);
+	pthread_mutex_unlock(&s->watch_lock);
+	pthread_join(s->watcher, NULL);
+	s->watcher_running = 0;
+}
+
+/* Waits for in-flight requests to finish, up to the deadline or a second signal. */
+static void drain(struct server *s, const sigset_t *sigs)
+{
+	struct timespec start, now, step = {0, DRAIN_POLL_NS};
+	long timeout = s->cfg->drain_timeout_s;
+	int sig;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (atomic_load(&s->inflight) <= 0)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= timeout) {
+			log_kvn(LOG_WARN, "drain_timeout", "inflight",
+			        (long long)atomic_load(&s->inflight), "timeout_s",
+			        (long long)timeout, NULL);
+			return;
+		}
+		sig = sigtimedwait(sigs, NULL, &step);
+		if (sig > 0) {
+			log_kv(LOG_WARN, "drain_interrupted", "signal", strsignal(sig), NULL);
+			return;
+		}
+	}
+}
+
+int server_run(const struct config *cfg, const struct workload_lookup *lookup, char *err,
+               size_t errlen)
+{
+	struct server s;
+	struct listen_addr la;
+	struct cert_holder *h;
+	sigset_t sigs, oldmask;
+	MHD_socket lfd = MHD_INVALID_SOCKET;
+	const union MHD_DaemonInfo *di;
+	char when[64];
+	int rc = -1, sig = 0, mask_set = 0;
+	struct timespec t0;
+
+	memset(&s, 0, sizeof(s));
+	s.cfg = cfg;
+	s.lookup = lookup;
+	pthread_mutex_init(&s.cert_lock, NULL);
+	pthread_mutex_init(&s.conns_lock, NULL);
+
+	if (listen_parse(cfg->listen, &la, err, errlen) != 0)
+		goto out_locks;
+	if (cfg->max_body_bytes <= 0) {
+		snprintf(err, errlen, "max body bytes must be positive");
+		goto out_locks;
+	}
+	if (!MHD_is_feature_supported(MHD_FEATURE_TLS) ||
+	    !MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK)) {
+		snprintf(err, errlen, "libmicrohttpd was built without TLS certificate callbacks");
+		goto out_locks;
+	}
+
+	/* The first pair must be good: there is nothing to fall back to. */
+	file_stat(cfg->tls_cert, &s.sig_cert);
+	file_stat(cfg->tls_key, &s.sig_key);
+	h = holder_load(cfg->tls_cert, cfg->tls_key, err, errlen);
+	if (h == NULL)
+		goto out_locks;
+	holder_install(&s, h);
+	format_time(h->not_after, when, sizeof(when));
+	if (h->not_after < time(NULL))
+		log_kv(LOG_WARN, "certificate_expired", "cert", cfg->tls_cert, "not_after", when,
+		       NULL);
+
+	/* Block the stop signals before any thread starts, so every thread inherits the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &sigs, &oldmask) != 0) {
+		snprintf(err, errlen, "cannot block SIGTERM/SIGINT");
+		goto out_cert;
+	}
+	mask_set = 1;
+
+	g_server = &s;
+	s.daemon = daemon_start(&s, &la, 1);
+	if (s.daemon == NULL && la.any_dual) {
+		/* No IPv6 on this host: all IPv4 addresses instead. */
+		log_kv(LOG_WARN, "listen_fallback", "reason", "IPv6 unavailable, IPv4 only", NULL);
+		s.daemon = daemon_start(&s, &la, 0);
+	}
+	if (s.daemon == NULL) {
+		snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen,
+		         s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
+		goto out_cert;
+	}
+	atomic_store(&s.started, 1);
+	if (watcher_start(&s) != 0) {
+		snprintf(err, errlen, "cannot start the certificate watcher thread");
+		goto out_daemon;
+	}
+
+	di = MHD_get_daemon_info(s.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	log_kv(LOG_INFO, "listening", "listen", cfg->listen, "tls", TLS_VERSIONS, "cert",
+	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, NULL);
+	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
+	        (long long)cfg->threads, "max_connections", (long long)cfg->max_connections,
+	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "max_body_bytes",
+	        (long long)cfg->max_body_bytes, "cert_check_interval_s",
+	        (long long)cfg->cert_check_interval_s, NULL);
+
+	while (sigwait(&sigs, &sig) != 0)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	atomic_store(&s.draining, 1);
+	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), NULL);
+	lfd = MHD_quiesce_daemon(s.daemon); /* no new connections; the socket is ours to close */
+	drain(&s, &sigs);
+	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight), "millis",
+	        (long long)(elapsed_s(&t0) * 1000), NULL);
+	rc = 0;
+
+out_daemon:
+	watcher_stop(&s);
+	MHD_stop_daemon(s.daemon);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+out_cert:
+	g_server = NULL;
+	/*
+	 * After a clean stop the signals stay blocked: a second SIGTERM that arrived
+	 * meanwhile must not kill the process on its way to exit 0.
+	 */
+	if (mask_set && rc != 0)
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	pthread_mutex_lock(&s.cert_lock);
+	h = s.current;
+	s.current = NULL;
+	pthread_mutex_unlock(&s.cert_lock);
+	holder_release(h);
+	if (s.watch_init) {
+		pthread_cond_destroy(&s.watch_cond);
+		pthread_mutex_destroy(&s.watch_lock);
+	}
+	if (rc == 0)
+		log_kv(LOG_INFO, "stopped", NULL);
+out_locks:
+	pthread_mutex_destroy(&s.cert_lock);
+	pthread_mutex_destroy(&s.conns_lock);
+	return rc;
+}

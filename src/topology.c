@@ -241,6 +241,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		DENY("the request has no valid namespace");
 	strcpy(t->ns, ns);
 	pod_name = json_str(meta, "name");
+	if (pod_name == NULL || pod_name[0] == '\0')
+		pod_name = json_str(meta, "generateName"); /* Job and ReplicaSet pods at CREATE */
 
 	owner = controller_owner(meta);
 	kind = json_str(owner, "kind");

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything distenv needs on a fresh Debian bookworm machine (as root).
+#   scripts/deps.sh            build + unit/integration test dependencies
+#   scripts/deps.sh all        also the e2e, framework, chart and image tiers
+#   scripts/deps.sh TIER...    build plus the named tiers: e2e frameworks image bench
+# Idempotent: packages already installed are not fetched again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'deps: %s\n' "$*" >&2; }
+
+# Build and the unit/integration/sanitizer/valgrind tiers.
+pkgs=(build-essential pkg-config git ca-certificates
+	libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libyaml-dev libcurl4-openssl-dev
+	python3 python3-jsonpatch python3-yaml openssl gnutls-bin curl
+	valgrind cppcheck clang-format procps iproute2)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	log "apt-get install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+	$SUDO flock /var/lock/distenv-apt.lock apt-get update -q
+	$SUDO flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+tiers=("$@")
+if [ "${tiers[0]:-}" = all ]; then
+	tiers=(e2e frameworks image bench)
+fi
+for t in "${tiers[@]}"; do
+	case "$t" in
+	e2e | frameworks | image | bench)
+		if [ -f "scripts/deps-$t.sh" ]; then
+			log "tier $t"
+			bash "scripts/deps-$t.sh"
+		fi
+		;;
+	*) log "unknown tier '$t' (e2e, frameworks, image, bench, all)"; exit 2 ;;
+	esac
+done
+log "ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the framework conformance tier (test/frameworks/) needs:
 #   - Debian packages: python3-torch, python3-jsonpatch, python3-venv, iproute2,
-#     util-linux (unshare), openssl, curl;
+#     util-linux (unshare), hostname, gawk;
 #   - tensorflow-cpu and jax (CPU) from PyPI into a cached virtualenv under
 #     ${DISTENV_CACHE:-/root/.cache/distenv}, with pip's cache beside it.
 # Idempotent: a warm run only checks that everything imports (a few seconds).
@@ -21,7 +21,7 @@ export PIP_NO_INPUT=1
 log() { printf 'deps-frameworks: %s\n' "$*" >&2; }
 
 apt_pkgs=(python3 python3-torch python3-jsonpatch python3-venv python3-numpy
-	iproute2 util-linux openssl curl procps)
+	iproute2 util-linux hostname)
 missing=()
 for p in "${apt_pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

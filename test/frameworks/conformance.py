@@ -1,0 +1,940 @@
+#!/usr/bin/python3
+"""Framework conformance tier: real PyTorch, torchrun, TensorFlow and JAX form a
+job from the environment that distenv-webhook injects.
+
+1. Starts the built distenv-webhook on loopback with certificates it made itself,
+   and POSTs AdmissionReview v1 requests over HTTPS (verified against its CA) for
+   every rank of a StatefulSet, an Indexed Job and an elastic StatefulSet, shaped
+   as kube-apiserver sends them. The returned JSON Patch is applied with jsonpatch
+   and the env is read from the patched pod.
+2. Plays each pod with a network namespace (own address on a bridge that lives in
+   a hub namespace of its own), a UTS namespace with the pod's hostname and a
+   kubelet-style /etc/netns/<ns>/hosts. Every rank runs with exactly the injected
+   variables plus PATH and PYTHONPATH.
+3. Checks what the frameworks derived against the topology computed here, and
+   prints `N passed, N failed` as the closing line.
+
+Run as root through run.sh. Every wait is bounded; namespaces, hosts files and
+processes are removed on exit, also on failure or signal."""
+
+import argparse
+import base64
+import copy
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import jsonpatch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+WORKERS = os.path.join(HERE, "workers")
+
+NAMESPACE = "team-a"
+CLUSTER_DOMAIN = "cluster.local"
+DEFAULT_PORT = 29500
+FRAMEWORKS_ANNOTATION = "pytorch,tensorflow,jax"
+WEBHOOK_SERVICE, WEBHOOK_NAMESPACE = "distenv", "distenv-system"
+PATH_VALUE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+RESULT_PREFIX = "DISTENV-RESULT "
+
+# Per framework run: how long the ranks may take, all together (seconds).
+TIMEOUTS = {"pytorch": 150, "torchrun-elastic": 180, "tensorflow": 300, "jax": 240}
+
+# The workloads. Subnets are a private test range used only inside the namespaces
+# this program creates (RFC 2544 benchmarking range).
+SCENARIOS = [
+    {"key": "sts", "kind": "StatefulSet", "workload": "ddp", "service": "ddp",
+     "world": 3, "elastic": None, "max_restarts": None, "net": "198.18.1",
+     "runs": ["pytorch", "tensorflow", "jax"]},
+    {"key": "job", "kind": "Job", "workload": "train", "service": "train-workers",
+     "world": 3, "elastic": None, "max_restarts": None, "net": "198.18.2",
+     "runs": ["pytorch", "tensorflow", "jax"]},
+    {"key": "elastic", "kind": "StatefulSet", "workload": "edp", "service": "edp",
+     "world": 4, "elastic": (2, 4), "max_restarts": 3, "net": "198.18.3",
+     "runs": ["torchrun-elastic"]},
+]
+
+
+class Failure(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Results
+
+
+class Results:
+    def __init__(self):
+        self.items = []  # (ok, name, detail)
+        self.times = []  # (label, seconds)
+
+    def check(self, ok, name, detail=""):
+        self.items.append((bool(ok), name, detail))
+        tag = "PASS" if ok else "FAIL"
+        line = f"{tag}  {name}"
+        if detail and not ok:
+            line += "\n      " + detail.replace("\n", "\n      ")
+        print(line, flush=True)
+        return ok
+
+    def passed(self):
+        return sum(1 for ok, _, _ in self.items if ok)
+
+    def failed(self):
+        return sum(1 for ok, _, _ in self.items if not ok)
+
+
+def say(msg):
+    print(f"--- {msg}", flush=True)
+
+
+# --------------------------------------------------------------------------
+# What the topology says every rank must get (SPEC: "What is injected").
+
+
+def pod_hostname(sc, r):
+    return f"{sc['workload']}-{r}"
+
+
+def pod_fqdn(sc, r):
+    return f"{pod_hostname(sc, r)}.{sc['service']}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
+
+
+def expected_env(sc, r):
+    w, p = sc["world"], str(DEFAULT_PORT)
+    a = pod_fqdn(sc, 0)
+    env = {
+        "MASTER_ADDR": a, "MASTER_PORT": p, "RANK": str(r), "WORLD_SIZE": str(w),
+        "PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": str(w),
+        "PET_NODE_RANK": str(r), "PET_NPROC_PER_NODE": "1",
+        "TF_CONFIG": {"cluster": {"worker": [f"{pod_fqdn(sc, i)}:{p}" for i in range(w)]},
+                      "task": {"type": "worker", "index": r}},
+        "JAX_COORDINATOR_ADDRESS": f"{a}:{p}", "JAX_NUM_PROCESSES": str(w),
+        "JAX_PROCESS_ID": str(r),
+    }
+    if sc["elastic"]:
+        lo, hi = sc["elastic"]
+        env["PET_NNODES"] = f"{lo}:{hi}"
+        env["PET_RDZV_BACKEND"] = "c10d"
+        env["PET_RDZV_ENDPOINT"] = f"{a}:{p}"
+        env["PET_RDZV_ID"] = f"{NAMESPACE}-{sc['workload']}"
+        if sc["max_restarts"] is not None:
+            env["PET_MAX_RESTARTS"] = str(sc["max_restarts"])
+    return env
+
+
+def env_differences(got, want):
+    """Returns a list of human-readable differences; TF_CONFIG compared as JSON."""
+    out = []
+    for k in sorted(set(got) | set(want)):
+        if k not in got:
+            out.append(f"missing {k} (want {want[k]!r})")
+        elif k not in want:
+            out.append(f"unexpected {k}={got[k]!r}")
+        elif k == "TF_CONFIG":
+            try:
+                parsed = json.loads(got[k])
+            except ValueError as e:
+                out.append(f"TF_CONFIG is not JSON ({e}): {got[k]!r}")
+                continue
+            if parsed != want[k]:
+                out.append(f"TF_CONFIG={got[k]} want {json.dumps(want[k])}")
+        elif got[k] != want[k]:
+            out.append(f"{k}={got[k]!r} want {want[k]!r}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Pods as kube-apiserver sends them to a mutating webhook (after defaulting).
+
+
+def _container(name, image, env=None):
+    c = {
+        "name": name, "image": image, "command": ["python3", "train.py"],
+        "resources": {}, "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent",
+    }
+    if env is not None:
+        c["env"] = env
+    return c
+
+
+def _pod_spec(restart_policy, hostname, subdomain, containers):
+    return {
+        "containers": containers, "restartPolicy": restart_policy,
+        "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": "default", "serviceAccount": "default",
+        "securityContext": {}, "hostname": hostname, "subdomain": subdomain,
+        "schedulerName": "default-scheduler",
+        "tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+             "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+             "effect": "NoExecute", "tolerationSeconds": 300}],
+        "priority": 0, "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+    }
+
+
+def _distenv_annotations(sc):
+    a = {"distenv.dev/world-size": str(sc["world"]),
+         "distenv.dev/frameworks": FRAMEWORKS_ANNOTATION}
+    if sc["elastic"]:
+        a["distenv.dev/elastic"] = "%d:%d" % sc["elastic"]
+    if sc["max_restarts"] is not None:
+        a["distenv.dev/max-restarts"] = str(sc["max_restarts"])
+    return a
+
+
+def build_pod(sc, r, owner_uid):
+    """Returns (pod, request name or None, username)."""
+    w = sc["workload"]
+    if sc["kind"] == "StatefulSet":
+        name = f"{w}-{r}"
+        pod = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": name, "generateName": f"{w}-", "namespace": NAMESPACE,
+                "labels": {"app": w, "distenv.dev/inject": "true",
+                           "controller-revision-hash": f"{w}-6c9f8d7b5",
+                           "statefulset.kubernetes.io/pod-name": name,
+                           "apps.kubernetes.io/pod-index": str(r)},
+                "annotations": _distenv_annotations(sc),
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                     "name": w, "uid": owner_uid, "controller": True,
+                                     "blockOwnerDeletion": True}],
+            },
+            # A container with env of its own, and a sidecar without any env key.
+            "spec": _pod_spec("Always", name, sc["service"], [
+                _container("trainer", "trainer:1.0",
+                           [{"name": "LOG_LEVEL", "value": "info"}]),
+                _container("metrics", "metrics:1.0")]),
+            "status": {},
+        }
+        return pod, name, "system:serviceaccount:kube-system:statefulset-controller"
+    # Indexed Job pod: no metadata.name, no namespace in the object, generateName.
+    idx = str(r)
+    annotations = {"batch.kubernetes.io/job-completion-index": idx}
+    annotations.update(_distenv_annotations(sc))
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "generateName": f"{w}-{idx}-",
+            "labels": {"batch.kubernetes.io/controller-uid": owner_uid,
+                       "batch.kubernetes.io/job-name": w, "controller-uid": owner_uid,
+                       "job-name": w, "batch.kubernetes.io/job-completion-index": idx,
+                       "distenv.dev/inject": "true"},
+            "annotations": annotations,
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": w,
+                                 "uid": owner_uid, "controller": True,
+                                 "blockOwnerDeletion": True}],
+        },
+        "spec": _pod_spec("Never", f"{w}-{idx}", sc["service"], [
+            _container("trainer", "trainer:1.0", [
+                {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                    "apiVersion": "v1",
+                    "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}])]),
+        "status": {},
+    }
+    return pod, None, "system:serviceaccount:kube-system:job-controller"
+
+
+def admission_review(pod, name, username):
+    gvk = {"group": "", "version": "v1", "kind": "Pod"}
+    gvr = {"group": "", "version": "v1", "resource": "pods"}
+    req = {
+        "uid": str(uuid.uuid4()), "kind": gvk, "resource": gvr,
+        "requestKind": gvk, "requestResource": gvr, "namespace": NAMESPACE,
+        "operation": "CREATE",
+        "userInfo": {"username": username, "uid": str(uuid.uuid4()),
+                     "groups": ["system:serviceaccounts",
+                                "system:serviceaccounts:kube-system",
+                                "system:authenticated"]},
+        "object": pod, "oldObject": None, "dryRun": False,
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+    }
+    if name:
+        req["name"] = name
+    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": req}
+
+
+# --------------------------------------------------------------------------
+# The webhook over real HTTPS.
+
+
+class Webhook:
+    def __init__(self, binary, workdir):
+        self.binary, self.workdir = binary, workdir
+        self.proc, self.port, self.conn = None, None, None
+        self.certdir = os.path.join(workdir, "certs")
+        self.log_path = os.path.join(workdir, "webhook.log")
+
+    def start(self):
+        r = subprocess.run([self.binary, "certs", "--service", WEBHOOK_SERVICE,
+                            "--namespace", WEBHOOK_NAMESPACE, "--out", self.certdir],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise Failure(f"distenv-webhook certs exited {r.returncode}: {r.stderr.strip()}")
+        for f in ("ca.crt", "tls.crt", "tls.key"):
+            if not os.path.isfile(os.path.join(self.certdir, f)):
+                raise Failure(f"distenv-webhook certs did not write {f}")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--no-lookups", "--listen", f"127.0.0.1:{self.port}",
+             "--tls-cert", os.path.join(self.certdir, "tls.crt"),
+             "--tls-key", os.path.join(self.certdir, "tls.key")],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        if os.environ.get("FW_RUNDIR"):
+            with open(os.path.join(os.environ["FW_RUNDIR"], "webhook.pid"), "w") as f:
+                f.write(str(self.proc.pid))
+        self.ctx = ssl.create_default_context(cafile=os.path.join(self.certdir, "ca.crt"))
+        self.ctx.set_alpn_protocols(["http/1.1"])  # as kube-apiserver's client does
+        deadline = time.monotonic() + 20
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure(f"distenv-webhook serve exited {self.proc.returncode}: "
+                              + tail(self.log_path))
+            try:
+                self._connect().close()
+                self.conn = None
+                return
+            except OSError as e:
+                last = e
+                time.sleep(0.1)
+        raise Failure(f"distenv-webhook serve not answering TLS on 127.0.0.1:{self.port} "
+                      f"within 20s: {last}")
+
+    def _connect(self):
+        # Dial loopback, but name the Service as kube-apiserver does (SNI and
+        # certificate check against <svc>.<ns>.svc).
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        try:
+            tls = self.ctx.wrap_socket(
+                sock, server_hostname=f"{WEBHOOK_SERVICE}.{WEBHOOK_NAMESPACE}.svc")
+        except Exception:
+            sock.close()
+            raise
+        conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=10,
+                                           context=self.ctx)
+        conn.sock = tls
+        return conn
+
+    def post(self, review):
+        """Returns (status, parsed body or raw text). Keeps one pooled
+        connection, as the API server does; reconnects once if the server closed it."""
+        body = json.dumps(review).encode()
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = self._connect()
+            try:
+                self.conn.request("POST", "/mutate?timeout=10s", body=body,
+                                  headers={"Content-Type": "application/json",
+                                           "Accept": "application/json"})
+                resp = self.conn.getresponse()
+                data = resp.read()
+                if resp.getheader("Connection", "").lower() == "close":
+                    self.conn.close()
+                    self.conn = None
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError,
+                    BrokenPipeError, http.client.CannotSendRequest):
+                self.conn.close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+        try:
+            return resp.status, json.loads(data)
+        except ValueError:
+            return resp.status, data.decode(errors="replace")
+
+    def stop(self):
+        """Sends SIGTERM; returns the exit code, or None if it had to be killed."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+            return None
+
+
+def mutate(webhook, review, pod):
+    """Sends one review; returns (patched pod, problems). problems is a list of
+    strings describing every way the answer broke the AdmissionReview contract."""
+    problems = []
+    status, body = webhook.post(review)
+    if status != 200:
+        return None, [f"HTTP {status}: {str(body)[:300]}"]
+    if not isinstance(body, dict):
+        return None, [f"answer is not JSON: {body[:300]!r}"]
+    if body.get("apiVersion") != "admission.k8s.io/v1" or body.get("kind") != "AdmissionReview":
+        problems.append(f"apiVersion/kind = {body.get('apiVersion')}/{body.get('kind')}")
+    resp = body.get("response") or {}
+    if resp.get("uid") != review["request"]["uid"]:
+        problems.append(f"response.uid {resp.get('uid')!r} != request.uid")
+    if resp.get("allowed") is not True:
+        return None, problems + [f"not allowed: {json.dumps(resp.get('status'))}"]
+    if "patch" not in resp:
+        return copy.deepcopy(pod), problems
+    if resp.get("patchType") != "JSONPatch":
+        problems.append(f"patchType {resp.get('patchType')!r}")
+    try:
+        ops = json.loads(base64.b64decode(resp["patch"], validate=True))
+        patched = jsonpatch.JsonPatch(ops).apply(copy.deepcopy(pod))
+    except Exception as e:  # any decoding or apply error is a contract break
+        return None, problems + [f"patch does not apply to the pod as sent: "
+                                 f"{type(e).__name__}: {e}"]
+    return patched, problems
+
+
+def injected_env(orig_pod, patched_pod):
+    """Returns (env of the first container as the injected name->value map,
+    problems). Checks every target container got the same injected entries, in
+    front of the container's own entries, which are left as they were."""
+    problems, first = [], None
+    for before, after in zip(orig_pod["spec"]["containers"],
+                             patched_pod["spec"]["containers"]):
+        own = before.get("env", [])
+        env = after.get("env")
+        if not isinstance(env, list):
+            problems.append(f"container {before['name']}: env is {env!r}")
+            continue
+        own_names = {e["name"] for e in own}
+        new = [e for e in env if e.get("name") not in own_names]
+        if env[len(new):] != own:
+            problems.append(f"container {before['name']}: own env entries changed or "
+                            f"not after the injected ones: {env}")
+        names = [e.get("name") for e in env]
+        if len(names) != len(set(names)):
+            problems.append(f"container {before['name']}: duplicate env names {names}")
+        vals = {}
+        for e in new:
+            if set(e) != {"name", "value"} or not isinstance(e["value"], str):
+                problems.append(f"container {before['name']}: entry {e}")
+            else:
+                vals[e["name"]] = e["value"]
+        if first is None:
+            first = vals
+        elif vals != first:
+            problems.append(f"container {before['name']}: env differs from the first "
+                            f"container's")
+    if "distenv.dev/injected" not in (patched_pod["metadata"].get("annotations") or {}):
+        problems.append("annotation distenv.dev/injected missing")
+    return first or {}, problems
+
+
+# --------------------------------------------------------------------------
+# Pods as network namespaces.
+
+
+def sh(*argv, timeout=20, check=True):
+    r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise Failure(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r
+
+
+def tail(path, lines=25):
+    """Last lines of a log, without the workers' result lines."""
+    try:
+        with open(path, errors="replace") as f:
+            text = [ln for ln in f if not ln.startswith(RESULT_PREFIX)]
+            return "".join(text[-lines:]).rstrip()
+    except OSError:
+        return ""
+
+
+class PodNet:
+    """W network namespaces, one per pod, joined by a bridge in a hub namespace.
+    Nothing is added to the caller's own network namespace."""
+
+    def __init__(self, prefix, tag, pods, net):
+        # pods: list of (short hostname, fqdn)
+        self.hub = f"{prefix}{tag}h"
+        self.names = [f"{prefix}{tag}{i}" for i in range(len(pods))]
+        self.pods = pods
+        self.addrs = [f"{net}.{10 + i}" for i in range(len(pods))]
+        self.procs = []
+
+    def up(self):
+        sh("ip", "netns", "add", self.hub)
+        sh("ip", "-n", self.hub, "link", "set", "lo", "up")
+        sh("ip", "-n", self.hub, "link", "add", "br0", "type", "bridge")
+        sh("ip", "-n", self.hub, "link", "set", "br0", "up")
+        for i, (ns, addr) in enumerate(zip(self.names, self.addrs)):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "-n", self.hub, "link", "add", f"v{i}", "type", "veth",
+               "peer", "name", "eth0", "netns", ns)
+            sh("ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0")
+            sh("ip", "-n", self.hub, "link", "set", f"v{i}", "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0")
+            sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            self._write_etc(i)
+
+    def _write_etc(self, i):
+        d = f"/etc/netns/{self.names[i]}"
+        os.makedirs(d, exist_ok=True)
+        # As the kubelet writes a pod's hosts file: own FQDN first (the canonical
+        # name), then the short hostname. The peers' names, which cluster DNS
+        # answers in a real cluster, are listed here too.
+        lines = ["# pod network namespace of distenv test/frameworks",
+                 "127.0.0.1\tlocalhost",
+                 "::1\tlocalhost ip6-localhost ip6-loopback"]
+        for j, ((short, fqdn), addr) in enumerate(zip(self.pods, self.addrs)):
+            lines.append(f"{addr}\t{fqdn}\t{short}" if j == i else f"{addr}\t{fqdn}")
+        with open(f"{d}/hosts", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        # No DNS server inside: any other lookup fails at once instead of waiting.
+        with open(f"{d}/resolv.conf", "w") as f:
+            f.write("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+
+    def wait_links(self, timeout=10):
+        """Bounded wait until every eth0 reports LOWER_UP and the bridge forwards."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all("LOWER_UP" in sh("ip", "-n", ns, "link", "show", "eth0").stdout
+                   for ns in self.names):
+                return
+            time.sleep(0.1)
+        raise Failure("pod interfaces not up within %ds" % timeout)
+
+    def start(self, i, env, argv, log_path):
+        full = dict(env)
+        full["PATH"] = PATH_VALUE
+        full["PYTHONPATH"] = WORKERS
+        log = open(log_path, "w")
+        # Pod = network namespace (ip netns exec also binds /etc/netns/<ns>/*
+        # over /etc) + UTS namespace with the pod's hostname. env -i keeps the
+        # process environment exactly the injected variables + PATH/PYTHONPATH.
+        cmd = ["ip", "netns", "exec", self.names[i], "unshare", "--uts", "--",
+               "/bin/sh", "-c", 'h=$1; shift; hostname "$h" && exec env -i "$@"', "sh",
+               self.pods[i][0]] + [f"{k}={v}" for k, v in sorted(full.items())] + argv
+        p = subprocess.Popen(cmd, env={"PATH": PATH_VALUE}, stdout=log,
+                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True, cwd=WORKERS)
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def kill_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait(timeout=5)
+
+    def down(self):
+        self.kill_all()
+        for ns in self.names + [self.hub]:
+            sh("ip", "netns", "del", ns, check=False)
+            shutil.rmtree(f"/etc/netns/{ns}", ignore_errors=True)
+
+
+def run_ranks(net, envs, argv_for_rank, timeout, logdir, label):
+    """Starts every rank, waits for all with one deadline. Returns per-rank dicts
+    {rc, results: [..], log}. A rank still running at the deadline gets rc None."""
+    net.procs = []
+    logs = [os.path.join(logdir, f"{label}-rank{i}.log") for i in range(len(envs))]
+    procs = [net.start(i, envs[i], argv_for_rank(i), logs[i]) for i in range(len(envs))]
+    deadline = time.monotonic() + timeout
+    rcs = [None] * len(procs)
+    for i, p in enumerate(procs):
+        try:
+            rcs[i] = p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            rcs[i] = None
+            # Once one rank timed out the others get only a short grace.
+            deadline = min(deadline, time.monotonic() + 2)
+    net.kill_all()
+    out = []
+    for i in range(len(procs)):
+        results = []
+        try:
+            with open(logs[i], errors="replace") as f:
+                for line in f:
+                    if line.startswith(RESULT_PREFIX):
+                        try:
+                            results.append(json.loads(line[len(RESULT_PREFIX):]))
+                        except ValueError:
+                            pass
+        except OSError:
+            pass
+        out.append({"rc": rcs[i], "results": results, "log": logs[i]})
+    return out
+
+
+def result(rank_out, what):
+    for r in rank_out["results"]:
+        if r.get("what") == what:
+            return r
+    return None
+
+
+def why(rank_out, i, timeout):
+    rc = rank_out["rc"]
+    state = f"timed out after {timeout}s" if rc is None else f"exit {rc}"
+    return f"rank {i}: {state}; log {rank_out['log']}:\n" + tail(rank_out["log"], 15)
+
+
+# --------------------------------------------------------------------------
+# The checks of each framework run.
+
+
+def check_start(res, sc, label, outs, envs):
+    """Each rank ran with exactly its injected env + PATH/PYTHONPATH, under its
+    pod's hostname."""
+    bad = []
+    for i, o in enumerate(outs):
+        st = result(o, "start")
+        want = sorted(set(envs[i]) | {"PATH", "PYTHONPATH"})
+        if st is None:
+            bad.append(f"rank {i}: no start report")
+            continue
+        # The interpreter itself adds LC_CTYPE when it coerces the C locale (PEP 538).
+        got = [k for k in st["env"] if k != "LC_CTYPE"]
+        if got != want:
+            bad.append(f"rank {i}: env names {got} want {want}")
+        if st["hostname"] != pod_hostname(sc, i):
+            bad.append(f"rank {i}: hostname {st['hostname']!r}")
+    return res.check(not bad, f"{sc['key']}/{label}: every rank in its own pod namespace "
+                     f"with exactly the injected env", "\n".join(bad))
+
+
+def check_torchrun(res, sc, outs):
+    w, p = sc["world"], DEFAULT_PORT
+    a = pod_fqdn(sc, 0)
+    bad = []
+    for i, o in enumerate(outs):
+        t = result(o, "torchrun")
+        if t is None:
+            bad.append(why(o, i, "?"))
+            continue
+        if sc["elastic"]:
+            lo, hi = sc["elastic"]
+            want = {"nnodes": f"{lo}:{hi}", "min_nodes": lo, "max_nodes": hi,
+                    "nproc": 1, "rdzv_backend": "c10d", "rdzv_endpoint": f"{a}:{p}",
+                    "run_id": f"{NAMESPACE}-{sc['workload']}",
+                    "max_restarts": sc["max_restarts"] or 0}
+        else:
+            want = {"nnodes": str(w), "min_nodes": w, "max_nodes": w, "nproc": 1,
+                    "node_rank": i, "master_addr": a, "master_port": p,
+                    "rdzv_backend": "static", "rdzv_endpoint": f"{a}:{p}",
+                    "static_rank": str(i)}
+        # The static rendezvous takes the node rank from rdzv_configs["rank"].
+        t = dict(t, static_rank=t.get("rdzv_configs", {}).get("rank"))
+        for k, v in want.items():
+            if t.get(k) != v:
+                bad.append(f"rank {i}: {k}={t.get(k)!r} want {v!r}")
+    what = ("min:max nodes, c10d backend, rendezvous endpoint and id, max restarts"
+            if sc["elastic"] else "nnodes, nproc_per_node, node_rank, master addr/port")
+    return res.check(not bad, f"{sc['key']}/torchrun: parse_args + config_from_args "
+                     f"from PET_* give {what}", "\n".join(bad))
+
+
+def run_pytorch(res, sc, net, envs, logdir):
+    t = TIMEOUTS["pytorch"]
+    outs = run_ranks(net, envs, lambda i: ["/usr/bin/python3", "-u", "torch_worker.py",
+                                           "static"], t, logdir, f"{sc['key']}-pytorch")
+    check_start(res, sc, "pytorch", outs, envs)
+    check_torchrun(res, sc, outs)
+    w = sc["world"]
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "allreduce")
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif not (r["ok"] and r["rank"] == i and r["world"] == w
+                  and r["value"] == w * (w + 1) / 2
+                  and r["members"] == [f"{j}@{pod_hostname(sc, j)}" for j in range(w)]):
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/pytorch: init_process_group(gloo, env://) in "
+              f"{w} namespaces, all_reduce = {w * (w + 1) // 2} on every rank",
+              "\n".join(bad))
+
+
+def run_torchrun_elastic(res, sc, net, envs, logdir):
+    t = TIMEOUTS["torchrun-elastic"]
+    outs = run_ranks(net, envs, lambda i: ["/usr/bin/python3", "-u", "torch_worker.py",
+                                           "elastic"], t, logdir, f"{sc['key']}-torchrun")
+    check_start(res, sc, "torchrun", outs, envs)
+    check_torchrun(res, sc, outs)
+    w = sc["world"]
+    bad, ranks = [], []
+    for i, o in enumerate(outs):
+        rz, ar = result(o, "rendezvous"), result(o, "allreduce")
+        if o["rc"] != 0 or rz is None or ar is None:
+            bad.append(why(o, i, t))
+            continue
+        ranks.append(rz["group_rank"])
+        if rz["group_world"] != w or not ar["ok"] or ar["value"] != w * (w + 1) / 2:
+            bad.append(f"rank {i}: {rz} {ar}")
+    if not bad and sorted(ranks) != list(range(w)):
+        bad.append(f"group ranks {ranks} are not 0..{w - 1}")
+    res.check(not bad, f"{sc['key']}/torchrun: c10d rendezvous at PET_RDZV_ENDPOINT "
+              f"forms {w} nodes ({'%d:%d' % sc['elastic']}), gloo all_reduce on its store",
+              "\n".join(bad))
+
+
+def run_tensorflow(res, sc, net, envs, logdir, fw_python):
+    t = TIMEOUTS["tensorflow"]
+    outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "tf_worker.py"], t, logdir,
+                     f"{sc['key']}-tensorflow")
+    check_start(res, sc, "tensorflow", outs, envs)
+    w = sc["world"]
+    workers = [f"{pod_fqdn(sc, i)}:{DEFAULT_PORT}" for i in range(w)]
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "resolver")
+        if r is None:
+            bad.append(why(o, i, t))
+        elif (r["cluster"] != {"worker": workers} or r["task_type"] != "worker"
+              or r["task_id"] != i):
+            bad.append(f"rank {i}: cluster={r['cluster']} task={r['task_type']}/{r['task_id']}")
+    res.check(not bad, f"{sc['key']}/tensorflow: TFConfigClusterResolver gives the "
+              f"{w}-worker cluster spec and task worker/<rank>", "\n".join(bad))
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "mwms")
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif not (r["ok"] and r["replicas"] == w and r["value"] == w * (w + 1) / 2
+                  and r["worker_index"] == i):
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/tensorflow: MultiWorkerMirroredStrategy across "
+              f"{w} namespaces, all_reduce = {w * (w + 1) // 2}", "\n".join(bad))
+
+
+def run_jax(res, sc, net, envs, logdir, fw_python):
+    t = TIMEOUTS["jax"]
+    outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "jax_worker.py"], t, logdir,
+                     f"{sc['key']}-jax")
+    check_start(res, sc, "jax", outs, envs)
+    w = sc["world"]
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "init")
+        if r is None:
+            bad.append(why(o, i, t))
+        elif r["process_index"] != i or r["process_count"] != w or r["global_devices"] != w:
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/jax: jax.distributed.initialize() via "
+              f"JAX_COORDINATOR_ADDRESS: process {{rank}} of {w}", "\n".join(bad))
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "psum")
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif not (r["ok"] and r["value"] == w * (w + 1) / 2
+                  and r["gathered"] == list(range(w))):
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/jax: psum across {w} processes (gloo CPU "
+              f"collectives) = {w * (w + 1) // 2}", "\n".join(bad))
+
+
+# --------------------------------------------------------------------------
+
+
+def get_envs(res, sc, webhook):
+    """Returns the per-rank injected env from the webhook (None on failure)."""
+    envs, bad = [], []
+    owner_uid = str(uuid.uuid4())
+    for r in range(sc["world"]):
+        pod, name, user = build_pod(sc, r, owner_uid)
+        review = admission_review(pod, name, user)
+        try:
+            patched, problems = mutate(webhook, review, pod)
+        except (OSError, http.client.HTTPException) as e:
+            patched, problems = None, [f"request failed: {type(e).__name__}: {e}"]
+        if patched is None:
+            bad.append(f"rank {r}: " + "; ".join(problems)
+                       + f"\n  request object: {json.dumps(pod)[:2000]}")
+            envs.append(None)
+            continue
+        env, more = injected_env(pod, patched)
+        problems += more
+        # Reinvocation on the mutated pod must add nothing.
+        try:
+            again, p2 = mutate(webhook, admission_review(patched, name, user), patched)
+            if again is None or again != patched:
+                problems.append("second call on the mutated pod changed it: "
+                                + "; ".join(p2))
+        except (OSError, http.client.HTTPException) as e:
+            problems.append(f"second call failed: {e}")
+        if problems:
+            bad.append(f"rank {r}: " + "; ".join(problems))
+        envs.append(env)
+    res.check(not bad, f"{sc['key']}: /mutate over HTTPS answers every rank of the "
+              f"{sc['world']}-rank {sc['kind']} with a patch that applies (and is "
+              f"idempotent)", "\n".join(bad))
+    if any(e is None for e in envs):
+        return None
+    diffs = []
+    for r, env in enumerate(envs):
+        d = env_differences(env, expected_env(sc, r))
+        if d:
+            diffs.append(f"rank {r}: " + "; ".join(d))
+    res.check(not diffs, f"{sc['key']}: injected env of every rank is the SPEC's",
+              "\n".join(diffs))
+    return envs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--webhook", default=os.path.join(ROOT, "distenv-webhook"))
+    ap.add_argument("--fw-python", required=True,
+                    help="python with tensorflow and jax (scripts/deps-frameworks.sh)")
+    ap.add_argument("--env-from", choices=["webhook", "spec"], default="webhook",
+                    help="'spec' (development only) takes the env from the SPEC "
+                         "tables instead and always counts one failure")
+    ap.add_argument("--only", default="",
+                    help="comma list of scenario keys or scenario/run to run")
+    ap.add_argument("--ns-prefix", default=f"dfw{os.getpid()}")
+    ap.add_argument("--logdir", default="")
+    ap.add_argument("--deps-seconds", type=float, default=None,
+                    help="time run.sh spent on scripts/deps-frameworks.sh")
+    opts = ap.parse_args()
+
+    if os.geteuid() != 0:
+        print("conformance.py: must run as root (network namespaces)", file=sys.stderr)
+        return 2
+    only = {s for s in opts.only.split(",") if s}
+    workdir = tempfile.mkdtemp(prefix="distenv-fw-")
+    logdir = opts.logdir or os.path.join(workdir, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    res = Results()
+    nets, webhook = [], None
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    t_all = time.monotonic()
+    if opts.deps_seconds is not None:
+        res.times.append(("dependencies (deps script)", opts.deps_seconds))
+    try:
+        if opts.env_from == "webhook":
+            if not os.access(opts.webhook, os.X_OK):
+                res.check(False, "distenv-webhook is built", f"{opts.webhook} not found "
+                          "or not executable (run make first)")
+                raise Failure("no webhook")
+            say(f"starting {opts.webhook} serve on loopback with its own certificates")
+            webhook = Webhook(opts.webhook, workdir)
+            t0 = time.monotonic()
+            webhook.start()
+            res.times.append(("webhook start", time.monotonic() - t0))
+        else:
+            res.check(False, "env taken from the real webhook",
+                      "--env-from spec: development run, env computed from SPEC.md")
+
+        for sc in SCENARIOS:
+            runs = [r for r in sc["runs"]
+                    if not only or sc["key"] in only or f"{sc['key']}/{r}" in only]
+            if not runs:
+                continue
+            say(f"{sc['key']}: {sc['world']}-rank {sc['kind']} {sc['workload']} "
+                f"(Service {sc['service']}, namespace {NAMESPACE})")
+            t0 = time.monotonic()
+            if webhook:
+                envs = get_envs(res, sc, webhook)
+            else:
+                envs = [{k: (json.dumps(v, separators=(",", ":")) if k == "TF_CONFIG"
+                             else v) for k, v in expected_env(sc, r).items()}
+                        for r in range(sc["world"])]
+            res.times.append((f"{sc['key']} admission", time.monotonic() - t0))
+            if envs is None:
+                continue
+            for run in runs:
+                # Fresh namespaces for every framework run: no port or state
+                # carries over from the previous one.
+                pods = [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(sc["world"])]
+                net = PodNet(opts.ns_prefix, f"{sc['key'][0]}{len(nets)}", pods, sc["net"])
+                nets.append(net)
+                say(f"{sc['key']}/{run}: {sc['world']} pod namespaces "
+                    f"{net.names[0]}..{net.names[-1]} on {sc['net']}.0/24")
+                t0 = time.monotonic()
+                try:
+                    net.up()
+                    net.wait_links()
+                    if run == "pytorch":
+                        run_pytorch(res, sc, net, envs, logdir)
+                    elif run == "torchrun-elastic":
+                        run_torchrun_elastic(res, sc, net, envs, logdir)
+                    elif run == "tensorflow":
+                        run_tensorflow(res, sc, net, envs, logdir, opts.fw_python)
+                    elif run == "jax":
+                        run_jax(res, sc, net, envs, logdir, opts.fw_python)
+                except (Failure, subprocess.TimeoutExpired, OSError) as e:
+                    res.check(False, f"{sc['key']}/{run}: pod namespaces", str(e))
+                finally:
+                    net.down()
+                res.times.append((f"{sc['key']}/{run}", time.monotonic() - t0))
+    except Failure as e:
+        if not res.items or res.items[-1][0]:
+            res.check(False, "setup", str(e))
+    except KeyboardInterrupt as e:
+        res.check(False, "interrupted", str(e))
+    finally:
+        for net in nets:
+            net.down()
+        if webhook:
+            rc = webhook.stop()
+            res.check(rc == 0, "distenv-webhook serve exits 0 on SIGTERM",
+                      f"exit {rc}; log:\n{tail(webhook.log_path)}")
+    total = time.monotonic() - t_all + (opts.deps_seconds or 0)
+    res.times.append(("total", total))
+
+    print()
+    print("time per step:")
+    for label, secs in res.times:
+        print(f"  {label:<28} {secs:7.1f} s")
+    if res.failed() == 0 and not opts.logdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"logs: {logdir}")
+    per_fw = {}
+    for label, secs in res.times:
+        if "/" in label:
+            fw = label.split("/", 1)[1]
+            per_fw[fw] = per_fw.get(fw, 0.0) + secs
+    print("time per framework (all workloads):")
+    for fw, secs in per_fw.items():
+        print(f"  {fw:<28} {secs:7.1f} s")
+    print(f"{res.passed()} passed, {res.failed()} failed")
+    return 0 if res.failed() == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Renders the plain install manifests for `kubectl apply` users from the chart.
+#
+#   scripts/render-manifests.sh           write deploy/distenv.yaml and
+#                                         deploy/distenv-cert-manager.yaml
+#   scripts/render-manifests.sh --check   exit 1 (with a diff) when either file
+#                                         differs from a fresh render
+#
+# The chart's default certificate mode (selfSigned) makes a new CA on every
+# `helm template`, so it cannot give a file that stays the same in git. The two
+# files use the deterministic modes instead:
+#   deploy/distenv.yaml               existingSecret: you make the certificate
+#                                     once (`distenv-webhook certs`, see
+#                                     docs/install.md), store it in the Secret
+#                                     distenv-tls and patch its CA into the
+#                                     webhook configuration.
+#   deploy/distenv-cert-manager.yaml  certManager: cert-manager issues and
+#                                     renews the certificate and injects the CA.
+# Both install into the namespace "distenv" (created by the file).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+bin=$(bash scripts/deps-image.sh helm)
+helm="$bin/helm"
+
+check=0
+case "${1:-}" in
+--check) check=1 ;;
+"") ;;
+*)
+	echo "usage: $0 [--check]" >&2
+	exit 2
+	;;
+esac
+
+ns=distenv
+# Pinned so that the output does not depend on the helm client's default.
+kube_version=1.33.0
+
+render() { # MODE OUT [helm args...]
+	local mode=$1 out=$2
+	shift 2
+	{
+		cat <<EOF
+# distenv $(cat VERSION) — rendered from charts/distenv by scripts/render-manifests.sh
+# (certificates.mode=$mode). Do not edit: change the chart and re-render.
+EOF
+		case "$mode" in
+		existingSecret)
+			cat <<'EOF'
+#
+# Before `kubectl apply -f distenv.yaml`, create the serving certificate:
+#   distenv-webhook certs --service distenv --namespace distenv --out certs
+#   kubectl create namespace distenv
+#   kubectl -n distenv create secret generic distenv-tls --type kubernetes.io/tls \
+#     --from-file=tls.crt=certs/tls.crt --from-file=tls.key=certs/tls.key \
+#     --from-file=ca.crt=certs/ca.crt
+# and after it, give the API server the CA:
+#   kubectl patch mutatingwebhookconfiguration distenv --type json -p \
+#     "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 certs/ca.crt)\"}]"
+# (docs/install.md has the details, and how to rotate the certificate.)
+EOF
+			;;
+		certManager)
+			cat <<'EOF'
+#
+# Needs cert-manager (cert-manager.io/v1) in the cluster; it issues the
+# certificate and fills in the webhook's caBundle.
+EOF
+			;;
+		esac
+		cat <<EOF
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $ns
+  labels:
+    app.kubernetes.io/name: distenv
+EOF
+		"$helm" template distenv charts/distenv --namespace "$ns" --kube-version "$kube_version" \
+			--set certificates.mode="$mode" "$@"
+	} >"$out"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+render existingSecret "$tmp/distenv.yaml" --set certificates.secretName=distenv-tls
+render certManager "$tmp/distenv-cert-manager.yaml"
+
+status=0
+for f in distenv.yaml distenv-cert-manager.yaml; do
+	if ((check)); then
+		if ! diff -u "deploy/$f" "$tmp/$f" >"$tmp/$f.diff" 2>&1; then
+			echo "render-manifests: deploy/$f is out of date; run scripts/render-manifests.sh (or make manifests)" >&2
+			head -n 40 "$tmp/$f.diff" >&2
+			status=1
+		else
+			echo "render-manifests: deploy/$f is up to date"
+		fi
+	else
+		cp "$tmp/$f" "deploy/$f"
+		echo "render-manifests: wrote deploy/$f ($(grep -c '^kind:' "deploy/$f") objects)"
+	fi
+done
+exit $status

@@ -1,0 +1,755 @@
+/*
+ * Configuration: documented defaults, a strict YAML reader driven by a table of
+ * keys (libyaml's document API, for line numbers), and a loader that only reads
+ * the file. Everything lands in the caller's struct config; nothing is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <yaml.h>
+
+#include "config.h"
+#include "util.h"
+
+#define CONFIG_FILE_MAX (1024 * 1024)
+
+enum key_kind {
+	K_SECTION,    /* a mapping of further keys */
+	K_INT,        /* long in [min, max] */
+	K_BOOL,       /* int 0/1 */
+	K_PATH,       /* char[size]; empty or null clears it */
+	K_LISTEN,     /* char[size], HOST:PORT */
+	K_DOMAIN,     /* char[size], DNS subdomain */
+	K_FRAMEWORKS, /* unsigned FW_* mask, list or comma string */
+	K_RESOURCES,  /* gpu_resources, list or comma string */
+	K_LOGLEVEL,   /* enum log_level */
+};
+
+struct key {
+	const char *section; /* NULL at the top level */
+	const char *name;
+	enum key_kind kind;
+	size_t off;  /* offset in struct config */
+	size_t size; /* string buffer size */
+	long min, max;
+};
+
+#define STR(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
+#define NUM(field) offsetof(struct config, field), 0
+
+/* Every key the file may hold. Keep deploy/config.example.yaml in step. */
+static const struct key keys[] = {
+    {NULL, "listen", K_LISTEN, STR(listen), 0, 0},
+    {NULL, "tls", K_SECTION, 0, 0, 0, 0},
+    {"tls", "certFile", K_PATH, STR(tls_cert), 0, 0},
+    {"tls", "keyFile", K_PATH, STR(tls_key), 0, 0},
+    {"tls", "checkIntervalSeconds", K_INT, NUM(cert_check_interval_s), 1, 3600},
+    {NULL, "clusterDomain", K_DOMAIN, STR(cluster_domain), 0, 0},
+    {NULL, "defaults", K_SECTION, 0, 0, 0, 0},
+    {"defaults", "port", K_INT, NUM(default_port), 1, 65535},
+    {"defaults", "frameworks", K_FRAMEWORKS, NUM(default_frameworks), 0, 0},
+    {NULL, "gpuResources", K_RESOURCES, 0, 0, 0, 0},
+    {NULL, "lookups", K_SECTION, 0, 0, 0, 0},
+    {"lookups", "enabled", K_BOOL, NUM(lookups), 0, 1},
+    {"lookups", "kubeconfig", K_PATH, STR(kubeconfig), 0, 0},
+    {"lookups", "timeoutMs", K_INT, NUM(lookup_timeout_ms), 100, 60000},
+    {"lookups", "cacheTTLMs", K_INT, NUM(cache_ttl_ms), 0, 3600000},
+    {"lookups", "cacheEntries", K_INT, NUM(cache_entries), 0, 1000000},
+    {NULL, "limits", K_SECTION, 0, 0, 0, 0},
+    {"limits", "maxBodyBytes", K_INT, NUM(max_body_bytes), 4096, 64L * 1024 * 1024},
+    {"limits", "maxContainers", K_INT, NUM(max_containers), 1, 10000},
+    {"limits", "maxEnvPerContainer", K_INT, NUM(max_env_per_container), 1, 100000},
+    {"limits", "maxWorldSize", K_INT, NUM(max_world_size), 1, 1048576},
+    {NULL, "server", K_SECTION, 0, 0, 0, 0},
+    {"server", "threads", K_INT, NUM(threads), 1, 256},
+    {"server", "idleTimeoutSeconds", K_INT, NUM(idle_timeout_s), 1, 86400},
+    {"server", "maxConnections", K_INT, NUM(max_connections), 1, 100000},
+    {"server", "drainTimeoutSeconds", K_INT, NUM(drain_timeout_s), 0, 3600},
+    {NULL, "logging", K_SECTION, 0, 0, 0, 0},
+    {"logging", "level", K_LOGLEVEL, NUM(log_level), 0, 0},
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->listen, sizeof(cfg->listen), ":8443");
+	cfg->threads = 4;
+	cfg->idle_timeout_s = 120;
+	cfg->max_connections = 1024;
+	cfg->drain_timeout_s = 25;
+	cfg->cert_check_interval_s = 5;
+	snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "cluster.local");
+	cfg->default_port = 29500;
+	cfg->default_frameworks = FW_PYTORCH | FW_TENSORFLOW;
+	snprintf(cfg->gpu_resources[0], sizeof(cfg->gpu_resources[0]), "nvidia.com/gpu");
+	snprintf(cfg->gpu_resources[1], sizeof(cfg->gpu_resources[1]), "amd.com/gpu");
+	cfg->n_gpu_resources = 2;
+	cfg->lookups = 1;
+	cfg->lookup_timeout_ms = 3000;
+	cfg->cache_ttl_ms = 10000;
+	cfg->cache_entries = 4096;
+	cfg->max_body_bytes = 7L * 1024 * 1024;
+	cfg->max_containers = 256;
+	cfg->max_env_per_container = 4096;
+	cfg->max_world_size = 65536;
+	cfg->log_level = LOG_INFO;
+}
+
+static int framework_bit(const char *s, size_t n, unsigned *bit)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} fws[] = {{"pytorch", FW_PYTORCH}, {"tensorflow", FW_TENSORFLOW}, {"jax", FW_JAX}};
+	size_t i;
+
+	for (i = 0; i < sizeof(fws) / sizeof(fws[0]); i++) {
+		if (strlen(fws[i].name) == n && memcmp(fws[i].name, s, n) == 0) {
+			*bit = fws[i].bit;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int config_parse_frameworks(const char *list, unsigned *mask)
+{
+	unsigned m = 0, bit;
+	const char *p, *end;
+
+	if (list == NULL)
+		return -1;
+	for (p = list;; p = end + 1) {
+		const char *a, *b;
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		for (a = p; a < end && (*a == ' ' || *a == '\t'); a++)
+			;
+		for (b = end; b > a && (b[-1] == ' ' || b[-1] == '\t'); b--)
+			;
+		if (b == a || framework_bit(a, (size_t)(b - a), &bit) < 0)
+			return -1;
+		m |= bit;
+		if (*end == '\0')
+			break;
+	}
+	*mask = m;
+	return 0;
+}
+
+int config_parse_log_level(const char *s, enum log_level *lvl)
+{
+	if (s == NULL)
+		return -1;
+	if (strcmp(s, "debug") == 0)
+		*lvl = LOG_DEBUG;
+	else if (strcmp(s, "info") == 0)
+		*lvl = LOG_INFO;
+	else if (strcmp(s, "warn") == 0 || strcmp(s, "warning") == 0)
+		*lvl = LOG_WARN;
+	else if (strcmp(s, "error") == 0)
+		*lvl = LOG_ERROR;
+	else
+		return -1;
+	return 0;
+}
+
+/* ---- validators of single values ---- */
+
+static int isalnum_c(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* "HOST:PORT", ":PORT" or "[IPv6]:PORT"; HOST a DNS name or an IPv4 address. */
+static int listen_valid(const char *s)
+{
+	char host[256];
+	const char *port;
+	unsigned char addr[16];
+	size_t hl;
+	long p;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return 0;
+		hl = (size_t)(close - s - 1);
+		if (hl == 0 || hl >= sizeof(host))
+			return 0;
+		memcpy(host, s + 1, hl);
+		host[hl] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return 0;
+		port = close + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+		if (!colon)
+			return 0;
+		hl = (size_t)(colon - s);
+		if (hl >= sizeof(host))
+			return 0;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+		if (hl > 0 && inet_pton(AF_INET, host, addr) != 1 && !dns_subdomain_valid(host))
+			return 0;
+		port = colon + 1;
+	}
+	return parse_long(port, 1, 65535, &p) == 0;
+}
+
+/* Kubernetes extended resource name: [DNS-subdomain/]name, name 1-63 of [A-Za-z0-9-_.]. */
+static int resource_name_valid(const char *s)
+{
+	const char *slash = strchr(s, '/'), *name = s;
+	size_t n;
+
+	if (slash) {
+		char prefix[254];
+		size_t pl = (size_t)(slash - s);
+		if (pl == 0 || pl >= sizeof(prefix))
+			return 0;
+		memcpy(prefix, s, pl);
+		prefix[pl] = '\0';
+		if (!dns_subdomain_valid(prefix))
+			return 0;
+		name = slash + 1;
+	}
+	n = strlen(name);
+	if (n == 0 || n > 63)
+		return 0;
+	if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n)
+		return 0;
+	return isalnum_c(name[0]) && isalnum_c(name[n - 1]);
+}
+
+/* ---- the walk over the YAML document ---- */
+
+struct walk {
+	yaml_document_t *doc;
+	struct config *cfg;
+	char *err;
+	size_t errlen;
+};
+
+static void fail_at(struct walk *w, const yaml_node_t *n, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes "line N: key 'path': why". */
+static void fail_at(struct walk *w, const yaml_node_t *n, const char *path, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (w->errlen == 0)
+		return;
+	if (path)
+		snprintf(w->err, w->errlen, "line %zu: key '%s': %s", n->start_mark.line + 1, path,
+		         msg);
+	else
+		snprintf(w->err, w->errlen, "line %zu: %s", n->start_mark.line + 1, msg);
+}
+
+/* What the user wrote, for messages: "abc" (quoted, printable, cut at 60), or a shape. */
+static void describe(const yaml_node_t *n, char *out, size_t outlen)
+{
+	size_t i, o = 0, len;
+	const unsigned char *v;
+
+	if (n->type == YAML_MAPPING_NODE) {
+		snprintf(out, outlen, "a mapping");
+		return;
+	}
+	if (n->type == YAML_SEQUENCE_NODE) {
+		snprintf(out, outlen, "a list");
+		return;
+	}
+	v = n->data.scalar.value;
+	len = n->data.scalar.length;
+	if (len == 0 && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		snprintf(out, outlen, "nothing");
+		return;
+	}
+	if (outlen < 8)
+		return;
+	out[o++] = '"';
+	for (i = 0; i < len && o + 6 < outlen && i < 60; i++)
+		out[o++] = (v[i] >= 0x20 && v[i] != 0x7f) ? (char)v[i] : '?';
+	if (i < len)
+		o += (size_t)snprintf(out + o, outlen - o, "...");
+	if (o + 2 <= outlen)
+		out[o++] = '"';
+	out[o] = '\0';
+}
+
+static int is_null(const yaml_node_t *n)
+{
+	const char *v;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	v = (const char *)n->data.scalar.value;
+	return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+	       strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int set_int(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
+{
+	long out;
+	char got[80];
+
+	if (!scalar(v) || parse_long(scalar(v), k->min, k->max, &out) != 0) {
+		describe(v, got, sizeof(got));
+		fail_at(w, v, path, "must be an integer between %ld and %ld, got %s", k->min,
+		        k->max, got);
+		return -1;
+	}
+	*(long *)(void *)((char *)w->cfg + k->off) = out;
+	return 0;
+}
+
+static int set_bool(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
+{
+	static const char *const yes[] = {"true", "True", "TRUE"};
+	static const char *const no[] = {"false", "False", "FALSE"};
+	const char *s = scalar(v);
+	char got[80];
+	size_t i;
+
+	for (i = 0; s && i < 3; i++) {
+		if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
+			*(int *)(void *)((char *)w->cfg + k->off) = strcmp(s, yes[i]) == 0;
+			return 0;
+		}
+	}
+	describe(v, got, sizeof(got));
+	fail_at(w, v, path, "must be true or false, got %s", got);
+	return -1;
+}
+
+static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
+{
+	char *dst = (char *)w->cfg + k->off;
+	const char *s = scalar(v);
+	char got[80];
+
+	if (k->kind == K_PATH && is_null(v)) {
+		dst[0] = '\0';
+		return 0;
+	}
+	describe(v, got, sizeof(got));
+	if (!s || is_null(v)) {
+		fail_at(w, v, path, "must be a string, got %s", got);
+		return -1;
+	}
+	if (strlen(s) >= k->size) {
+		fail_at(w, v, path, "longer than %zu bytes", k->size - 1);
+		return -1;
+	}
+	if (k->kind == K_LISTEN && !listen_valid(s)) {
+		fail_at(
+		    w, v, path,
+		    "must be HOST:PORT, :PORT or [IPv6]:PORT with a port from 1 to 65535, got %s",
+		    got);
+		return -1;
+	}
+	if (k->kind == K_DOMAIN && !dns_subdomain_valid(s)) {
+		fail_at(
+		    w, v, path,
+		    "must be a lowercase DNS name such as cluster.local (no trailing dot), got %s",
+		    got);
+		return -1;
+	}
+	snprintf(dst, k->size, "%s", s);
+	return 0;
+}
+
+static int set_log_level(struct walk *w, const struct key *k, const yaml_node_t *v,
+                         const char *path)
+{
+	char got[80];
+
+	if (scalar(v) && config_parse_log_level(
+	                     scalar(v), (enum log_level *)(void *)((char *)w->cfg + k->off)) == 0)
+		return 0;
+	describe(v, got, sizeof(got));
+	fail_at(w, v, path, "must be one of debug, info, warn, error, got %s", got);
+	return -1;
+}
+
+/*
+ * Collects the items of a list, or of a comma-separated string, into items[]
+ * (pointers into the document or into buf). Returns the count or -1.
+ */
+static int list_items(struct walk *w, const yaml_node_t *v, const char *path, const char *what,
+                      char *buf, size_t buflen, const char **items, const yaml_node_t **at, int max)
+{
+	int n = 0;
+	char got[80];
+
+	if (v->type == YAML_SEQUENCE_NODE) {
+		yaml_node_item_t *it;
+		for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+			const yaml_node_t *item = yaml_document_get_node(w->doc, *it);
+			if (!scalar(item) || is_null(item)) {
+				describe(item, got, sizeof(got));
+				fail_at(w, item, path, "every item must be %s, got %s", what, got);
+				return -1;
+			}
+			if (n == max) {
+				fail_at(w, item, path, "at most %d items", max);
+				return -1;
+			}
+			at[n] = item;
+			items[n++] = scalar(item);
+		}
+		return n;
+	}
+	if (!scalar(v) || is_null(v) || strlen(scalar(v)) >= buflen) {
+		describe(v, got, sizeof(got));
+		fail_at(w, v, path, "must be a list or a comma-separated string of %s, got %s",
+		        what, got);
+		return -1;
+	}
+	snprintf(buf, buflen, "%s", scalar(v));
+	for (char *tok = buf;;) {
+		char *comma = strchr(tok, ','), *e;
+		if (comma)
+			*comma = '\0';
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		for (e = tok + strlen(tok); e > tok && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		if (*tok == '\0') {
+			describe(v, got, sizeof(got));
+			fail_at(w, v, path, "empty item in %s", got);
+			return -1;
+		}
+		if (n == max) {
+			fail_at(w, v, path, "at most %d items", max);
+			return -1;
+		}
+		at[n] = v;
+		items[n++] = tok;
+		if (!comma)
+			break;
+		tok = comma + 1;
+	}
+	return n;
+}
+
+static int set_frameworks(struct walk *w, const struct key *k, const yaml_node_t *v,
+                          const char *path)
+{
+	char buf[256];
+	const char *items[16];
+	const yaml_node_t *at[16];
+	unsigned mask = 0, bit;
+	int n, i;
+
+	n = list_items(w, v, path, "pytorch, tensorflow, jax", buf, sizeof(buf), items, at, 16);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		fail_at(w, v, path, "must name at least one of pytorch, tensorflow, jax");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (framework_bit(items[i], strlen(items[i]), &bit) < 0) {
+			fail_at(w, at[i], path,
+			        "unknown framework \"%.60s\" (known: pytorch, tensorflow, jax)",
+			        items[i]);
+			return -1;
+		}
+		mask |= bit;
+	}
+	*(unsigned *)(void *)((char *)w->cfg + k->off) = mask;
+	return 0;
+}
+
+static int set_resources(struct walk *w, const yaml_node_t *v, const char *path)
+{
+	char buf[CONFIG_MAX_GPU_RESOURCES * 128 + 64];
+	const char *items[CONFIG_MAX_GPU_RESOURCES];
+	const yaml_node_t *at[CONFIG_MAX_GPU_RESOURCES];
+	int n, i, j;
+
+	if (is_null(v)) {
+		w->cfg->n_gpu_resources = 0;
+		return 0;
+	}
+	n = list_items(w, v, path, "resource names such as nvidia.com/gpu", buf, sizeof(buf), items,
+	               at, CONFIG_MAX_GPU_RESOURCES);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (strlen(items[i]) >= sizeof(w->cfg->gpu_resources[0]) ||
+		    !resource_name_valid(items[i])) {
+			fail_at(w, at[i], path,
+			        "\"%.60s\" is not a resource name such as nvidia.com/gpu",
+			        items[i]);
+			return -1;
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(items[i], items[j]) == 0) {
+				fail_at(w, at[i], path, "\"%.60s\" is listed twice", items[i]);
+				return -1;
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		snprintf(w->cfg->gpu_resources[i], sizeof(w->cfg->gpu_resources[i]), "%s",
+		         items[i]);
+	w->cfg->n_gpu_resources = n;
+	return 0;
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_KEYS; i++) {
+		if ((section == NULL) != (keys[i].section == NULL))
+			continue;
+		if (section && strcmp(section, keys[i].section) != 0)
+			continue;
+		if (strcmp(name, keys[i].name) == 0)
+			return &keys[i];
+	}
+	return NULL;
+}
+
+/* "a, b, c": the keys known in a section, for the unknown-key message. */
+static void known_keys(const char *section, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < N_KEYS && o < outlen; i++) {
+		if ((section == NULL) != (keys[i].section == NULL))
+			continue;
+		if (section && strcmp(section, keys[i].section) != 0)
+			continue;
+		o += (size_t)snprintf(out + o, outlen - o, "%s%s", o ? ", " : "", keys[i].name);
+	}
+}
+
+static int walk_mapping(struct walk *w, const yaml_node_t *map, const char *section);
+
+static int set_value(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
+{
+	char got[80];
+
+	switch (k->kind) {
+	case K_SECTION:
+		if (is_null(v))
+			return 0;
+		if (v->type != YAML_MAPPING_NODE) {
+			describe(v, got, sizeof(got));
+			fail_at(w, v, path, "must be a mapping, got %s", got);
+			return -1;
+		}
+		return walk_mapping(w, v, k->name);
+	case K_INT:
+		return set_int(w, k, v, path);
+	case K_BOOL:
+		return set_bool(w, k, v, path);
+	case K_PATH:
+	case K_LISTEN:
+	case K_DOMAIN:
+		return set_string(w, k, v, path);
+	case K_FRAMEWORKS:
+		return set_frameworks(w, k, v, path);
+	case K_RESOURCES:
+		return set_resources(w, v, path);
+	case K_LOGLEVEL:
+		return set_log_level(w, k, v, path);
+	}
+	return -1;
+}
+
+static int walk_mapping(struct walk *w, const yaml_node_t *map, const char *section)
+{
+	yaml_node_pair_t *pair;
+	unsigned char seen[N_KEYS];
+
+	memset(seen, 0, sizeof(seen));
+	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+		const yaml_node_t *kn = yaml_document_get_node(w->doc, pair->key);
+		const yaml_node_t *vn = yaml_document_get_node(w->doc, pair->value);
+		char path[160], known[512];
+		const struct key *k;
+
+		if (!scalar(kn)) {
+			fail_at(w, kn, NULL, "%s%s%skeys must be plain names",
+			        section ? "in '" : "", section ? section : "",
+			        section ? "': " : "");
+			return -1;
+		}
+		snprintf(path, sizeof(path), "%s%s%.100s", section ? section : "",
+		         section ? "." : "", scalar(kn));
+		k = find_key(section, scalar(kn));
+		if (!k) {
+			known_keys(section, known, sizeof(known));
+			fail_at(w, kn, path, "unknown key (known here: %s)", known);
+			return -1;
+		}
+		if (seen[k - keys]++) {
+			fail_at(w, kn, path, "given twice");
+			return -1;
+		}
+		if (set_value(w, k, vn, path) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void parser_failed(const yaml_parser_t *p, const char *text, size_t len, char *err,
+                          size_t errlen)
+{
+	const char *problem = p->problem ? p->problem : "malformed YAML";
+	size_t line0 = p->problem_mark.line, i;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		snprintf(err, errlen, "out of memory");
+		return;
+	}
+	if (p->error == YAML_READER_ERROR)
+		for (i = line0 = 0; i < p->problem_offset && i < len; i++)
+			line0 += text[i] == '\n';
+	if (p->context && p->error != YAML_READER_ERROR)
+		snprintf(err, errlen, "line %zu: %s (%s at line %zu)", line0 + 1, problem,
+		         p->context, p->context_mark.line + 1);
+	else
+		snprintf(err, errlen, "line %zu: %s", line0 + 1, problem);
+}
+
+int config_parse(const char *text, size_t len, struct config *cfg, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc, extra;
+	yaml_node_t *root;
+	struct walk w;
+	int rc = -1, have_doc = 0;
+
+	if (errlen)
+		err[0] = '\0';
+	if (len > CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "larger than %d bytes", CONFIG_FILE_MAX);
+		return -1;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		parser_failed(&parser, text, len, err, errlen);
+		goto out;
+	}
+	have_doc = 1;
+	root = yaml_document_get_root_node(&doc);
+	/* a second document is a mistake, not something to ignore; empty ones are fine */
+	while (root) {
+		yaml_node_t *xroot;
+		if (!yaml_parser_load(&parser, &extra)) {
+			parser_failed(&parser, text, len, err, errlen);
+			goto out;
+		}
+		xroot = yaml_document_get_root_node(&extra);
+		if (xroot && !is_null(xroot)) {
+			snprintf(err, errlen,
+			         "line %zu: the configuration must be one YAML document",
+			         xroot->start_mark.line + 1);
+			yaml_document_delete(&extra);
+			goto out;
+		}
+		yaml_document_delete(&extra);
+		if (!xroot)
+			break;
+	}
+	if (!root || is_null(root)) {
+		rc = 0; /* an empty file: the defaults */
+		goto out;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		snprintf(err, errlen, "line %zu: the configuration must be a mapping of keys",
+		         root->start_mark.line + 1);
+		goto out;
+	}
+	w.doc = &doc;
+	w.cfg = cfg;
+	w.err = err;
+	w.errlen = errlen;
+	if (walk_mapping(&w, root, NULL) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		goto out;
+	}
+	if (!(buf = malloc(CONFIG_FILE_MAX + 1))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	while (len <= CONFIG_FILE_MAX) {
+		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "larger than 1 MiB");
+		goto out;
+	}
+	rc = config_parse(buf, len, cfg, err, errlen);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,1102 @@
+#!/usr/bin/env python3
+"""HTTPS integration tier for distenv-webhook.
+
+Starts the built binary on loopback with certificates from `distenv-webhook
+certs`, speaks real HTTPS (TLS 1.2/1.3, SNI distenv.distenv-system.svc) to it and
+checks: the golden fixtures in test/data/, admission cases whose patches are
+applied with the independent `jsonpatch` library, the SPEC's bad-input table,
+TLS versions, keep-alive, metrics, a certificate swap under load, and a SIGTERM
+drain with a request in flight. With --valgrind the server runs under valgrind
+and must exit 0 with no errors.
+
+Prints one line per case and ends with `integration: N passed, N failed`.
+Every wait is bounded; the server and temporary files are removed on exit.
+"""
+
+import os
+import sys
+
+
+def _ensure_jsonpatch():
+    try:
+        import jsonpatch  # noqa: F401
+        return
+    except ImportError:
+        pass
+    # `python3` may be a pyenv interpreter without the distro's modules.
+    system = "/usr/bin/python3"
+    if (os.environ.get("DISTENV_IT_REEXEC") != "1" and os.path.exists(system)
+            and os.path.realpath(sys.executable) != os.path.realpath(system)):
+        os.environ["DISTENV_IT_REEXEC"] = "1"
+        os.execv(system, [system] + sys.argv)
+    sys.stderr.write("integration: the Python module jsonpatch is missing "
+                     "(apt-get install python3-jsonpatch, or pip install jsonpatch)\n")
+    sys.exit(2)
+
+
+_ensure_jsonpatch()
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import copy  # noqa: E402
+import glob  # noqa: E402
+import hashlib  # noqa: E402
+import http.client  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import ssl  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+import warnings  # noqa: E402
+
+import jsonpatch  # noqa: E402
+
+SNI = "distenv.distenv-system.svc"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(REPO, "test", "data")
+MAX_BODY = 7 * 1024 * 1024
+
+# Scaled up under valgrind (set in main).
+SLOW = 1.0
+
+results = {"passed": 0, "failed": 0}
+
+
+def log(msg):
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise CaseFailed(what)
+
+
+def run_case(name, fn, *args):
+    try:
+        fn(*args)
+    except CaseFailed as e:
+        results["failed"] += 1
+        log("FAIL %s: %s" % (name, e))
+        return False
+    except Exception as e:  # a crash in the test or a dropped connection
+        results["failed"] += 1
+        log("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+        traceback.print_exc(file=sys.stdout)
+        return False
+    results["passed"] += 1
+    log("ok   %s" % name)
+    return True
+
+
+def wait_until(pred, timeout, step=0.05, what="condition"):
+    """Polls pred() until it is true; at most `timeout` seconds (scaled)."""
+    end = time.monotonic() + timeout * SLOW
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= end:
+            raise CaseFailed("timed out after %.0fs waiting for %s" % (timeout * SLOW, what))
+        time.sleep(step)
+
+
+# ---------------------------------------------------------------- TLS + HTTP
+
+
+def tls_context(cafiles, min_version=None, max_version=None, legacy=False):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = True
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    for ca in cafiles:
+        ctx.load_verify_locations(cafile=ca)
+    if legacy:
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        # Let the client itself offer TLS 1.0/1.1, so a refusal is the server's.
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+    if min_version is not None:
+        ctx.minimum_version = min_version
+    if max_version is not None:
+        ctx.maximum_version = max_version
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def tls_socket(port, ctx, timeout=10.0):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout * SLOW)
+    try:
+        return ctx.wrap_socket(raw, server_hostname=SNI)
+    except Exception:
+        raw.close()
+        raise
+
+
+class Conn(http.client.HTTPSConnection):
+    """An HTTPS connection to 127.0.0.1 that verifies the name the API server uses."""
+
+    def __init__(self, port, ctx, timeout=10.0):
+        super().__init__("127.0.0.1", port, timeout=timeout * SLOW, context=ctx)
+        self._ctx = ctx
+        self.connects = 0
+        self.peer_der = None
+
+    def connect(self):
+        self.sock = tls_socket(self.port, self._ctx, self.timeout / SLOW)
+        self.peer_der = self.sock.getpeercert(binary_form=True)
+        self.connects += 1
+
+    def call(self, method, path, body=None, headers=None):
+        h = {"Content-Type": "application/json"} if body is not None else {}
+        h.update(headers or {})
+        self.request(method, path, body=body, headers=h)
+        resp = self.getresponse()
+        data = resp.read()
+        return resp.status, resp, data
+
+
+class Server:
+    def __init__(self, binary, workdir, cert, key, valgrind, extra=None):
+        self.port = free_port()
+        self.log_path = os.path.join(workdir, "server-%d.log" % self.port)
+        self.vg_path = os.path.join(workdir, "valgrind-%d.log" % self.port)
+        cmd = [binary, "serve", "--no-lookups", "--listen", "127.0.0.1:%d" % self.port,
+               "--tls-cert", cert, "--tls-key", key, "--log-level", "debug"] + (extra or [])
+        if valgrind:
+            cmd = ["valgrind", "--error-exitcode=99", "--leak-check=full",
+                   "--log-file=" + self.vg_path] + cmd
+        self.cmd = cmd
+        self.logf = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.logf,
+                                     stderr=self.logf, cwd=workdir)
+
+    def wait_ready(self, ctx):
+        def healthy():
+            check(self.proc.poll() is None,
+                  "server exited with %s: %s" % (self.proc.returncode, self.log_tail()))
+            try:
+                c = Conn(self.port, ctx, timeout=5)
+                st, _, _ = c.call("GET", "/healthz")
+                c.close()
+                return st == 200
+            except (OSError, ssl.SSLError, http.client.HTTPException):
+                return False
+        wait_until(healthy, 15, step=0.1, what="GET /healthz")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout * SLOW)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+            raise CaseFailed("server did not exit within %.0fs of %s"
+                             % (timeout * SLOW, signal.Signals(sig).name))
+        finally:
+            self.logf.close()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        if not self.logf.closed:
+            self.logf.close()
+
+    def log_lines(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace").splitlines()
+
+    def log_tail(self, n=15):
+        try:
+            return "\n".join(self.log_lines()[-n:])
+        except OSError:
+            return ""
+
+    def events(self):
+        out = []
+        for line in self.log_lines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def raw_http(sock, head, body_parts=(), read=True):
+    """Sends a request head and body parts on a TLS socket; returns (status, headers, body)."""
+    sock.sendall(head.encode("ascii"))
+    for part in body_parts:
+        sock.sendall(part)
+    if not read:
+        return None
+    return read_response(sock)
+
+
+def read_response(sock):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise CaseFailed("connection closed before a response head (got %r)" % buf[:200])
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for ln in lines[1:]:
+        k, _, v = ln.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    n = int(headers.get("content-length", "0"))
+    while len(rest) < n:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    return status, headers, rest[:n]
+
+
+# ---------------------------------------------------------------- reviews
+
+
+def review(obj, uid, namespace="default", operation="CREATE", kind="Pod"):
+    group, version = ("", "v1")
+    resource = {"Pod": "pods", "ConfigMap": "configmaps"}.get(kind, kind.lower() + "s")
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": resource},
+            "namespace": namespace,
+            "operation": operation,
+            "userInfo": {"username": "system:serviceaccount:kube-system:test"},
+            "object": obj,
+            "oldObject": None,
+            "dryRun": False,
+        },
+    }
+
+
+def container(name, env=None, gpus=None, gpu_resource="nvidia.com/gpu"):
+    c = {"name": name, "image": "train:1.0", "resources": {},
+         "terminationMessagePath": "/dev/termination-log",
+         "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}
+    if gpus is not None:
+        c["resources"] = {"limits": {gpu_resource: str(gpus)}}
+    if env is not None:
+        c["env"] = env
+    return c
+
+
+def sts_pod(sts, ordinal, ns="ml", subdomain=None, annotations=None, containers=None,
+            init_containers=None, index_label=True):
+    name = "%s-%d" % (sts, ordinal)
+    labels = {"app": sts, "distenv.dev/inject": "true",
+              "statefulset.kubernetes.io/pod-name": name}
+    if index_label:
+        labels["apps.kubernetes.io/pod-index"] = str(ordinal)
+    pod = {
+        "metadata": {
+            "name": name, "generateName": sts + "-", "namespace": ns, "labels": labels,
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": sts,
+                                 "uid": "0000-sts", "controller": True,
+                                 "blockOwnerDeletion": True}],
+        },
+        "spec": {"containers": containers or [container("main")], "hostname": name,
+                 "subdomain": subdomain or sts, "restartPolicy": "Always"},
+    }
+    if annotations:
+        pod["metadata"]["annotations"] = annotations
+    if init_containers:
+        pod["spec"]["initContainers"] = init_containers
+    return pod
+
+
+def job_pod(job, index, annotations=None, containers=None, init_containers=None,
+            subdomain=None, index_annotation=True):
+    ann = dict(annotations or {})
+    if index_annotation:
+        ann["batch.kubernetes.io/job-completion-index"] = str(index)
+    pod = {
+        "metadata": {
+            "generateName": "%s-%d-" % (job, index),
+            "labels": {"distenv.dev/inject": "true", "job-name": job,
+                       "batch.kubernetes.io/job-name": job},
+            "annotations": ann,
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                                 "uid": "0000-job", "controller": True,
+                                 "blockOwnerDeletion": True}],
+        },
+        "spec": {"containers": containers or [container("main")],
+                 "hostname": "%s-%d" % (job, index), "restartPolicy": "Never"},
+    }
+    if subdomain:
+        pod["spec"]["subdomain"] = subdomain
+    if init_containers:
+        pod["spec"]["initContainers"] = init_containers
+    return pod
+
+
+def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
+                 workload=None, elastic=None, max_restarts=None):
+    """The SPEC's table, computed independently: list of (name, value)."""
+    a = addr_host0
+    out = []
+    if "pytorch" in frameworks:
+        out += [("MASTER_ADDR", a), ("MASTER_PORT", str(port)), ("RANK", str(rank)),
+                ("WORLD_SIZE", str(world)), ("PET_MASTER_ADDR", a),
+                ("PET_MASTER_PORT", str(port)),
+                ("PET_NNODES", elastic if elastic else str(world)),
+                ("PET_NODE_RANK", str(rank)), ("PET_NPROC_PER_NODE", str(nproc))]
+        if elastic:
+            out += [("PET_RDZV_BACKEND", "c10d"), ("PET_RDZV_ENDPOINT", "%s:%d" % (a, port)),
+                    ("PET_RDZV_ID", "%s-%s" % (namespace, workload))]
+            if max_restarts is not None:
+                out.append(("PET_MAX_RESTARTS", str(max_restarts)))
+    if "tensorflow" in frameworks:
+        out.append(("TF_CONFIG", {"cluster": {"worker": ["%s:%d" % (h, port) for h in hosts]},
+                                  "task": {"type": "worker", "index": rank}}))
+    if "jax" in frameworks:
+        out += [("JAX_COORDINATOR_ADDRESS", "%s:%d" % (a, port)),
+                ("JAX_NUM_PROCESSES", str(world)), ("JAX_PROCESS_ID", str(rank))]
+    return out
+
+
+def check_env(env, expected, user_env, where):
+    """Injected entries first (all expected names the user did not define), user entries after."""
+    user_env = user_env or []
+    user_names = {e["name"] for e in user_env}
+    want = [(n, v) for (n, v) in expected if n not in user_names]
+    check(isinstance(env, list), "%s: env is not a list: %r" % (where, env))
+    names = [e.get("name") for e in env]
+    check(len(names) == len(set(names)), "%s: duplicate env names %r" % (where, names))
+    check(len(env) == len(want) + len(user_env),
+          "%s: %d env entries, want %d injected + %d user: %r"
+          % (where, len(env), len(want), len(user_env), names))
+    injected, tail = env[:len(want)], env[len(want):]
+    check(tail == user_env, "%s: user entries changed or moved: %r" % (where, tail))
+    got = {}
+    for e in injected:
+        check(set(e.keys()) == {"name", "value"}, "%s: injected entry %r" % (where, e))
+        got[e["name"]] = e["value"]
+    check(set(got) == {n for n, _ in want},
+          "%s: injected names %r, want %r" % (where, sorted(got), sorted(n for n, _ in want)))
+    for n, v in want:
+        if isinstance(v, dict):
+            try:
+                parsed = json.loads(got[n])
+            except ValueError:
+                raise CaseFailed("%s: %s is not JSON: %r" % (where, n, got[n]))
+            check(parsed == v, "%s: %s = %r, want %r" % (where, n, parsed, v))
+        else:
+            check(got[n] == v, "%s: %s = %r, want %r" % (where, n, got[n], v))
+
+
+# ---------------------------------------------------------------- the suite
+
+
+class Suite:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.uid_n = 0
+        self.server = None
+        self.ca = None
+        self.ctx = None
+
+    def uid(self):
+        self.uid_n += 1
+        return "it-%08d-0000-4000-8000-%012d" % (os.getpid() % 10 ** 8, self.uid_n)
+
+    def gen_certs(self, name):
+        out = os.path.join(self.work, name)
+        p = subprocess.run([self.args.binary, "certs", "--service", "distenv", "--namespace",
+                            "distenv-system", "--out", out], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0, "certs exited %d: %s" % (p.returncode, p.stderr.strip()))
+        for f in ("ca.crt", "tls.crt", "tls.key"):
+            check(os.path.exists(os.path.join(out, f)), "certs did not write %s" % f)
+        mode = os.stat(os.path.join(out, "tls.key")).st_mode & 0o777
+        check(mode == 0o600, "tls.key mode %o, want 600" % mode)
+        return out
+
+    # -- plumbing
+    def post(self, body, conn=None, raw=False):
+        c = conn or Conn(self.server.port, self.ctx)
+        data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+        st, resp, out = c.call("POST", "/mutate", body=data)
+        if conn is None:
+            c.close()
+        return st, resp, out
+
+    def admit(self, obj, ns="default", **kw):
+        uid = self.uid()
+        st, resp, out = self.post(review(obj, uid, namespace=ns, **kw))
+        check(st == 200, "HTTP %d: %r" % (st, out[:300]))
+        check(resp.getheader("Content-Type", "").startswith("application/json"),
+              "Content-Type %r" % resp.getheader("Content-Type"))
+        r = json.loads(out)
+        check(r.get("apiVersion") == "admission.k8s.io/v1" and r.get("kind") == "AdmissionReview",
+              "envelope %r" % {k: r.get(k) for k in ("apiVersion", "kind")})
+        check(r["response"].get("uid") == uid, "uid not echoed: %r" % r["response"].get("uid"))
+        return r["response"]
+
+    def admit_and_apply(self, obj, ns="default"):
+        resp = self.admit(obj, ns=ns)
+        check(resp.get("allowed") is True, "not allowed: %r" % resp.get("status"))
+        check(resp.get("patchType") == "JSONPatch", "patchType %r" % resp.get("patchType"))
+        ops = json.loads(base64.b64decode(resp["patch"], validate=True))
+        patched = jsonpatch.JsonPatch(ops).apply(copy.deepcopy(obj))
+        # Idempotent: the mutated pod, sent again, gets nothing more.
+        again = self.admit(patched, ns=ns)
+        check(again.get("allowed") is True, "re-sent pod not allowed: %r" % again)
+        if "patch" in again:
+            ops2 = json.loads(base64.b64decode(again["patch"]))
+            check(jsonpatch.JsonPatch(ops2).apply(copy.deepcopy(patched)) == patched,
+                  "re-sent pod was changed again: %r" % ops2)
+        check("distenv.dev/injected" in patched["metadata"].get("annotations", {}),
+              "annotation distenv.dev/injected missing")
+        return patched, ops
+
+    def denied(self, obj, ns="default", contains=()):
+        resp = self.admit(obj, ns=ns)
+        check(resp.get("allowed") is False, "allowed, want denied: %r" % resp)
+        check("patch" not in resp, "denial carries a patch")
+        msg = (resp.get("status") or {}).get("message", "")
+        check(msg.startswith("distenv:"), "message %r does not start with distenv:" % msg)
+        for c in contains:
+            check(c in msg, "message %r does not mention %r" % (msg, c))
+        return msg
+
+    def skipped(self, obj, ns="default", **kw):
+        resp = self.admit(obj, ns=ns, **kw)
+        check(resp.get("allowed") is True, "not allowed: %r" % resp)
+        check("patch" not in resp and "patchType" not in resp, "unexpected patch: %r" % resp)
+
+    # -- cases
+    def case_certs(self):
+        self.certs1 = self.gen_certs("certs1")
+
+    def case_start(self):
+        # Serve from a Kubernetes-Secret-like volume: files are symlinks through ..data.
+        self.vol = os.path.join(self.work, "vol")
+        os.makedirs(self.vol)
+        self.secret_publish(self.certs1, "..v1")
+        for f in ("tls.crt", "tls.key"):
+            os.symlink(os.path.join("..data", f), os.path.join(self.vol, f))
+        self.ca = [os.path.join(self.certs1, "ca.crt")]
+        self.ctx = tls_context(self.ca)
+        self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
+                             os.path.join(self.vol, "tls.key"), self.args.valgrind)
+        self.server.wait_ready(self.ctx)
+        c = Conn(self.server.port, self.ctx)
+        st, _, _ = c.call("GET", "/healthz")
+        check(st == 200, "healthz %d" % st)
+        check(c.peer_der == pem_to_der(os.path.join(self.certs1, "tls.crt")),
+              "served certificate is not certs1/tls.crt")
+        c.close()
+
+    def secret_publish(self, src, tsdir):
+        """Atomically points vol/..data at a new directory holding src's pair (kubelet style)."""
+        d = os.path.join(self.vol, tsdir)
+        os.makedirs(d)
+        for f in ("tls.crt", "tls.key"):
+            shutil.copy(os.path.join(src, f), os.path.join(d, f))
+        tmp = os.path.join(self.vol, "..data_tmp")
+        os.symlink(tsdir, tmp)
+        os.rename(tmp, os.path.join(self.vol, "..data"))
+
+    def case_health_routes(self):
+        c = Conn(self.server.port, self.ctx)
+        st, resp, out = c.call("GET", "/healthz")
+        check(st == 200 and out.strip() == b"ok", "healthz %d %r" % (st, out))
+        st, resp, out = c.call("GET", "/readyz")
+        check(st == 200 and out.strip() == b"ok", "readyz %d %r" % (st, out))
+        st, resp, out = c.call("HEAD", "/healthz")
+        check(st == 200 and out == b"", "HEAD healthz %d %r" % (st, out))
+        c.close()
+
+    def case_golden(self, name):
+        req = json.load(open(os.path.join(DATA, name + ".request.json")))
+        want = json.load(open(os.path.join(DATA, name + ".response.json")))
+        st, resp, out = self.post(req)
+        check(st == 200, "HTTP %d: %r" % (st, out[:200]))
+        got = json.loads(out)
+        if "patch" in got.get("response", {}):
+            got["response"]["patch"] = json.loads(base64.b64decode(got["response"]["patch"]))
+        check(got == want, "response differs:\n got: %s\nwant: %s"
+              % (json.dumps(got, sort_keys=True)[:1500], json.dumps(want, sort_keys=True)[:1500]))
+
+    def case_sts_all_frameworks(self):
+        user = [{"name": "RANK", "value": "99"},
+                {"name": "URL", "value": "$(MASTER_ADDR):$(MASTER_PORT)"},
+                {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+        pod = sts_pod("gpt-neo", 12, ns="train", subdomain="gpt-neo-hl", index_label=False,
+                      annotations={"distenv.dev/world-size": "16", "distenv.dev/port": "23456",
+                                   "distenv.dev/frameworks": "pytorch,tensorflow,jax"},
+                      containers=[container("trainer", env=user, gpus=4),
+                                  container("helper", gpus=2, gpu_resource="amd.com/gpu")],
+                      init_containers=[container("setup")])
+        patched, _ = self.admit_and_apply(pod, ns="train")
+        host = lambda r: "gpt-neo-%d.gpt-neo-hl.train.svc.cluster.local" % r  # noqa: E731
+        exp = expected_env(host(0), [host(r) for r in range(16)], 23456, 12, 16, 4,
+                           ("pytorch", "tensorflow", "jax"))
+        cs = patched["spec"]["containers"]
+        check_env(cs[0]["env"], exp, user, "trainer")
+        check_env(cs[1].get("env"), exp, [], "helper (had no env)")
+        check(patched["spec"]["initContainers"] == pod["spec"]["initContainers"],
+              "init container changed without distenv.dev/containers")
+        # Nothing but env and the annotation changed.
+        strip = copy.deepcopy(patched)
+        for c in strip["spec"]["containers"]:
+            c.pop("env", None)
+        del strip["metadata"]["annotations"]["distenv.dev/injected"]
+        orig = copy.deepcopy(pod)
+        for c in orig["spec"]["containers"]:
+            c.pop("env", None)
+        check(strip == orig, "patch changed more than env and the annotation")
+
+    def case_sts_defaults(self):
+        pod = sts_pod("ddp", 3, ns="ml", subdomain="ddp-svc",
+                      annotations={"distenv.dev/world-size": "4"})
+        patched, _ = self.admit_and_apply(pod, ns="ml")
+        a = "ddp-0.ddp-svc.ml.svc.cluster.local"
+        exp = expected_env(a, ["ddp-%d.ddp-svc.ml.svc.cluster.local" % r for r in range(4)],
+                           29500, 3, 4, 1, ("pytorch", "tensorflow"))
+        check_env(patched["spec"]["containers"][0]["env"], exp, [], "main")
+
+    def case_sts_elastic(self):
+        pod = sts_pod("el", 1, ns="ml", annotations={
+            "distenv.dev/world-size": "4", "distenv.dev/elastic": "2:4",
+            "distenv.dev/max-restarts": "3", "distenv.dev/frameworks": "pytorch",
+            "distenv.dev/nproc-per-node": "8"})
+        patched, _ = self.admit_and_apply(pod, ns="ml")
+        exp = expected_env("el-0.el.ml.svc.cluster.local", [], 29500, 1, 4, 8, ("pytorch",),
+                           namespace="ml", workload="el", elastic="2:4", max_restarts=3)
+        check_env(patched["spec"]["containers"][0]["env"], exp, [], "main")
+
+    def case_job_service_init(self):
+        pod = job_pod("bert", 3, annotations={
+            "distenv.dev/world-size": "4", "distenv.dev/service": "bert-svc",
+            "distenv.dev/frameworks": "jax", "distenv.dev/containers": "main,init-data"},
+            containers=[container("main", env=[{"name": "JAX_PROCESS_ID", "value": "7"}]),
+                        container("sidecar")],
+            init_containers=[container("init-data")])
+        check("name" not in pod["metadata"] and "namespace" not in pod["metadata"],
+              "fixture: Job pod must have no name/namespace")
+        patched, _ = self.admit_and_apply(pod, ns="nlp")
+        check(patched["spec"].get("subdomain") == "bert-svc",
+              "spec.subdomain = %r, want bert-svc" % patched["spec"].get("subdomain"))
+        exp = expected_env("bert-0.bert-svc.nlp.svc.cluster.local", [], 29500, 3, 4, 1, ("jax",))
+        check_env(patched["spec"]["containers"][0]["env"], exp,
+                  [{"name": "JAX_PROCESS_ID", "value": "7"}], "main")
+        check_env(patched["spec"]["initContainers"][0].get("env"), exp, [], "init-data")
+        check("env" not in patched["spec"]["containers"][1], "sidecar was not named but changed")
+
+    def case_skips(self):
+        pod = sts_pod("w", 0, annotations={"distenv.dev/world-size": "2"})
+        nolabel = copy.deepcopy(pod)
+        del nolabel["metadata"]["labels"]["distenv.dev/inject"]
+        self.skipped(nolabel)
+        self.skipped(pod, operation="UPDATE")
+        self.skipped(pod, operation="DELETE")
+        cm = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "c", "labels": {"distenv.dev/inject": "true"}}, "data": {}}
+        self.skipped(cm, kind="ConfigMap")
+
+    def case_denials(self):
+        # Not a StatefulSet or Indexed Job pod.
+        rs = sts_pod("web", 0)
+        rs["metadata"]["ownerReferences"][0].update(kind="ReplicaSet", name="web-7c9d")
+        self.denied(rs, contains=("StatefulSet", "Job"))
+        bare = sts_pod("web", 0)
+        del bare["metadata"]["ownerReferences"]
+        self.denied(bare, contains=("StatefulSet", "Job"))
+        notindexed = job_pod("j", 0, annotations={"distenv.dev/world-size": "2"},
+                             subdomain="s", index_annotation=False)
+        self.denied(notindexed, ns="x", contains=("Indexed",))
+        # Job pod without a Service to name rank 0.
+        nosvc = job_pod("train", 0, annotations={"distenv.dev/world-size": "2"})
+        self.denied(nosvc, ns="x", contains=("spec.subdomain", "headless Service"))
+        # rank >= world size; world size unknown without look-ups.
+        self.denied(sts_pod("ddp", 4, annotations={"distenv.dev/world-size": "4"}),
+                    contains=("rank 4", "world size"))
+        self.denied(sts_pod("ddp", 1), contains=("world size",))
+
+    def case_bad_annotations(self):
+        bad = [("distenv.dev/world-size", "abc"), ("distenv.dev/world-size", "0"),
+               ("distenv.dev/world-size", "-3"), ("distenv.dev/world-size", "99999999999999999999"),
+               ("distenv.dev/port", "70000"), ("distenv.dev/port", "0"),
+               ("distenv.dev/port", "12ab"), ("distenv.dev/nproc-per-node", "x"),
+               ("distenv.dev/nproc-per-node", "0"), ("distenv.dev/elastic", "4:2"),
+               ("distenv.dev/elastic", "a:b"), ("distenv.dev/elastic", "3"),
+               ("distenv.dev/max-restarts", "-1"), ("distenv.dev/frameworks", "pytorch,caffe"),
+               ("distenv.dev/containers", "nosuch")]
+        for key, val in bad:
+            ann = {"distenv.dev/world-size": "4", "distenv.dev/elastic": "1:4"}
+            if key != "distenv.dev/max-restarts":
+                del ann["distenv.dev/elastic"]
+            ann[key] = val
+            self.denied(sts_pod("ddp", 1, annotations=ann), contains=(key, val))
+
+    def case_http_400(self):
+        cases = [(b"{not json", "bad JSON"), (b"", "empty body"), (b"[]", "JSON array"),
+                 (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                              "request": {"operation": "CREATE"}}), "no request.uid"),
+                 (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}),
+                  "no request"),
+                 (json.dumps(review(sts_pod("a", 0), "u1") | {
+                     "apiVersion": "admission.k8s.io/v1beta1"}), "v1beta1")]
+        c = Conn(self.server.port, self.ctx)
+        for body, what in cases:
+            st, resp, out = c.call("POST", "/mutate", body=body)
+            check(st == 400, "%s: HTTP %d, want 400" % (what, st))
+            check(resp.getheader("Content-Type", "").startswith("application/json"),
+                  "%s: Content-Type %r" % (what, resp.getheader("Content-Type")))
+            err = json.loads(out)
+            check(isinstance(err.get("error"), str) and err["error"],
+                  "%s: body %r has no error" % (what, out))
+        c.close()
+
+    def case_http_404_405(self):
+        c = Conn(self.server.port, self.ctx)
+        for method, path, want, allow in [("GET", "/nope", 404, None), ("POST", "/", 404, None),
+                                          ("GET", "/mutate/x", 404, None),
+                                          ("GET", "/mutate", 405, "POST"),
+                                          ("PUT", "/mutate", 405, "POST"),
+                                          ("POST", "/healthz", 405, "GET"),
+                                          ("DELETE", "/metrics", 405, "GET")]:
+            st, resp, out = c.call(method, path)
+            check(st == want, "%s %s: HTTP %d, want %d" % (method, path, st, want))
+            check("error" in json.loads(out), "%s %s: body %r" % (method, path, out))
+            if allow:
+                check(allow in (resp.getheader("Allow") or ""),
+                      "%s %s: Allow %r" % (method, path, resp.getheader("Allow")))
+        # These answers keep the connection: all on one.
+        check(c.connects == 1, "%d connections for 7 small error answers" % c.connects)
+        c.close()
+
+    def case_http_413(self):
+        # Announced too large: answered from the headers alone.
+        s = tls_socket(self.server.port, self.ctx)
+        st, h, body = raw_http(s, "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                  "application/json\r\nContent-Length: %d\r\n\r\n" % (MAX_BODY + 1))
+        s.close()
+        check(st == 413, "Content-Length over the limit: HTTP %d" % st)
+        check("error" in json.loads(body), "413 body %r" % body)
+        # Exactly at the limit is read (and is bad JSON, so 400, not 413).
+        c = Conn(self.server.port, self.ctx, timeout=60)
+        st, _, out = c.call("POST", "/mutate", body=b" " * (MAX_BODY - 2) + b"{]")
+        check(st == 400, "body of exactly the limit: HTTP %d, want 400" % st)
+        c.close()
+        # Chunked, no length announced: counted as it arrives.
+        s = tls_socket(self.server.port, self.ctx, timeout=60)
+        chunk = b"x" * 65536
+        n = (MAX_BODY // len(chunk)) + 3
+        parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * n + [b"0\r\n\r\n"]
+        st, h, body = raw_http(s, "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                  "application/json\r\nTransfer-Encoding: chunked\r\n\r\n", parts)
+        s.close()
+        check(st == 413, "chunked over the limit: HTTP %d" % st)
+        check("error" in json.loads(body), "413 body %r" % body)
+        self.server_still_serves()
+
+    def server_still_serves(self):
+        check(self.server.alive(), "server died: %s" % self.server.log_tail())
+        c = Conn(self.server.port, self.ctx)
+        st, _, _ = c.call("GET", "/healthz")
+        c.close()
+        check(st == 200, "healthz %d after bad input" % st)
+
+    def case_tls_versions(self):
+        for ver, name in ((ssl.TLSVersion.TLSv1_2, "TLSv1.2"), (ssl.TLSVersion.TLSv1_3, "TLSv1.3")):
+            ctx = tls_context(self.ca, min_version=ver, max_version=ver)
+            s = tls_socket(self.server.port, ctx)
+            check(s.version() == name, "negotiated %s, want %s" % (s.version(), name))
+            check(s.selected_alpn_protocol() == "http/1.1",
+                  "ALPN %r" % s.selected_alpn_protocol())
+            st, _, body = raw_http(s, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            check(st == 200, "%s: healthz %d" % (name, st))
+            s.close()
+        for ver, name in ((ssl.TLSVersion.TLSv1, "TLSv1.0"), (ssl.TLSVersion.TLSv1_1, "TLSv1.1")):
+            ctx = tls_context(self.ca, min_version=ver, max_version=ver, legacy=True)
+            try:
+                s = tls_socket(self.server.port, ctx)
+            except ssl.SSLError as e:
+                check("NO_PROTOCOLS_AVAILABLE" not in str(e).upper(),
+                      "%s: the client could not offer it (%s); the test proves nothing" % (name, e))
+                continue
+            except ConnectionResetError:
+                continue
+            v = s.version()
+            s.close()
+            raise CaseFailed("%s handshake succeeded (%s)" % (name, v))
+
+    def case_keepalive(self):
+        c = Conn(self.server.port, self.ctx)
+        pod = sts_pod("ka", 1, annotations={"distenv.dev/world-size": "2"})
+        for i in range(30):
+            if i % 3 == 0:
+                st, _, _ = c.call("GET", "/healthz")
+            else:
+                st, _, out = c.call("POST", "/mutate", body=json.dumps(review(pod, self.uid())))
+            check(st == 200, "request %d: HTTP %d" % (i, st))
+        check(c.connects == 1, "30 requests used %d connections" % c.connects)
+        c.close()
+
+    def case_parallel(self):
+        errors = []
+        pod = sts_pod("par", 2, annotations={"distenv.dev/world-size": "8"})
+
+        def worker(k):
+            try:
+                c = Conn(self.server.port, self.ctx, timeout=30)
+                for _ in range(25):
+                    st, _, out = c.call("POST", "/mutate",
+                                        body=json.dumps(review(pod, "p-%d" % k)))
+                    r = json.loads(out)["response"]
+                    if st != 200 or r["uid"] != "p-%d" % k or not r["allowed"]:
+                        errors.append((k, st, out[:100]))
+                c.close()
+            except Exception as e:
+                errors.append((k, repr(e)))
+        ts = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120 * SLOW)
+        check(not any(t.is_alive() for t in ts), "workers did not finish")
+        check(not errors, "errors under 8 parallel clients: %r" % errors[:3])
+
+    def metrics(self):
+        c = Conn(self.server.port, self.ctx)
+        st, resp, out = c.call("GET", "/metrics")
+        c.close()
+        check(st == 200, "metrics HTTP %d" % st)
+        check(resp.getheader("Content-Type", "").startswith("text/plain; version=0.0.4"),
+              "metrics Content-Type %r" % resp.getheader("Content-Type"))
+        vals = {}
+        for line in out.decode().splitlines():
+            if line and not line.startswith("#"):
+                k, _, v = line.rpartition(" ")
+                vals[k] = float(v)
+        return vals
+
+    def case_metrics(self):
+        m = self.metrics()
+        for outcome in ("skipped", "patched", "unchanged", "denied", "bad_request"):
+            check('distenv_admission_requests_total{outcome="%s"}' % outcome in m,
+                  "no series for outcome %s" % outcome)
+        check(m['distenv_admission_requests_total{outcome="patched"}'] >= 5, "patched count")
+        check(m['distenv_admission_requests_total{outcome="denied"}'] >= 10, "denied count")
+        check(m['distenv_admission_requests_total{outcome="bad_request"}'] >= 6, "400 count")
+        total = sum(v for k, v in m.items() if k.startswith("distenv_admission_requests_total"))
+        check(m["distenv_admission_duration_seconds_count"] == total,
+              "histogram count %r != requests %r"
+              % (m["distenv_admission_duration_seconds_count"], total))
+        check(m['distenv_admission_duration_seconds_bucket{le="+Inf"}'] == total, "+Inf bucket")
+        check(m['distenv_http_errors_total{code="404"}'] >= 3, "404 count")
+        check(m['distenv_http_errors_total{code="405"}'] >= 4, "405 count")
+        check(m['distenv_http_errors_total{code="413"}'] >= 2, "413 count")
+        check(m["distenv_inflight_requests"] == 1, "in-flight while scraping: %r"
+              % m["distenv_inflight_requests"])
+        for k in ('distenv_lookups_total{outcome="ok"}', 'distenv_lookups_total{outcome="error"}',
+                  'distenv_lookups_total{outcome="cached"}',
+                  'distenv_certificate_reloads_total{result="success"}',
+                  'distenv_certificate_reloads_total{result="failure"}'):
+            check(k in m, "missing %s" % k)
+        check(any(k.startswith("distenv_build_info{") for k in m), "no build info")
+        want = cert_not_after(os.path.join(self.certs1, "tls.crt"))
+        check(m["distenv_certificate_expiry_timestamp_seconds"] == want,
+              "certificate expiry %r, want %r" % (m["distenv_certificate_expiry_timestamp_seconds"],
+                                                  want))
+
+    def case_cert_swap(self):
+        """New pairs arrive while clients keep calling: served within a bounded wait, no failure."""
+        certs2 = self.gen_certs("certs2")
+        certs3 = self.gen_certs("certs3")
+        self.ca = [os.path.join(d, "ca.crt") for d in (self.certs1, certs2, certs3)]
+        self.ctx = ctx = tls_context(self.ca)
+        stop = threading.Event()
+        stats = {"ok": 0, "fail": [], "seen": set()}
+        lock = threading.Lock()
+        pod = sts_pod("swap", 1, annotations={"distenv.dev/world-size": "2"})
+
+        def load(keepalive):
+            c = Conn(self.server.port, ctx, timeout=30)
+            while not stop.is_set():
+                try:
+                    if not keepalive:
+                        c.close()
+                    st, _, out = c.call("POST", "/mutate", body=json.dumps(review(pod, "swap")))
+                    good = st == 200 and json.loads(out)["response"]["allowed"]
+                    with lock:
+                        if good:
+                            stats["ok"] += 1
+                            stats["seen"].add(hashlib.sha256(c.peer_der).hexdigest())
+                        else:
+                            stats["fail"].append((st, out[:100]))
+                except Exception as e:
+                    with lock:
+                        stats["fail"].append(repr(e))
+                    c.close()
+            c.close()
+
+        threads = [threading.Thread(target=load, args=(k % 2 == 0,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            m0 = self.metrics()
+            der2 = pem_to_der(os.path.join(certs2, "tls.crt"))
+            der3 = pem_to_der(os.path.join(certs3, "tls.crt"))
+            # 1. Kubernetes Secret volume update: the ..data symlink is swapped.
+            self.secret_publish(certs2, "..v2")
+            self.wait_served(ctx, der2, "certs2 after the ..data swap")
+            m1 = self.metrics()
+            check(m1['distenv_certificate_reloads_total{result="success"}'] >
+                  m0['distenv_certificate_reloads_total{result="success"}'], "no successful reload")
+            check(m1["distenv_certificate_expiry_timestamp_seconds"] ==
+                  cert_not_after(os.path.join(certs2, "tls.crt")), "expiry not updated")
+            # 2. A bad pair (certs3's certificate with certs2's key): refused, old one kept.
+            bad = os.path.join(self.work, "badpair")
+            os.makedirs(bad)
+            shutil.copy(os.path.join(certs3, "tls.crt"), os.path.join(bad, "tls.crt"))
+            shutil.copy(os.path.join(certs2, "tls.key"), os.path.join(bad, "tls.key"))
+            self.secret_publish(bad, "..v3")
+            failures = m1['distenv_certificate_reloads_total{result="failure"}']
+            wait_until(lambda: self.metrics()['distenv_certificate_reloads_total{result="failure"}']
+                       > failures, 30, step=0.2, what="the failed reload to be counted")
+            c = Conn(self.server.port, ctx)
+            st, _, _ = c.call("GET", "/healthz")
+            check(st == 200 and c.peer_der == der2, "after a bad pair the old pair is not served")
+            c.close()
+            events = [e for e in self.server.events() if e.get("event") ==
+                      "certificate_reload_failed"]
+            check(events and "match" in events[-1].get("error", ""),
+                  "no log line naming the key/certificate mismatch: %r" % events[-1:])
+            # 3. Plain files renamed over the paths the server reads.
+            for f in ("tls.key", "tls.crt"):
+                tmp = os.path.join(self.vol, "." + f + ".tmp")
+                shutil.copy(os.path.join(certs3, f), tmp)
+                os.rename(tmp, os.path.join(self.vol, f))
+            self.wait_served(ctx, der3, "certs3 after renaming files")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(60 * SLOW)
+        check(not any(t.is_alive() for t in threads), "load threads hung")
+        check(not stats["fail"], "%d requests failed during the swaps: %r"
+              % (len(stats["fail"]), stats["fail"][:3]))
+        check(stats["ok"] > 0, "no request succeeded")
+        want_seen = {hashlib.sha256(pem_to_der(os.path.join(d, "tls.crt"))).hexdigest()
+                     for d in (self.certs1, certs2, certs3)}
+        check(stats["seen"] <= want_seen, "unknown certificate served")
+        log("     cert swap: %d requests during the swaps, 0 failed" % stats["ok"])
+
+    def wait_served(self, ctx, der, what):
+        def served():
+            c = Conn(self.server.port, ctx)
+            try:
+                st, _, _ = c.call("GET", "/healthz")
+                return st == 200 and c.peer_der == der
+            finally:
+                c.close()
+        wait_until(served, 30, step=0.2, what=what)
+
+    def case_log_lines(self):
+        lines = [ln for ln in self.server.log_lines() if ln.strip()]
+        check(lines, "no log lines")
+        for ln in lines:
+            try:
+                e = json.loads(ln)
+            except ValueError:
+                raise CaseFailed("log line is not JSON: %r" % ln[:200])
+            check(all(k in e for k in ("ts", "level", "event")), "log line fields: %r" % ln[:200])
+        evs = [json.loads(ln) for ln in lines]
+        adm = [e for e in evs if e["event"] == "admission"]
+        check(adm, "no admission log lines")
+        for k in ("uid", "namespace", "workload", "rank", "outcome", "micros"):
+            check(k in adm[-1], "admission line lacks %s: %r" % (k, adm[-1]))
+        check(any(e["event"] == "listening" and "TLS1.2" in e.get("tls", "") for e in evs),
+              "no start-up line naming the TLS versions")
+
+    def case_sigterm_drain(self):
+        """SIGTERM with a request in flight: it completes, readyz says 503, exit 0."""
+        body = json.dumps(review(sts_pod("dr", 1, annotations={"distenv.dev/world-size": "2"}),
+                                 "drain-uid")).encode()
+        ka = Conn(self.server.port, self.ctx, timeout=30)
+        st, _, _ = ka.call("GET", "/readyz")
+        check(st == 200, "readyz before SIGTERM %d" % st)
+        s = tls_socket(self.server.port, self.ctx, timeout=60)
+        half = len(body) // 2
+        raw_http(s, "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: %d\r\n\r\n" % len(body), [body[:half]], read=False)
+        wait_until(lambda: self.metrics()["distenv_inflight_requests"] >= 2, 10,
+                   what="the partial request to be in flight")
+        self.server.proc.send_signal(signal.SIGTERM)
+
+        def not_ready():
+            st2, resp, _ = ka.call("GET", "/readyz")
+            return st2 == 503
+        wait_until(not_ready, 10, step=0.1, what="readyz 503 while draining")
+        check(self.server.alive(), "server exited with a request in flight")
+        s.sendall(body[half:])
+        st, h, out = read_response(s)
+        s.close()
+        ka.close()
+        check(st == 200, "in-flight request got HTTP %d" % st)
+        check(json.loads(out)["response"]["uid"] == "drain-uid", "in-flight answer %r" % out[:200])
+        rc = self.server.stop(timeout=60)
+        check(rc == 0, "exit code %d after SIGTERM, want 0: %s" % (rc, self.server.log_tail()))
+        evs = [e.get("event") for e in self.server.events()]
+        check("drain_start" in evs and "drain_end" in evs, "no drain log lines: %r" % evs[-5:])
+        if self.args.valgrind:
+            with open(self.server.vg_path) as f:
+                vg = f.read()
+            check("ERROR SUMMARY: 0 errors" in vg, "valgrind: %s" % vg[-2000:])
+            log("     valgrind: ERROR SUMMARY: 0 errors")
+
+    def case_start_errors(self):
+        """Start-up failures: a named error and a non-zero exit, no hang."""
+        key = os.path.join(self.certs1, "tls.key")
+        crt = os.path.join(self.certs1, "tls.crt")
+        other_key = os.path.join(self.work, "certs2", "tls.key")
+        cases = [(["--listen", "nonsense"], "listen"),
+                 (["--listen", "127.0.0.1:70000"], "port"),
+                 (["--tls-cert", os.path.join(self.work, "missing.crt"), "--tls-key", key],
+                  "missing.crt"),
+                 (["--tls-cert", crt, "--tls-key", other_key], "does not match")]
+        for extra, want in cases:
+            args = [self.args.binary, "serve", "--no-lookups"]
+            if "--listen" not in extra:
+                args += ["--listen", "127.0.0.1:%d" % free_port()]
+            if "--tls-cert" not in extra:
+                args += ["--tls-cert", crt, "--tls-key", key]
+            p = subprocess.run(args + extra, capture_output=True, text=True, timeout=30 * SLOW)
+            check(p.returncode != 0, "%r: exit 0" % extra)
+            check(want in p.stderr, "%r: stderr %r does not mention %r" % (extra, p.stderr, want))
+
+
+def pem_to_der(path):
+    with open(path) as f:
+        pem = f.read()
+    first = pem[pem.index("-----BEGIN CERTIFICATE-----"):]
+    first = first[:first.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")]
+    return ssl.PEM_cert_to_DER_cert(first)
+
+
+def cert_not_after(path):
+    """notAfter of the leaf, read with the ssl module's decoder (independent of the server)."""
+    info = ssl._ssl._test_decode_cert(path)  # reads the first certificate of the file
+    return float(ssl.cert_time_to_seconds(info["notAfter"]))
+
+
+def main():
+    global SLOW
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", default="./distenv-webhook")
+    ap.add_argument("--valgrind", action="store_true", help="run the server under valgrind")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    args.binary = os.path.abspath(args.binary)
+    if args.valgrind:
+        SLOW = 10.0
+        if shutil.which("valgrind") is None:
+            log("integration: valgrind is not installed")
+            return 2
+    if not os.access(args.binary, os.X_OK):
+        log("integration: %s is not an executable" % args.binary)
+        return 2
+
+    work = tempfile.mkdtemp(prefix="distenv-it-")
+    suite = Suite(args, work)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        if not run_case("certs: distenv-webhook certs writes ca.crt, tls.crt, tls.key (0600)",
+                        suite.case_certs):
+            return finish()
+        if not run_case("start: serve on loopback, /healthz over HTTPS", suite.case_start):
+            return finish()
+        run_case("routes: /healthz, /readyz, HEAD", suite.case_health_routes)
+        golden = sorted(os.path.basename(p)[:-len(".request.json")]
+                        for p in glob.glob(os.path.join(DATA, "*.request.json")))
+        for name in golden:
+            if os.path.exists(os.path.join(DATA, name + ".lookup.json")):
+                continue  # needs a workload look-up; this server runs --no-lookups
+            if not os.path.exists(os.path.join(DATA, name + ".response.json")):
+                continue
+            run_case("golden %s" % name, suite.case_golden, name)
+        run_case("patch: StatefulSet, 3 frameworks, user env kept, GPUs, idempotent",
+                 suite.case_sts_all_frameworks)
+        run_case("patch: StatefulSet defaults (port 29500, pytorch+tensorflow, nproc 1)",
+                 suite.case_sts_defaults)
+        run_case("patch: elastic MIN:MAX with max-restarts", suite.case_sts_elastic)
+        run_case("patch: Indexed Job, no name, request.namespace, service annotation, init "
+                 "container", suite.case_job_service_init)
+        run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
+        run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
+                 suite.case_denials)
+        run_case("denied: every bad annotation names key and value", suite.case_bad_annotations)
+        run_case("HTTP 400: bad JSON, empty, array, no uid, no request, v1beta1",
+                 suite.case_http_400)
+        run_case("HTTP 404/405 with Allow, JSON bodies, connection kept", suite.case_http_404_405)
+        run_case("HTTP 413: announced, at/over the limit, chunked", suite.case_http_413)
+        run_case("TLS 1.2 and 1.3 accepted (ALPN http/1.1), 1.0 and 1.1 refused",
+                 suite.case_tls_versions)
+        run_case("keep-alive: 30 requests on one connection", suite.case_keepalive)
+        run_case("parallel: 8 clients x 25 reviews", suite.case_parallel)
+        run_case("metrics: counters, histogram, errors, in-flight, expiry", suite.case_metrics)
+        run_case("certificate swap under load: ..data symlink, bad pair kept out, rename",
+                 suite.case_cert_swap)
+        run_case("start-up errors: bad listen, missing file, key mismatch",
+                 suite.case_start_errors)
+        run_case("logs: every line JSON, admission fields, start-up line", suite.case_log_lines)
+        run_case("SIGTERM: in-flight request completes, readyz 503, exit 0",
+                 suite.case_sigterm_drain)
+    except KeyboardInterrupt:
+        log("integration: interrupted")
+        results["failed"] += 1
+    finally:
+        if suite.server is not None:
+            suite.server.kill()
+        if args.keep or results["failed"]:
+            log("integration: files kept in %s" % work)
+        if not args.keep and not results["failed"]:
+            shutil.rmtree(work, ignore_errors=True)
+    return finish()
+
+
+def finish():
+    log("integration: %d passed, %d failed" % (results["passed"], results["failed"]))
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

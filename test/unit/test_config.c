@@ -496,6 +496,26 @@ static void test_load(void)
 	rmdir(dir);
 }
 
+/* deploy/config.example.yaml documents every key at its default: it must parse to the defaults. */
+static void test_example(void)
+{
+	struct config c, d;
+	char err[512], got[1024], want[1024];
+	size_t i;
+
+	config_defaults(&d);
+	config_defaults(&c);
+	c.threads = 99; /* proves the file sets it */
+	CHECK(config_load("deploy/config.example.yaml", &c, err, sizeof(err)) == 0,
+	      "deploy/config.example.yaml (run from the repository root): %s", err);
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+		get(&c, defaults[i].path, got, sizeof(got));
+		get(&d, defaults[i].path, want, sizeof(want));
+		CHECK(strcmp(got, want) == 0, "example %s: %s, default %s", defaults[i].path, got,
+		      want);
+	}
+}
+
 static const struct {
 	const char *in;
 	int rc;
@@ -557,6 +577,7 @@ int main(void)
 	test_full();
 	test_long_values();
 	test_load();
+	test_example();
 	test_helpers();
 	TEST_MAIN_END("config");
 }

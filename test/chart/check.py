@@ -1,0 +1,756 @@
+#!/usr/bin/python3
+"""Offline checks of charts/distenv: helm lint, helm template in every
+certificate mode with assertions on the rendered objects, schema and template
+rejections of bad values, the rendered config accepted by the real binary, the
+chart's generated certificate served by the real binary over HTTPS, and the
+deploy/ manifests and examples.
+
+Usage: check.py --helm PATH [--binary ./distenv-webhook]
+Prints one line per check and ends with "chart: N passed, N failed".
+"""
+import argparse
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CHART = os.path.join(ROOT, "charts", "distenv")
+NS = "ml-infra"
+RELEASE = "distenv"
+
+results = {"pass": 0, "fail": 0}
+
+
+def check(name):
+    """Decorator-free runner: check(name)(fn) runs fn and records the outcome."""
+    def run(fn, *args):
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            results["fail"] += 1
+            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+            print(f"FAIL - {name}: {detail[:2000]}")
+            return False
+        results["pass"] += 1
+        print(f"ok   - {name}")
+        return True
+    return run
+
+
+class Helm:
+    def __init__(self, path):
+        self.path = path
+
+    def run(self, *args, env=None):
+        e = dict(os.environ)
+        # No cluster: lookup() returns nothing, as under `helm template`.
+        e["KUBECONFIG"] = "/nonexistent/kubeconfig"
+        e.update(env or {})
+        return subprocess.run([self.path, *args], capture_output=True, text=True, env=e, timeout=120)
+
+    def template(self, *args, ns=NS, kube="1.33.0"):
+        r = self.run("template", RELEASE, CHART, "--namespace", ns, "--kube-version", kube, *args)
+        if r.returncode != 0:
+            raise AssertionError(f"helm template {' '.join(args)} failed: {r.stderr.strip()}")
+        return Render(r.stdout)
+
+    def template_fails(self, *args):
+        r = self.run("template", RELEASE, CHART, "--namespace", NS, "--kube-version", "1.33.0", *args)
+        return r.returncode, r.stderr
+
+
+class Render:
+    def __init__(self, text):
+        self.text = text
+        self.objs = [d for d in yaml.safe_load_all(text) if d]
+
+    def kinds(self):
+        return sorted(o["kind"] for o in self.objs)
+
+    def all(self, kind):
+        return [o for o in self.objs if o["kind"] == kind]
+
+    def one(self, kind, name=None):
+        found = [o for o in self.all(kind) if name is None or o["metadata"]["name"] == name]
+        assert len(found) == 1, f"expected one {kind} {name or ''}, got {len(found)}"
+        return found[0]
+
+    def pod(self):
+        return self.one("Deployment")["spec"]["template"]
+
+    def webhook(self):
+        cfg = self.one("MutatingWebhookConfiguration")
+        assert len(cfg["webhooks"]) == 1, cfg["webhooks"]
+        return cfg["webhooks"][0]
+
+    def config(self):
+        return yaml.safe_load(self.one("ConfigMap")["data"]["config.yaml"])
+
+
+def eq(got, want, what):
+    assert got == want, f"{what}: got {got!r}, want {want!r}"
+
+
+def openssl(*args, stdin=None):
+    r = subprocess.run(["openssl", *args], input=stdin, capture_output=True, timeout=30)
+    assert r.returncode == 0, f"openssl {' '.join(args)}: {r.stderr.decode()}"
+    return r.stdout.decode()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# --------------------------------------------------------------------------
+# Assertions shared by the modes
+
+
+SECURE = {
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "runAsGroup": 65532,
+    "allowPrivilegeEscalation": False,
+    "privileged": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def assert_deployment(r, port=8443):
+    dep = r.one("Deployment")
+    eq(dep["metadata"]["namespace"], NS, "Deployment namespace")
+    eq(dep["spec"]["replicas"], 2, "replicas")
+    tpl = dep["spec"]["template"]
+    spec = tpl["spec"]
+    sel = dep["spec"]["selector"]["matchLabels"]
+    for k, v in sel.items():
+        eq(tpl["metadata"]["labels"].get(k), v, f"pod label {k}")
+    psc = spec["securityContext"]
+    eq(psc["runAsNonRoot"], True, "pod runAsNonRoot")
+    eq(psc["runAsUser"], 65532, "pod runAsUser")
+    eq(psc["seccompProfile"], {"type": "RuntimeDefault"}, "pod seccompProfile")
+    containers = spec["containers"] + spec.get("initContainers", [])
+    for c in containers:
+        eq(c["securityContext"], SECURE, f"securityContext of {c['name']}")
+    (web,) = spec["containers"]
+    eq(web["args"], ["serve", "--config", "/etc/distenv/config.yaml"], "webhook args")
+    eq(web["ports"], [{"name": "https", "containerPort": port, "protocol": "TCP"}], "ports")
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        eq(web[probe]["httpGet"], {"path": path, "port": "https", "scheme": "HTTPS"}, probe)
+    for c in containers:
+        res = c["resources"]
+        assert res.get("requests", {}).get("memory") and res.get("limits", {}).get("memory"), \
+            f"{c['name']} has no memory request/limit: {res}"
+    (init,) = spec["initContainers"]
+    eq(init["args"], ["check-config", "/etc/distenv/config.yaml"], "init container args")
+    eq(init["image"], web["image"], "init container image")
+    # Config and certificate come from one projected volume at /etc/distenv.
+    for c in containers:
+        eq(c["volumeMounts"], [{"name": "etc", "mountPath": "/etc/distenv", "readOnly": True}],
+           f"volumeMounts of {c['name']}")
+    (vol,) = spec["volumes"]
+    srcs = vol["projected"]["sources"]
+    cm = [s["configMap"] for s in srcs if "configMap" in s][0]
+    sec = [s["secret"] for s in srcs if "secret" in s][0]
+    eq(cm["name"], r.one("ConfigMap")["metadata"]["name"], "projected ConfigMap name")
+    eq({i["path"] for i in cm["items"]}, {"config.yaml"}, "ConfigMap items")
+    eq({i["key"]: i["path"] for i in sec["items"]},
+       {"tls.crt": "tls/tls.crt", "tls.key": "tls/tls.key"}, "Secret items")
+    cfg = r.config()
+    eq(cfg["listen"], f":{port}", "config listen")
+    eq(cfg["tls"]["certFile"], "/etc/distenv/tls/tls.crt", "config tls.certFile")
+    eq(cfg["tls"]["keyFile"], "/etc/distenv/tls/tls.key", "config tls.keyFile")
+    # Spread across nodes.
+    tsc = spec["topologySpreadConstraints"]
+    eq([t["topologyKey"] for t in tsc], ["kubernetes.io/hostname"], "topologySpread key")
+    eq(tsc[0]["labelSelector"]["matchLabels"], sel, "topologySpread selector")
+    anti = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    eq(anti[0]["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname", "anti-affinity key")
+    # Stopping: preStop sleep, then the drain, within the grace period.
+    eq(web["lifecycle"], {"preStop": {"sleep": {"seconds": 10}}}, "preStop")
+    drain = cfg["server"]["drainTimeoutSeconds"]
+    assert spec["terminationGracePeriodSeconds"] > 10 + drain, \
+        f"terminationGracePeriodSeconds {spec['terminationGracePeriodSeconds']} <= 10 + {drain}"
+    assert "checksum/config" in tpl["metadata"]["annotations"], "no checksum/config annotation"
+    eq(spec["automountServiceAccountToken"], True, "automountServiceAccountToken")
+    eq(spec["serviceAccountName"], r.one("ServiceAccount")["metadata"]["name"], "serviceAccountName")
+
+
+def assert_service_rbac(r):
+    svc = r.one("Service")
+    eq(svc["spec"]["ports"], [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}],
+       "Service ports")
+    pod_labels = r.pod()["metadata"]["labels"]
+    for k, v in svc["spec"]["selector"].items():
+        eq(pod_labels.get(k), v, f"Service selector {k}")
+    role = r.one("ClusterRole")
+    eq(role["rules"], [
+        {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]},
+    ], "ClusterRole rules")
+    binding = r.one("ClusterRoleBinding")
+    eq(binding["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": role["metadata"]["name"]}, "roleRef")
+    sa = r.one("ServiceAccount")
+    eq(binding["subjects"], [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                              "namespace": NS}], "binding subjects")
+    assert not r.all("Role") and not r.all("RoleBinding"), "unexpected namespaced RBAC"
+    pdb = r.one("PodDisruptionBudget")
+    eq(pdb["spec"]["minAvailable"], 1, "PDB minAvailable")
+    eq(pdb["spec"]["selector"]["matchLabels"], r.one("Deployment")["spec"]["selector"]["matchLabels"],
+       "PDB selector")
+
+
+def assert_webhook(r, service=True):
+    w = r.webhook()
+    eq(w["name"], "pods.distenv.dev", "webhook name")
+    eq(w["admissionReviewVersions"], ["v1"], "admissionReviewVersions")
+    eq(w["sideEffects"], "None", "sideEffects")
+    eq(w["failurePolicy"], "Fail", "failurePolicy")
+    eq(w["matchPolicy"], "Equivalent", "matchPolicy")
+    eq(w["reinvocationPolicy"], "IfNeeded", "reinvocationPolicy")
+    eq(w["timeoutSeconds"], 10, "timeoutSeconds")
+    eq(w["rules"], [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                     "operations": ["CREATE"], "scope": "Namespaced"}], "rules")
+    eq(w["objectSelector"], {"matchLabels": {"distenv.dev/inject": "true"}}, "objectSelector")
+    eq(w["namespaceSelector"], {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", NS]}]},
+        "namespaceSelector")
+    if service:
+        svc = r.one("Service")
+        eq(w["clientConfig"]["service"], {"name": svc["metadata"]["name"], "namespace": NS,
+                                          "path": "/mutate", "port": 443}, "clientConfig.service")
+        assert "url" not in w["clientConfig"], "url and service both set"
+
+
+def dns_names():
+    return [f"{RELEASE}.{NS}.svc", RELEASE, f"{RELEASE}.{NS}", f"{RELEASE}.{NS}.svc.cluster.local"]
+
+
+# --------------------------------------------------------------------------
+# The checks
+
+
+def t_lint(helm):
+    for extra in ([], ["--set", "certificates.mode=certManager"],
+                  ["--set", "certificates.mode=existingSecret", "--set", "certificates.secretName=x"],
+                  ["--set", "hostNetwork=true", "--set", "containerPort=9443"]):
+        r = helm.run("lint", "--strict", CHART, *extra)
+        assert r.returncode == 0, f"helm lint {extra}: {r.stdout}{r.stderr}"
+
+
+def t_chart_version():
+    chart = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))
+    version = open(os.path.join(ROOT, "VERSION")).read().strip()
+    eq(chart["appVersion"], version, "Chart appVersion vs VERSION")
+
+
+def t_self_signed(helm):
+    r = helm.template()
+    eq(r.kinds(), sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+                          "MutatingWebhookConfiguration", "PodDisruptionBudget", "Secret",
+                          "Service", "ServiceAccount"]), "kinds")
+    for o in r.objs:
+        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"):
+            eq(o["metadata"].get("namespace"), NS, f"namespace of {o['kind']}")
+    assert_deployment(r)
+    assert_service_rbac(r)
+    assert_webhook(r)
+    eq(r.one("Deployment")["spec"]["template"]["spec"]["volumes"][0]["projected"]["sources"][1]
+       ["secret"]["name"], r.one("Secret")["metadata"]["name"], "Deployment mounts the chart's Secret")
+
+
+def t_self_signed_cert(helm, tmp):
+    r = helm.template("--set", "certificates.extraIPAddresses={127.0.0.1}")
+    sec = r.one("Secret")
+    eq(sec["type"], "kubernetes.io/tls", "Secret type")
+    data = {k: base64.b64decode(v) for k, v in sec["data"].items()}
+    eq(sorted(data), ["ca.crt", "tls.crt", "tls.key"], "Secret keys")
+    eq(r.webhook()["clientConfig"]["caBundle"], sec["data"]["ca.crt"], "caBundle is the Secret's ca.crt")
+    for k, v in data.items():
+        open(os.path.join(tmp, k), "wb").write(v)
+    out = openssl("verify", "-CAfile", os.path.join(tmp, "ca.crt"), os.path.join(tmp, "tls.crt"))
+    assert out.strip().endswith("OK"), out
+    text = openssl("x509", "-in", os.path.join(tmp, "tls.crt"), "-noout", "-text")
+    for name in dns_names():
+        assert f"DNS:{name}" in text, f"SAN DNS:{name} missing"
+    assert "IP Address:127.0.0.1" in text, "SAN IP 127.0.0.1 missing"
+    assert re.search(r"Subject: CN ?= ?" + re.escape(f"{RELEASE}.{NS}.svc"), text), "CN"
+    end = openssl("x509", "-in", os.path.join(tmp, "tls.crt"), "-noout", "-enddate").split("=", 1)[1]
+    days = (time.mktime(time.strptime(end.strip(), "%b %d %H:%M:%S %Y GMT")) - time.time()) / 86400
+    assert 3640 < days < 3660, f"certificate valid for {days:.0f} days, want 3650"
+    pub_cert = openssl("x509", "-in", os.path.join(tmp, "tls.crt"), "-noout", "-pubkey")
+    pub_key = openssl("pkey", "-in", os.path.join(tmp, "tls.key"), "-pubout")
+    eq(pub_cert, pub_key, "tls.key matches tls.crt")
+    # Without a cluster every render makes a new CA: this is why the checked-in
+    # manifest does not use selfSigned, and why install.sh checks the upgrade.
+    r2 = helm.template()
+    assert r2.one("Secret")["data"]["ca.crt"] != sec["data"]["ca.crt"], "two renders gave the same CA"
+
+
+def t_cert_manager(helm):
+    r = helm.template("--set", "certificates.mode=certManager",
+                      "--set", "certificates.extraIPAddresses={127.0.0.1}")
+    assert not r.all("Secret"), "certManager mode must not render a Secret"
+    assert_deployment(r)
+    assert_webhook(r)
+    assert "caBundle" not in r.webhook()["clientConfig"], "caBundle templated in certManager mode"
+    issuers = {o["metadata"]["name"]: o["spec"] for o in r.all("Issuer")}
+    certs = {o["metadata"]["name"]: o["spec"] for o in r.all("Certificate")}
+    eq(sorted(issuers), [f"{RELEASE}-ca", f"{RELEASE}-selfsigned"], "Issuers")
+    eq(issuers[f"{RELEASE}-selfsigned"], {"selfSigned": {}}, "self-signed Issuer")
+    eq(sorted(certs), [f"{RELEASE}-ca", f"{RELEASE}-tls"], "Certificates")
+    ca = certs[f"{RELEASE}-ca"]
+    eq(ca["isCA"], True, "CA Certificate isCA")
+    eq(ca["issuerRef"]["name"], f"{RELEASE}-selfsigned", "CA issuerRef")
+    eq(issuers[f"{RELEASE}-ca"], {"ca": {"secretName": ca["secretName"]}}, "CA Issuer secret")
+    srv = certs[f"{RELEASE}-tls"]
+    eq(srv["issuerRef"], {"group": "cert-manager.io", "kind": "Issuer", "name": f"{RELEASE}-ca"},
+       "serving Certificate issuerRef")
+    eq(srv["dnsNames"], dns_names(), "serving dnsNames")
+    eq(srv["ipAddresses"], ["127.0.0.1"], "serving ipAddresses")
+    assert "server auth" in srv["usages"], srv["usages"]
+    vol = r.pod()["spec"]["volumes"][0]["projected"]["sources"][1]["secret"]["name"]
+    eq(vol, srv["secretName"], "Deployment mounts the Certificate's Secret")
+    ann = r.one("MutatingWebhookConfiguration")["metadata"]["annotations"]
+    eq(ann["cert-manager.io/inject-ca-from"], f"{NS}/{RELEASE}-tls", "inject-ca-from")
+    for o in r.all("Issuer") + r.all("Certificate"):
+        eq(o["metadata"]["namespace"], NS, f"namespace of {o['kind']}")
+    # An issuer of the user's: no chart Issuers, the Certificate points at it.
+    r = helm.template("--set", "certificates.mode=certManager",
+                      "--set", "certificates.certManager.issuerRef.name=corp-ca",
+                      "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer")
+    assert not r.all("Issuer"), "Issuers rendered with a user issuerRef"
+    eq([o["metadata"]["name"] for o in r.all("Certificate")], [f"{RELEASE}-tls"], "Certificates")
+    eq(r.one("Certificate")["spec"]["issuerRef"],
+       {"group": "cert-manager.io", "kind": "ClusterIssuer", "name": "corp-ca"}, "issuerRef")
+
+
+def t_existing_secret(helm, tmp):
+    pem = ("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZmFrZQ==\n-----END CERTIFICATE-----\n")
+    path = os.path.join(tmp, "ca.pem")
+    open(path, "w").write(pem)
+    base = ["--set", "certificates.mode=existingSecret", "--set", "certificates.secretName=corp-tls"]
+    r = helm.template(*base, "--set-file", f"certificates.existingSecret.caBundle={path}")
+    assert not r.all("Secret") and not r.all("Certificate") and not r.all("Issuer"), r.kinds()
+    assert_deployment(r)
+    assert_webhook(r)
+    eq(r.pod()["spec"]["volumes"][0]["projected"]["sources"][1]["secret"]["name"], "corp-tls",
+       "mounted Secret")
+    eq(base64.b64decode(r.webhook()["clientConfig"]["caBundle"]).decode(), pem, "caBundle from PEM")
+    b64 = base64.b64encode(pem.encode()).decode()
+    r = helm.template(*base, "--set", f"certificates.existingSecret.caBundle={b64}")
+    eq(r.webhook()["clientConfig"]["caBundle"], b64, "caBundle given base64-encoded")
+    r = helm.template(*base)
+    assert "caBundle" not in r.webhook()["clientConfig"], "caBundle without a value or Secret"
+
+
+def t_url_mode(helm):
+    r = helm.template("--set", "webhook.url=https://127.0.0.1:18443/mutate")
+    cc = r.webhook()["clientConfig"]
+    eq(cc.get("url"), "https://127.0.0.1:18443/mutate", "clientConfig.url")
+    assert "service" not in cc, "service set together with url"
+    assert cc.get("caBundle"), "no caBundle in url mode"
+    assert_webhook(r, service=False)
+
+
+def t_host_network(helm):
+    r = helm.template("--set", "hostNetwork=true", "--set", "containerPort=9443")
+    spec = r.pod()["spec"]
+    eq(spec.get("hostNetwork"), True, "hostNetwork")
+    eq(spec["dnsPolicy"], "ClusterFirstWithHostNet", "dnsPolicy")
+    assert "sysctls" not in spec["securityContext"], "sysctl with hostNetwork"
+    eq(r.config()["listen"], ":9443", "listen")
+    eq(r.one("Deployment")["spec"]["strategy"]["rollingUpdate"], {"maxSurge": 0, "maxUnavailable": 1},
+       "rolling update frees the host port first")
+    assert_deployment(r, port=9443)
+    code, err = helm.template_fails("--set", "hostNetwork=true", "--set", "containerPort=443")
+    assert code != 0 and "below 1024" in err, f"hostNetwork with port 443 accepted: {err}"
+
+
+def t_low_port(helm):
+    r = helm.template("--set", "containerPort=443")
+    spec = r.pod()["spec"]
+    eq(spec["securityContext"].get("sysctls"),
+       [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}], "unprivileged port sysctl")
+    eq(r.config()["listen"], ":443", "listen")
+    assert_deployment(r, port=443)
+    assert "sysctls" not in helm.template().pod()["spec"]["securityContext"], "sysctl on port 8443"
+
+
+def t_prestop_versions(helm):
+    web = helm.template(kube="1.29.0").pod()["spec"]["containers"][0]
+    assert "lifecycle" not in web, "sleep action rendered for Kubernetes 1.29"
+    spec = helm.template("--set", "preStop.enabled=false").pod()["spec"]
+    assert "lifecycle" not in spec["containers"][0], "preStop rendered while disabled"
+    eq(spec["terminationGracePeriodSeconds"], 25 + 5, "grace period without preStop")
+    spec = helm.template("--set", "preStop.sleepSeconds=20",
+                         "--set", "config.server.drainTimeoutSeconds=40").pod()["spec"]
+    eq(spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"], 20, "preStop seconds")
+    eq(spec["terminationGracePeriodSeconds"], 65, "grace period follows preStop + drain")
+
+
+def t_checksum(helm):
+    def ck(*a):
+        return helm.template(*a).pod()["metadata"]["annotations"]["checksum/config"]
+    base = ck()
+    assert ck("--set", "config.logging.level=debug") != base, "config change keeps the checksum"
+    eq(ck("--set", "replicaCount=3"), base, "checksum after a non-config change")
+    cfg_text = helm.template().one("ConfigMap")["data"]["config.yaml"]
+    assert "level: info" in cfg_text, cfg_text
+
+
+def t_toggles(helm):
+    r = helm.template("--set", "replicaCount=1")
+    assert not r.all("PodDisruptionBudget"), "PDB with one replica"
+    r = helm.template("--set", "config.lookups.enabled=false", "--set", "rbac.create=false")
+    assert not r.all("ClusterRole") and not r.all("ClusterRoleBinding"), "RBAC with rbac.create=false"
+    eq(r.pod()["spec"]["automountServiceAccountToken"], False, "token without look-ups")
+    eq(r.one("ServiceAccount")["automountServiceAccountToken"], False, "SA token without look-ups")
+    code, err = helm.template_fails("--set", "rbac.create=false")
+    assert code != 0 and "needs RBAC" in err, f"look-ups without RBAC accepted: {err}"
+    r = helm.template("--set", "webhook.excludeNamespaces={batch-system}",
+                      "--set", "webhook.failurePolicy=Ignore", "--set", "webhook.timeoutSeconds=5")
+    w = r.webhook()
+    eq(w["namespaceSelector"]["matchExpressions"][0]["values"], ["kube-system", NS, "batch-system"],
+       "excluded namespaces")
+    eq((w["failurePolicy"], w["timeoutSeconds"]), ("Ignore", 5), "failurePolicy/timeoutSeconds")
+    r = helm.template("--set", "checkConfig=false")
+    assert "initContainers" not in r.pod()["spec"], "check-config with checkConfig=false"
+    r = helm.template("--set", "image.repository=registry.example/ml/distenv",
+                      "--set", "image.digest=sha256:" + "ab" * 32)
+    eq(r.pod()["spec"]["containers"][0]["image"], "registry.example/ml/distenv@sha256:" + "ab" * 32,
+       "image by digest")
+    eq(helm.template().pod()["spec"]["containers"][0]["image"], "distenv:" +
+       open(os.path.join(ROOT, "VERSION")).read().strip(), "default image tag")
+
+
+def t_service_monitor(helm):
+    assert not helm.template().all("ServiceMonitor"), "ServiceMonitor rendered by default"
+    r = helm.template("--set", "metrics.serviceMonitor.enabled=true",
+                      "--set", "metrics.serviceMonitor.labels.release=prom")
+    sm = r.one("ServiceMonitor")
+    eq(sm["metadata"]["labels"]["release"], "prom", "ServiceMonitor label")
+    (ep,) = sm["spec"]["endpoints"]
+    eq((ep["port"], ep["scheme"], ep["path"]), ("https", "https", "/metrics"), "endpoint")
+    eq(ep["tlsConfig"], {"serverName": f"{RELEASE}.{NS}.svc",
+                         "ca": {"secret": {"name": f"{RELEASE}-tls", "key": "ca.crt"}}}, "tlsConfig")
+    svc_labels = r.one("Service")["metadata"]["labels"]
+    for k, v in sm["spec"]["selector"]["matchLabels"].items():
+        eq(svc_labels.get(k), v, f"ServiceMonitor selector {k} matches the Service")
+
+
+def t_notes(helm):
+    r = helm.run("install", RELEASE, CHART, "--namespace", NS, "--dry-run=client")
+    assert r.returncode == 0, r.stderr
+    notes = r.stdout.split("NOTES:", 1)[1]
+    assert 'distenv.dev/inject: "true"' in notes, notes
+    assert "subdomain" in notes and f"kube-system, {NS}" in notes, notes
+
+
+REJECT = [
+    (["--set", "replicaCount=0"], "/replicaCount"),
+    (["--set", "certificates.mode=vault"], "/certificates/mode"),
+    (["--set", "webhook.failurePolicy=Sometimes"], "/webhook/failurePolicy"),
+    (["--set", "webhook.timeoutSeconds=31"], "/webhook/timeoutSeconds"),
+    (["--set", "webhook.url=http://127.0.0.1:8080/mutate"], "/webhook/url"),
+    (["--set", "containerPort=70000"], "/containerPort"),
+    (["--set", "runAsUser=0"], "/runAsUser"),
+    (["--set", "replicas=3"], "replicas"),
+    (["--set", "config.logging.level=verbose"], "/config/logging/level"),
+    (["--set", "config.defaults.frameworks={pytorch,mxnet}"], "/config/defaults/frameworks"),
+    (["--set", "config.server.idleTimeoutSeconds=30"], "/config/server/idleTimeoutSeconds"),
+    (["--set", "config.listen=:1"], "listen"),
+    (["--set", "config.lookups.kubeconfig=/k"], "kubeconfig"),
+    (["--set", "config.defaults.port=0"], "/config/defaults/port"),
+    (["--set", "certificates.mode=existingSecret"], "/certificates"),
+    (["--set", "certificates.extraIPAddresses={not-an-ip}"], "/certificates/extraIPAddresses"),
+    (["--set", "image.digest=latest"], "/image/digest"),
+    (["--set", "terminationGracePeriodSeconds=30"], "must be larger than"),
+]
+
+
+def t_reject(helm, args, needle):
+    code, err = helm.template_fails(*args)
+    assert code != 0, f"accepted {args}"
+    assert needle in err, f"error does not name {needle!r}: {err.strip()[:600]}"
+
+
+def t_check_config(helm, binary, tmp):
+    """The rendered config.yaml, in every mode and with non-default values, is
+    accepted by the real parser (`check-config`)."""
+    variants = [
+        [],
+        ["--set", "certificates.mode=certManager", "--set", "containerPort=443"],
+        ["--set", "config.defaults.frameworks={jax}", "--set", "config.logging.level=debug",
+         "--set", "config.lookups.enabled=false", "--set", "config.gpuResources={habana.ai/gaudi}",
+         "--set", "config.clusterDomain=corp.example"],
+    ]
+    for i, args in enumerate(variants):
+        text = helm.template(*args).one("ConfigMap")["data"]["config.yaml"]
+        # The certificate paths exist only in the pod: point them at real files.
+        text = text.replace("/etc/distenv/tls/", tmp + "/")
+        path = os.path.join(tmp, f"config-{i}.yaml")
+        open(path, "w").write(text)
+        r = subprocess.run([binary, "check-config", path], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and "configuration OK" in r.stdout, \
+            f"check-config {args}: rc {r.returncode} {r.stdout}{r.stderr}"
+    # And a bad value that slipped past the schema would be caught at start.
+    bad = os.path.join(tmp, "bad.yaml")
+    open(bad, "w").write("defaults:\n  port: 0\n")
+    r = subprocess.run([binary, "check-config", bad], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "port" in r.stderr, f"check-config accepted port 0: {r.stdout}{r.stderr}"
+
+
+def t_serve_chart_cert(helm, binary, tmp):
+    """The binary serves the chart's selfSigned certificate with the chart's
+    config, and a client that trusts only the chart's caBundle and checks the
+    name the API server uses (<svc>.<ns>.svc) gets an AdmissionReview answer."""
+    r = helm.template()
+    sec = r.one("Secret")["data"]
+    d = os.path.join(tmp, "serve")
+    os.makedirs(d, exist_ok=True)
+    for k in ("tls.crt", "tls.key"):
+        open(os.path.join(d, k), "wb").write(base64.b64decode(sec[k]))
+    os.chmod(os.path.join(d, "tls.key"), 0o600)
+    open(os.path.join(d, "ca.crt"), "wb").write(base64.b64decode(r.webhook()["clientConfig"]["caBundle"]))
+    cfg = r.one("ConfigMap")["data"]["config.yaml"].replace("/etc/distenv/tls/", d + "/")
+    open(os.path.join(d, "config.yaml"), "w").write(cfg)
+    port = free_port()
+    log = open(os.path.join(d, "serve.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
+                             "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
+    host = f"{RELEASE}.{NS}.svc"
+    curl = ["curl", "-sS", "--max-time", "5", "--cacert", os.path.join(d, "ca.crt"),
+            "--resolve", f"{host}:{port}:127.0.0.1"]
+    try:
+        for _ in range(100):
+            if proc.poll() is not None:
+                raise AssertionError("serve exited: " + open(os.path.join(d, "serve.log")).read()[-800:])
+            if subprocess.run(curl + ["-f", f"https://{host}:{port}/healthz"],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("serve did not answer /healthz in 10 s")
+        review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "chart-cert-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "team-a", "operation": "CREATE",
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": "w-0", "namespace": "team-a",
+                "labels": {"distenv.dev/inject": "true", "apps.kubernetes.io/pod-index": "0"},
+                "annotations": {"distenv.dev/world-size": "3"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "w",
+                                     "uid": "1", "controller": True}]},
+                "spec": {"hostname": "w-0", "subdomain": "w", "containers": [{"name": "c", "image": "i"}]}}}}
+        out = subprocess.run(curl + ["-H", "Content-Type: application/json", "--data-binary",
+                                     json.dumps(review), f"https://{host}:{port}/mutate"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        resp = json.loads(out.stdout)["response"]
+        eq((resp["uid"], resp["allowed"]), ("chart-cert-1", True), "answer")
+        patch = json.loads(base64.b64decode(resp["patch"]))
+        text = json.dumps(patch)
+        assert "w-0.w.team-a.svc.cluster.local" in text and '"WORLD_SIZE"' in text, text[:400]
+        # A client that checks another name must be refused.
+        bad = subprocess.run(["curl", "-sS", "--max-time", "5", "--cacert", os.path.join(d, "ca.crt"),
+                              "--resolve", f"other.{NS}.svc:{port}:127.0.0.1",
+                              f"https://other.{NS}.svc:{port}/healthz"], capture_output=True)
+        assert bad.returncode != 0, "certificate accepted for a name it does not cover"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def t_manifests():
+    r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "render-manifests.sh"), "--check"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    docs = [d for d in yaml.safe_load_all(open(os.path.join(ROOT, "deploy", "distenv.yaml"))) if d]
+    eq(docs[0]["kind"], "Namespace", "first object of deploy/distenv.yaml")
+    eq(docs[0]["metadata"]["name"], "distenv", "namespace")
+    kinds = sorted(d["kind"] for d in docs)
+    assert "Secret" not in kinds, "deploy/distenv.yaml contains a Secret (private key in git)"
+    for d in docs[1:]:
+        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"):
+            eq(d["metadata"]["namespace"], "distenv", f"namespace of {d['kind']}")
+
+
+def load_examples():
+    d = os.path.join(ROOT, "deploy", "examples")
+    out = {}
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".yaml"):
+            out[f] = [x for x in yaml.safe_load_all(open(os.path.join(d, f))) if x]
+    return out
+
+
+def t_examples():
+    ex = load_examples()
+    eq(sorted(ex), ["indexed-job.yaml", "jax.yaml", "pytorch-ddp-statefulset.yaml",
+                    "tensorflow-multiworker.yaml", "torchrun-elastic.yaml"], "examples")
+    for f, docs in ex.items():
+        services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
+        workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job")]
+        assert len(workloads) == 1, f"{f}: {len(workloads)} workloads"
+        w = workloads[0]
+        tpl = w["spec"]["template"]
+        eq(tpl["metadata"]["labels"].get("distenv.dev/inject"), "true", f"{f}: opt-in label")
+        if w["kind"] == "StatefulSet":
+            svc_name = w["spec"]["serviceName"]
+            eq(w["spec"].get("podManagementPolicy"), "Parallel", f"{f}: podManagementPolicy")
+        else:
+            eq(w["spec"].get("completionMode"), "Indexed", f"{f}: completionMode")
+            eq(w["spec"]["parallelism"], w["spec"]["completions"], f"{f}: parallelism")
+            svc_name = tpl["spec"].get("subdomain") or tpl["metadata"]["annotations"]["distenv.dev/service"]
+        svc = services.get(svc_name)
+        assert svc, f"{f}: no Service {svc_name}"
+        eq(svc["spec"].get("clusterIP"), "None", f"{f}: headless")
+        eq(svc["spec"].get("publishNotReadyAddresses"), True, f"{f}: publishNotReadyAddresses")
+        for k, v in svc["spec"]["selector"].items():
+            eq(tpl["metadata"]["labels"].get(k), v, f"{f}: Service selects the pods")
+        port = int(tpl["metadata"].get("annotations", {}).get("distenv.dev/port", 29500))
+        assert port in [p["port"] for p in svc["spec"]["ports"]], f"{f}: Service lacks port {port}"
+        cms = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}
+        for v in tpl["spec"].get("volumes", []):
+            if "configMap" in v:
+                assert v["configMap"]["name"] in cms, f"{f}: ConfigMap {v['configMap']['name']} missing"
+                for name, src in next(d for d in docs if d["kind"] == "ConfigMap")["data"].items():
+                    if name.endswith(".py"):
+                        compile(src, f"{f}:{name}", "exec")
+
+
+# What `render` must print for each example (namespace "examples"): rank r's
+# variables, "{r}" standing for the rank. install.sh checks the same against
+# the pods the real controllers create.
+def expected_examples(ns="examples"):
+    def fq(h, s):
+        return f"{h}.{s}.{ns}.svc.cluster.local"
+    tf_workers = json.dumps([f"{fq(f'tf-{i}', 'tf')}:2222" for i in range(3)], separators=(",", ":"))
+    return {
+        "pytorch-ddp-statefulset.yaml": (2, {
+            "MASTER_ADDR": fq("ddp-0", "ddp"), "MASTER_PORT": "29500", "RANK": "{r}",
+            "WORLD_SIZE": "2", "PET_NNODES": "2", "PET_NODE_RANK": "{r}", "PET_NPROC_PER_NODE": "2",
+            "PET_MASTER_ADDR": fq("ddp-0", "ddp"), "PET_MASTER_PORT": "29500", "TF_CONFIG": None}),
+        "indexed-job.yaml": (4, {
+            "MASTER_ADDR": fq("ddp-job-0", "ddp-job"), "RANK": "{r}", "WORLD_SIZE": "4",
+            "PET_NNODES": "4", "PET_NPROC_PER_NODE": "1"}),
+        "tensorflow-multiworker.yaml": (3, {
+            "TF_CONFIG": '{"cluster":{"worker":' + tf_workers + '},"task":{"type":"worker","index":{r}}}',
+            "MASTER_ADDR": None, "JAX_COORDINATOR_ADDRESS": None}),
+        "jax.yaml": (2, {
+            "JAX_COORDINATOR_ADDRESS": fq("jax-0", "jax") + ":1234", "JAX_NUM_PROCESSES": "2",
+            "JAX_PROCESS_ID": "{r}", "MASTER_ADDR": None, "TF_CONFIG": None}),
+        "torchrun-elastic.yaml": (3, {
+            "PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ENDPOINT": fq("elastic-0", "elastic") + ":29500",
+            "PET_RDZV_ID": f"{ns}-elastic", "PET_MAX_RESTARTS": "3", "RANK": "{r}", "WORLD_SIZE": "3"}),
+    }
+
+
+def env_matches(env, want, rank, what):
+    """env: name -> value of one pod. want: name -> expected (None: absent)."""
+    for k, v in want.items():
+        if v is None:
+            assert k not in env, f"{what}: {k} should not be set, got {env.get(k)!r}"
+            continue
+        v = v.replace("{r}", str(rank))
+        if k == "TF_CONFIG" and k in env:
+            eq(json.loads(env[k]), json.loads(v), f"{what}: TF_CONFIG")
+        else:
+            eq(env.get(k), v, f"{what}: {k}")
+
+
+def t_examples_render(binary):
+    """`distenv-webhook render` (the /mutate code path, offline) on each
+    example gives every rank the documented env."""
+    want = expected_examples()
+    for f, (world, env_want) in want.items():
+        path = os.path.join(ROOT, "deploy", "examples", f)
+        r = subprocess.run([binary, "render", "--namespace", "examples", "-o", "json", path],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, f"render {f}: {r.stderr}"
+        out = json.loads(r.stdout)
+        ranks = render_ranks(out)
+        eq(len(ranks), world, f"{f}: ranks rendered")
+        for rank, env in sorted(ranks.items()):
+            env_matches(env, env_want, rank, f"{f} rank {rank}")
+
+
+def render_ranks(out):
+    """Maps rank -> {name: value} from `render -o json`: a list with one entry
+    per rank ({kind, namespace, workload, pod, rank, worldSize, containers, env})."""
+    ranks = {}
+    for p in out:
+        assert int(p["rank"]) not in ranks, f"rank {p['rank']} twice"
+        ranks[int(p["rank"])] = {e["name"]: e["value"] for e in p["env"]}
+    return ranks
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--helm", required=True)
+    ap.add_argument("--binary", default="")
+    a = ap.parse_args()
+    helm = Helm(a.helm)
+    tmp = tempfile.mkdtemp(prefix="distenv-chart-")
+    try:
+        check("helm lint --strict (each certificate mode, hostNetwork)")(t_lint, helm)
+        check("Chart appVersion equals VERSION")(t_chart_version)
+        check("selfSigned: objects, Deployment hardening, probes, RBAC, webhook fields")(t_self_signed, helm)
+        check("selfSigned: certificate verifies against caBundle, SANs, key pair, validity")(
+            t_self_signed_cert, helm, tmp)
+        check("certManager: Issuers, Certificates, CA injection, no caBundle")(t_cert_manager, helm)
+        check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
+        check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
+        check("hostNetwork: port, dnsPolicy, rollout, port < 1024 refused")(t_host_network, helm)
+        check("containerPort 443: unprivileged-port sysctl")(t_low_port, helm)
+        check("preStop sleep: Kubernetes >= 1.30 only, switch, grace period")(t_prestop_versions, helm)
+        check("checksum/config changes with the config only")(t_checksum, helm)
+        check("PDB, RBAC, token, namespaces, failurePolicy, checkConfig, image toggles")(t_toggles, helm)
+        check("ServiceMonitor (optional) scrapes /metrics over HTTPS with the CA")(t_service_monitor, helm)
+        check("NOTES.txt tells how to label a workload")(t_notes, helm)
+        for args, needle in REJECT:
+            check(f"rejected: {' '.join(args[1::2])}")(t_reject, helm, args, needle)
+        check("deploy/ manifests are up to date and hold no Secret")(t_manifests)
+        check("deploy/examples: opt-in label, headless Service, Indexed, scripts compile")(t_examples)
+        binary = a.binary
+        if binary and os.path.exists(binary):
+            check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
+            check("serve with the chart's config and selfSigned certificate over HTTPS")(
+                t_serve_chart_cert, helm, binary, tmp)
+            check("render of each deploy/examples manifest gives the documented env")(t_examples_render, binary)
+        else:
+            results["fail"] += 1
+            print(f"FAIL - distenv-webhook binary not found ({binary or 'not given'}): "
+                  "config, serve and render checks not run")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"chart: {results['pass']} passed, {results['fail']} failed")
+    return 0 if results["fail"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

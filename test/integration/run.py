@@ -164,12 +164,17 @@ class Conn(http.client.HTTPSConnection):
 
 
 class Server:
-    def __init__(self, binary, workdir, cert, key, valgrind, extra=None):
+    def __init__(self, binary, workdir, cert, key, valgrind, extra=None, config=None):
         self.port = free_port()
         self.log_path = os.path.join(workdir, "server-%d.log" % self.port)
         self.vg_path = os.path.join(workdir, "valgrind-%d.log" % self.port)
-        cmd = [binary, "serve", "--no-lookups", "--listen", "127.0.0.1:%d" % self.port,
+        cmd = [binary, "serve", "--listen", "127.0.0.1:%d" % self.port,
                "--tls-cert", cert, "--tls-key", key, "--log-level", "debug"] + (extra or [])
+        if config is not None:
+            path = os.path.join(workdir, "config-%d.yaml" % self.port)
+            with open(path, "w") as f:
+                f.write(config)
+            cmd += ["--config", path]
         if valgrind:
             cmd = ["valgrind", "--error-exitcode=99", "--leak-check=full",
                    "--log-file=" + self.vg_path] + cmd
@@ -510,8 +515,11 @@ class Suite:
             os.symlink(os.path.join("..data", f), os.path.join(self.vol, f))
         self.ca = [os.path.join(self.certs1, "ca.crt")]
         self.ctx = tls_context(self.ca)
+        # A short check interval keeps the swap case quick; the YAML key is the config's.
         self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
-                             os.path.join(self.vol, "tls.key"), self.args.valgrind)
+                             os.path.join(self.vol, "tls.key"), self.args.valgrind,
+                             extra=["--no-lookups"],
+                             config="tls:\n  checkIntervalSeconds: 1\n")
         self.server.wait_ready(self.ctx)
         c = Conn(self.server.port, self.ctx)
         st, _, _ = c.call("GET", "/healthz")
@@ -1001,6 +1009,174 @@ class Suite:
             check(want in p.stderr, "%r: stderr %r does not mention %r" % (extra, p.stderr, want))
 
 
+class FakeAPI:
+    """A loopback HTTPS stand-in for the API server's GET statefulset/job, with a bearer token."""
+
+    TOKEN = "distenv-it-token"
+
+    def __init__(self, certdir):
+        import http.server
+
+        api = self
+        self.expect = None  # (path, object) served for the fixture being run
+        self.seen = []
+        self.unexpected = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                api.seen.append(self.path)
+                if self.headers.get("Authorization") != "Bearer " + FakeAPI.TOKEN:
+                    return self.reply(401, {"kind": "Status", "code": 401,
+                                            "reason": "Unauthorized"})
+                exp = api.expect
+                if exp is None or self.path.split("?")[0] != exp[0]:
+                    if exp is not None:
+                        api.unexpected.append(self.path)
+                    return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound",
+                                            "message": "not found"})
+                return self.reply(200, exp[1])
+
+            def reply(self, code, obj):
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(certdir, "tls.crt"), os.path.join(certdir, "tls.key"))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def kubeconfig(self, path, ca):
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: it\n  cluster:\n"
+                    "    server: https://127.0.0.1:%d\n    certificate-authority: %s\n"
+                    "users:\n- name: it\n  user:\n    token: %s\ncontexts:\n- name: it\n"
+                    "  context:\n    cluster: it\n    user: it\ncurrent-context: it\n"
+                    % (self.port, ca, FakeAPI.TOKEN))
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def workload_of(req):
+    """(API path, object) the look-up of this review's pod must GET, from a fixture's lookup."""
+    r = req["request"]
+    meta = r["object"]["metadata"]
+    ns = meta.get("namespace") or r.get("namespace")
+    owner = [o for o in meta.get("ownerReferences", []) if o.get("controller")][0]
+    if owner["kind"] == "StatefulSet":
+        return "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (ns, owner["name"])
+    return "/apis/batch/v1/namespaces/%s/jobs/%s" % (ns, owner["name"])
+
+
+def workload_object(path, spec):
+    name = path.rsplit("/", 1)[1]
+    if "/statefulsets/" in path:
+        obj = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+               "spec": {"replicas": spec["replicas"], "serviceName": name,
+                        "selector": {"matchLabels": {"app": name}}, "template": {}}}
+        if "ordinalsStart" in spec:
+            obj["spec"]["ordinals"] = {"start": spec["ordinalsStart"]}
+        return obj
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"completions": spec["completions"], "parallelism": spec["parallelism"],
+                     "completionMode": "Indexed" if spec.get("indexed") else "NonIndexed",
+                     "template": {}}}
+
+
+class LookupSuite:
+    """A second server with look-ups on, against FakeAPI: the fixtures that need a look-up."""
+
+    def __init__(self, suite):
+        self.s = suite
+        self.api = None
+        self.server = None
+
+    def case_start(self):
+        s = self.s
+        apicerts = s.gen_certs("apicerts")
+        self.api = FakeAPI(apicerts)
+        kc = os.path.join(s.work, "kubeconfig")
+        self.api.kubeconfig(kc, os.path.join(apicerts, "ca.crt"))
+        self.server = Server(s.args.binary, s.work, os.path.join(s.certs1, "tls.crt"),
+                             os.path.join(s.certs1, "tls.key"), s.args.valgrind,
+                             extra=["--kubeconfig", kc],
+                             config="lookups:\n  cacheTTLMs: 0\n  timeoutMs: %d\n"
+                                    % int(3000 * SLOW))
+        self.ctx = tls_context([os.path.join(s.certs1, "ca.crt")])
+        self.server.wait_ready(self.ctx)
+
+    def post(self, req):
+        c = Conn(self.server.port, self.ctx, timeout=30)
+        st, _, out = c.call("POST", "/mutate", body=json.dumps(req))
+        c.close()
+        check(st == 200, "HTTP %d: %r" % (st, out[:200]))
+        return json.loads(out)
+
+    def case_golden(self, name):
+        req = json.load(open(os.path.join(DATA, name + ".request.json")))
+        want = json.load(open(os.path.join(DATA, name + ".response.json")))
+        spec = json.load(open(os.path.join(DATA, name + ".lookup.json")))
+        path = workload_of(req)
+        self.api.expect = (path, workload_object(path, spec))
+        before = len(self.api.seen)
+        got = self.post(req)
+        if "patch" in got.get("response", {}):
+            got["response"]["patch"] = json.loads(base64.b64decode(got["response"]["patch"]))
+        check(got == want, "response differs:\n got: %s\nwant: %s"
+              % (json.dumps(got, sort_keys=True)[:1500], json.dumps(want, sort_keys=True)[:1500]))
+        check(not self.api.unexpected, "unexpected GETs: %r" % self.api.unexpected)
+        if not name.startswith("skipped"):
+            check(len(self.api.seen) > before or "world-size" in json.dumps(req),
+                  "no look-up reached the API")
+
+    def case_lookup_failure(self):
+        self.api.expect = None  # every GET answers 404
+        uid = "lookup-fail"
+        pod = sts_pod("gone", 1)
+        got = self.post(review(pod, uid, namespace="ml"))["response"]
+        check(got["uid"] == uid and got["allowed"] is False, "not denied: %r" % got)
+        msg = got.get("status", {}).get("message", "")
+        check(msg.startswith("distenv:") and "world size" in msg, "message %r" % msg)
+
+    def case_metrics(self):
+        c = Conn(self.server.port, self.ctx)
+        st, _, out = c.call("GET", "/metrics")
+        c.close()
+        text = out.decode()
+        ok = [ln for ln in text.splitlines() if ln.startswith('distenv_lookups_total{outcome="ok"}')]
+        err = [ln for ln in text.splitlines()
+               if ln.startswith('distenv_lookups_total{outcome="error"}')]
+        check(ok and float(ok[0].split()[-1]) >= 1, "look-ups ok not counted: %r" % ok)
+        check(err and float(err[0].split()[-1]) >= 1, "look-up errors not counted: %r" % err)
+
+    def case_stop(self):
+        rc = self.server.stop(timeout=60)
+        check(rc == 0, "exit code %d after SIGTERM: %s" % (rc, self.server.log_tail()))
+        if self.s.args.valgrind:
+            with open(self.server.vg_path) as f:
+                vg = f.read()
+            check("ERROR SUMMARY: 0 errors" in vg, "valgrind: %s" % vg[-2000:])
+
+    def close(self):
+        if self.server is not None:
+            self.server.kill()
+        if self.api is not None:
+            self.api.close()
+
+
 def pem_to_der(path):
     with open(path) as f:
         pem = f.read()
@@ -1080,6 +1256,19 @@ def main():
         run_case("logs: every line JSON, admission fields, start-up line", suite.case_log_lines)
         run_case("SIGTERM: in-flight request completes, readyz 503, exit 0",
                  suite.case_sigterm_drain)
+        lk = LookupSuite(suite)
+        try:
+            if run_case("look-ups: serve --kubeconfig (bearer token) against a fake API server",
+                        lk.case_start):
+                for name in golden:
+                    if os.path.exists(os.path.join(DATA, name + ".lookup.json")):
+                        run_case("golden %s (look-up)" % name, lk.case_golden, name)
+                run_case("look-ups: a failed look-up denies with the reason",
+                         lk.case_lookup_failure)
+                run_case("look-ups: counted in /metrics", lk.case_metrics)
+                run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
+        finally:
+            lk.close()
     except KeyboardInterrupt:
         log("integration: interrupted")
         results["failed"] += 1

@@ -131,8 +131,8 @@ def tls_context(cafiles, min_version=None, max_version=None, legacy=False):
     return ctx
 
 
-def tls_socket(port, ctx, timeout=10.0):
-    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout * SLOW)
+def tls_socket(port, ctx, timeout=10.0, host="127.0.0.1"):
+    raw = socket.create_connection((host, port), timeout=timeout * SLOW)
     try:
         return ctx.wrap_socket(raw, server_hostname=SNI)
     except Exception:
@@ -143,14 +143,14 @@ def tls_socket(port, ctx, timeout=10.0):
 class Conn(http.client.HTTPSConnection):
     """An HTTPS connection to 127.0.0.1 that verifies the name the API server uses."""
 
-    def __init__(self, port, ctx, timeout=10.0):
-        super().__init__("127.0.0.1", port, timeout=timeout * SLOW, context=ctx)
+    def __init__(self, port, ctx, timeout=10.0, host="127.0.0.1"):
+        super().__init__(host, port, timeout=timeout * SLOW, context=ctx)
         self._ctx = ctx
         self.connects = 0
         self.peer_der = None
 
     def connect(self):
-        self.sock = tls_socket(self.port, self._ctx, self.timeout / SLOW)
+        self.sock = tls_socket(self.port, self._ctx, self.timeout / SLOW, host=self.host)
         self.peer_der = self.sock.getpeercert(binary_form=True)
         self.connects += 1
 
@@ -164,11 +164,13 @@ class Conn(http.client.HTTPSConnection):
 
 
 class Server:
-    def __init__(self, binary, workdir, cert, key, valgrind, extra=None, config=None):
+    def __init__(self, binary, workdir, cert, key, valgrind, extra=None, config=None,
+                 listen=None):
         self.port = free_port()
         self.log_path = os.path.join(workdir, "server-%d.log" % self.port)
         self.vg_path = os.path.join(workdir, "valgrind-%d.log" % self.port)
-        cmd = [binary, "serve", "--listen", "127.0.0.1:%d" % self.port,
+        listen = (listen or "127.0.0.1:%d") % self.port
+        cmd = [binary, "serve", "--listen", listen,
                "--tls-cert", cert, "--tls-key", key, "--log-level", "debug"] + (extra or [])
         if config is not None:
             path = os.path.join(workdir, "config-%d.yaml" % self.port)
@@ -183,12 +185,12 @@ class Server:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.logf,
                                      stderr=self.logf, cwd=workdir)
 
-    def wait_ready(self, ctx):
+    def wait_ready(self, ctx, host="127.0.0.1"):
         def healthy():
             check(self.proc.poll() is None,
                   "server exited with %s: %s" % (self.proc.returncode, self.log_tail()))
             try:
-                c = Conn(self.port, ctx, timeout=5)
+                c = Conn(self.port, ctx, timeout=5, host=host)
                 st, _, _ = c.call("GET", "/healthz")
                 c.close()
                 return st == 200
@@ -988,6 +990,32 @@ class Suite:
             check("ERROR SUMMARY: 0 errors" in vg, "valgrind: %s" % vg[-2000:])
             log("     valgrind: ERROR SUMMARY: 0 errors")
 
+    def case_listen_forms(self):
+        """":PORT" (all addresses, both families), "[::1]:PORT", "0.0.0.0:PORT"."""
+        crt = os.path.join(self.certs1, "tls.crt")
+        key = os.path.join(self.certs1, "tls.key")
+        ctx = tls_context([os.path.join(self.certs1, "ca.crt")])
+        v6 = socket.has_ipv6 and os.path.exists("/proc/net/if_inet6")
+        forms = [(":%d", ["127.0.0.1"] + (["::1"] if v6 else [])), ("0.0.0.0:%d", ["127.0.0.1"])]
+        if v6:
+            forms.append(("[::1]:%d", ["::1"]))
+        for form, hosts in forms:
+            srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
+                         extra=["--no-lookups"], listen=form)
+            try:
+                srv.wait_ready(ctx, host=hosts[0])
+                for h in hosts:
+                    c = Conn(srv.port, ctx, host=h)
+                    st, _, _ = c.call("GET", "/healthz")
+                    c.close()
+                    check(st == 200, "%s via %s: HTTP %d" % (form, h, st))
+                rc = srv.stop()
+                check(rc == 0, "%s: exit %d" % (form, rc))
+            finally:
+                srv.kill()
+        if not v6:
+            log("     (no IPv6 on this host: [::1] not tried)")
+
     def case_start_errors(self):
         """Start-up failures: a named error and a non-zero exit, no hang."""
         key = os.path.join(self.certs1, "tls.key")
@@ -1251,6 +1279,8 @@ def main():
         run_case("metrics: counters, histogram, errors, in-flight, expiry", suite.case_metrics)
         run_case("certificate swap under load: ..data symlink, bad pair kept out, rename",
                  suite.case_cert_swap)
+        run_case("listen forms: :PORT (dual stack), [::1]:PORT, 0.0.0.0:PORT",
+                 suite.case_listen_forms)
         run_case("start-up errors: bad listen, missing file, key mismatch",
                  suite.case_start_errors)
         run_case("logs: every line JSON, admission fields, start-up line", suite.case_log_lines)

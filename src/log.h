@@ -10,19 +10,20 @@
 void log_set_level(enum log_level lvl);
 int log_enabled(enum log_level lvl);
 
+/* Ends the variadic lists below: a typed null pointer, as variadic calls need. */
+#define LOG_END ((const char *)0)
+
 /*
  * Writes {"ts":"...","level":"...","event":EVENT, KEY: VALUE ...} where the
- * variadic arguments are pairs of const char * (key, value), ended by NULL.
+ * variadic arguments are pairs of const char * (key, value), ended by LOG_END.
  * A value NULL is skipped. Values are JSON-escaped strings.
  */
 void log_kv(enum log_level lvl, const char *event, ...) __attribute__((sentinel));
 
-/* Like log_kv but numeric values: pairs of (const char *key, long long value), ended by NULL. */
+/* Like log_kv but numeric values: pairs of (const char *key, long long value), ended by LOG_END. */
 void log_kvn(enum log_level lvl, const char *event, ...) __attribute__((sentinel));
-
-
 
 /* One line per admission. rank < 0 is logged as null; message may be NULL. */
 void log_admission(const char *uid, const char *ns, const char *workload, long rank,
-		   const char *outcome, const char *message, long long micros);
+                   const char *outcome, const char *message, long long micros);
 #endif

@@ -458,12 +458,12 @@ static void cert_check(struct server *s)
 		metrics_cert_reload(0);
 		log_kv(LOG_WARN, "certificate_reload_failed", "cert", s->cfg->tls_cert, "key",
 		       s->cfg->tls_key, "error", err, "action", "keeping the certificate in use",
-		       NULL);
+		       LOG_END);
 		return;
 	}
 	format_time(h->not_after, when, sizeof(when));
 	log_kv(LOG_INFO, "certificate_reloaded", "cert", s->cfg->tls_cert, "sha256", h->fingerprint,
-	       "not_after", when, NULL);
+	       "not_after", when, LOG_END);
 	holder_install(s, h);
 	metrics_cert_reload(1);
 }
@@ -571,7 +571,7 @@ static enum MHD_Result handle_mutate(struct server *s, struct MHD_Connection *c,
 	if (admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &res) != 0 ||
 	    res.body == NULL) {
 		admission_result_free(&res);
-		log_kv(LOG_ERROR, "admission_failed", "error", "out of memory", NULL);
+		log_kv(LOG_ERROR, "admission_failed", "error", "out of memory", LOG_END);
 		return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		                     "out of memory while handling the review", NULL);
 	}
@@ -759,7 +759,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			log_kv(LOG_WARN, "request_dropped", "reason",
 			       r->too_large ? "body far over the limit"
 			                    : "out of memory for the body",
-			       NULL);
+			       LOG_END);
 			if (r->too_large)
 				metrics_http_error(MHD_HTTP_CONTENT_TOO_LARGE);
 			return MHD_NO; /* libmicrohttpd closes the connection */
@@ -786,7 +786,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (r == NULL)
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, NULL);
+		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
 	free(r->body);
 	free(r);
 	*req_cls = NULL;
@@ -806,10 +806,10 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 		buf[--n] = '\0';
 	if (!atomic_load(&s->started)) {
 		snprintf(s->start_error, sizeof(s->start_error), "%s", buf);
-		log_kv(LOG_ERROR, "http_library", "message", buf, NULL);
+		log_kv(LOG_ERROR, "http_library", "message", buf, LOG_END);
 	} else {
 		/* Handshake failures from scanners and old clients are routine. */
-		log_kv(LOG_DEBUG, "http_library", "message", buf, NULL);
+		log_kv(LOG_DEBUG, "http_library", "message", buf, LOG_END);
 	}
 }
 
@@ -958,12 +958,12 @@ static void drain(struct server *s, const sigset_t *sigs)
 		if (now.tv_sec - start.tv_sec >= timeout) {
 			log_kvn(LOG_WARN, "drain_timeout", "inflight",
 			        (long long)atomic_load(&s->inflight), "timeout_s",
-			        (long long)timeout, NULL);
+			        (long long)timeout, LOG_END);
 			return;
 		}
 		sig = sigtimedwait(sigs, NULL, &step);
 		if (sig > 0) {
-			log_kv(LOG_WARN, "drain_interrupted", "signal", strsignal(sig), NULL);
+			log_kv(LOG_WARN, "drain_interrupted", "signal", strsignal(sig), LOG_END);
 			return;
 		}
 	}
@@ -1010,7 +1010,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	format_time(h->not_after, when, sizeof(when));
 	if (h->not_after < time(NULL))
 		log_kv(LOG_WARN, "certificate_expired", "cert", cfg->tls_cert, "not_after", when,
-		       NULL);
+		       LOG_END);
 
 	/* Block the stop signals before any thread starts, so every thread inherits the mask. */
 	sigemptyset(&sigs);
@@ -1026,7 +1026,8 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	s.daemon = daemon_start(&s, &la, 1);
 	if (s.daemon == NULL && la.any_dual) {
 		/* No IPv6 on this host: all IPv4 addresses instead. */
-		log_kv(LOG_WARN, "listen_fallback", "reason", "IPv6 unavailable, IPv4 only", NULL);
+		log_kv(LOG_WARN, "listen_fallback", "reason", "IPv6 unavailable, IPv4 only",
+		       LOG_END);
 		s.daemon = daemon_start(&s, &la, 0);
 	}
 	if (s.daemon == NULL) {
@@ -1042,22 +1043,22 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 
 	di = MHD_get_daemon_info(s.daemon, MHD_DAEMON_INFO_BIND_PORT);
 	log_kv(LOG_INFO, "listening", "listen", cfg->listen, "tls", TLS_VERSIONS, "cert",
-	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, NULL);
+	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, LOG_END);
 	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
 	        (long long)cfg->threads, "max_connections", (long long)cfg->max_connections,
 	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "max_body_bytes",
 	        (long long)cfg->max_body_bytes, "cert_check_interval_s",
-	        (long long)cfg->cert_check_interval_s, NULL);
+	        (long long)cfg->cert_check_interval_s, LOG_END);
 
 	while (sigwait(&sigs, &sig) != 0)
 		;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&s.draining, 1);
-	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), NULL);
+	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);
 	lfd = MHD_quiesce_daemon(s.daemon); /* no new connections; the socket is ours to close */
 	drain(&s, &sigs);
 	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight), "millis",
-	        (long long)(elapsed_s(&t0) * 1000), NULL);
+	        (long long)(elapsed_s(&t0) * 1000), LOG_END);
 	rc = 0;
 
 out_daemon:
@@ -1083,7 +1084,7 @@ out_cert:
 		pthread_mutex_destroy(&s.watch_lock);
 	}
 	if (rc == 0)
-		log_kv(LOG_INFO, "stopped", NULL);
+		log_kv(LOG_INFO, "stopped", LOG_END);
 out_locks:
 	pthread_mutex_destroy(&s.cert_lock);
 	pthread_mutex_destroy(&s.conns_lock);

@@ -69,7 +69,7 @@ static void *spam(void *arg)
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	for (i = 0; i < 200; i++)
-		log_kv(LOG_INFO, "spam", "thread", (const char *)arg, "big", big, NULL);
+		log_kv(LOG_INFO, "spam", "thread", (const char *)arg, "big", big, LOG_END);
 	return NULL;
 }
 
@@ -83,7 +83,7 @@ int main(void)
 	/* Escaping, one case per line. */
 	capture_start();
 	for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++)
-		log_kv(LOG_INFO, "esc", "v", esc[i].value, NULL);
+		log_kv(LOG_INFO, "esc", "v", esc[i].value, LOG_END);
 	out = capture_end();
 	line = strtok_r(out, "\n", &save);
 	for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++, line = strtok_r(NULL, "\n", &save)) {
@@ -105,13 +105,13 @@ int main(void)
 	/* Shape: ts, level, event, NULL values skipped, numbers, admission line, levels. */
 	log_set_level(LOG_INFO);
 	capture_start();
-	log_kv(LOG_INFO, "started", "listen", ":8443", "skipped", NULL, "tls", "1.2,1.3", NULL);
-	log_kvn(LOG_WARN, "drain", "inflight", 3LL, "timeout_s", -25LL, NULL);
-	log_kv(LOG_DEBUG, "hidden", "k", "v", NULL);
+	log_kv(LOG_INFO, "started", "listen", ":8443", "skipped", NULL, "tls", "1.2,1.3", LOG_END);
+	log_kvn(LOG_WARN, "drain", "inflight", 3LL, "timeout_s", -25LL, LOG_END);
+	log_kv(LOG_DEBUG, "hidden", "k", "v", LOG_END);
 	log_admission("u-1", "ns", "StatefulSet/w", 3, "patched", NULL, 1234);
 	log_admission("u-2", "ns", "", -1, "bad_request", "no request.uid", 7);
 	log_set_level(LOG_ERROR);
-	log_kv(LOG_WARN, "hidden too", NULL);
+	log_kv(LOG_WARN, "hidden too", LOG_END);
 	CHECK(!log_enabled(LOG_WARN) && log_enabled(LOG_ERROR), "log_enabled follows the level");
 	log_set_level(LOG_INFO);
 	out = capture_end();

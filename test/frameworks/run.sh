@@ -41,7 +41,17 @@ cleanup() {
 	rm -rf "$rundir"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+child=
+stopping=
+# A signal is passed on to conformance.py (through timeout, which runs it in a
+# process group of its own), which stops its ranks, removes its namespaces and
+# prints its summary.
+on_signal() {
+	stopping=1
+	[ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+	[ -n "$child" ] || exit 130
+}
+trap on_signal INT TERM
 
 [ "$(id -u)" = 0 ] || fail_line "run.sh must run as root (network namespaces)"
 for tool in ip unshare hostname timeout awk; do
@@ -58,12 +68,28 @@ echo "--- dependencies ready in ${deps_s} s ($fw_python)"
 # conformance.py prints the closing `N passed, N failed` line itself.
 FW_RUNDIR=$rundir timeout -k 15 "${FW_TIMEOUT:-1500}" /usr/bin/python3 -u "$here/conformance.py" \
 	--webhook "$webhook" --fw-python "$fw_python" --ns-prefix "$prefix" \
-	--deps-seconds "$deps_s" "$@"
+	--deps-seconds "$deps_s" "$@" &
+child=$!
+wait "$child"
 rc=$?
+if [ -n "$stopping" ]; then
+	# Bounded: conformance.py gets 30 s to clean up, then is killed.
+	for _ in $(seq 30); do
+		kill -0 "$child" 2>/dev/null || break
+		sleep 1
+	done
+	if kill -KILL "$child" 2>/dev/null; then
+		wait "$child" 2>/dev/null
+		rc=137
+	else
+		wait "$child" 2>/dev/null
+		rc=$?
+	fi
+fi
 case $rc in
 0 | 1) ;;
 *)
-	echo "FAIL  conformance.py ended abnormally (exit $rc; 124 = tier timeout)"
+	echo "FAIL  conformance.py ended abnormally (exit $rc; 124 = tier timeout, 137 = killed)"
 	echo "0 passed, 1 failed"
 	;;
 esac

@@ -172,7 +172,10 @@ EOF
 		--allow-privileged=true \
 		--profiling=false \
 		--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/logs/audit.log" \
-		--audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=200
+		--audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=200 \
+		--requestheader-client-ca-file="$pki/ca.crt" --requestheader-allowed-names=front-proxy-client \
+		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+		--requestheader-extra-headers-prefix=X-Remote-Extra-
 	kubeconfig "$dir/admin.kubeconfig" "$server" "$pki/ca.crt" "$pki/admin.crt" "$pki/admin.key" distenv-e2e-admin
 	kubeconfig "$dir/kcm.kubeconfig" "$server" "$pki/ca.crt" "$pki/kcm.crt" "$pki/kcm.key" system:kube-controller-manager
 	wait_for kube-apiserver "$dir" kube-apiserver 120 \
@@ -189,7 +192,7 @@ EOF
 		--controllers=serviceaccount-controller,serviceaccount-token-controller,statefulset-controller,job-controller,replicaset-controller,deployment-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
 		--concurrent-job-syncs=5
 	wait_for kube-controller-manager "$dir" kube-controller-manager 60 \
-		"$dir/bin/kubectl" --server "https://127.0.0.1:$kcm_port" --insecure-skip-tls-verify=true get --raw /healthz
+		curl -sfk --max-time 2 "https://127.0.0.1:$kcm_port/healthz"
 	# The serviceaccount controller is working once "default" has its ServiceAccount.
 	wait_for "ServiceAccount default/default" "$dir" kube-controller-manager 60 \
 		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" -n default get serviceaccount default

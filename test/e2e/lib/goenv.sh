@@ -10,5 +10,6 @@ fi
 export GOCACHE="${GOCACHE:-$HOME/.cache/go-build}"
 export GOMODCACHE="${GOMODCACHE:-$HOME/.cache/go-mod}"
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -mod=readonly"
-export GOTOOLCHAIN=local
+# A Go older than go.mod asks for fetches the right toolchain through the module proxy.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
 export DISTENV_CACHE="${DISTENV_CACHE:-$HOME/.cache/distenv}"

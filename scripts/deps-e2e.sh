@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs and prebuilds what the end-to-end tier (test/e2e) needs, on a Debian
+# bookworm machine as root:
+#   - a Go toolchain at least as new as test/e2e/go.mod asks for (a Go >= 1.21
+#     fetches the exact toolchain through the Go module proxy by itself);
+#   - curl (health checks of kube-controller-manager);
+#   - the Go modules of test/e2e, into ~/.cache/go-mod;
+#   - the control-plane binary (etcd, kube-apiserver, kube-controller-manager,
+#     kubectl from k8s.io/kubernetes), cached in ~/.cache/distenv: the first build
+#     takes about 10 minutes on 2 cores, later runs reuse it at once.
+# Idempotent and fast when everything is there. DISTENV_E2E_PREBUILD=0 skips the
+# control-plane build (test/e2e/run.sh builds it when needed).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+log() { printf 'deps-e2e: %s\n' "$*" >&2; }
+
+apt_install() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	log "apt-get install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	flock /var/lock/distenv-apt.lock apt-get update -q
+	flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+apt_install ca-certificates curl git
+
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+	export PATH="/usr/local/go/bin:$PATH"
+fi
+if ! command -v go >/dev/null 2>&1; then
+	# Debian's own Go is too old to build Kubernetes, and too old (< 1.21) to
+	# fetch a newer toolchain; say so plainly.
+	log "no Go toolchain: install Go >= $(awk '$1 == "go" { print $2 }' "$root/test/e2e/go.mod") at /usr/local/go"
+	exit 1
+fi
+
+# shellcheck source=test/e2e/lib/goenv.sh
+. "$root/test/e2e/lib/goenv.sh"
+cd "$root/test/e2e"
+# With GOTOOLCHAIN=auto this also fetches the toolchain go.mod names if the
+# installed one is older.
+log "$(go version)"
+go mod download
+if [[ "${DISTENV_E2E_PREBUILD:-1}" != 0 ]]; then
+	log "control plane: $(./build.sh)"
+fi

@@ -255,9 +255,17 @@ func checkInjected(t *testing.T, pod *corev1.Pod, e expectation) {
 	}
 	want := e.vars()
 	for _, c := range pod.Spec.Containers {
+		var bad []string
+		fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
 		// Injected entries come before the container's own entries.
 		lastInjected, firstOwn := -1, len(c.Env)
+		counts := map[string]int{}
+		first := map[string]int{}
 		for i, v := range c.Env {
+			counts[v.Name]++
+			if _, ok := first[v.Name]; !ok {
+				first[v.Name] = i
+			}
 			_, injected := want[v.Name]
 			if _, mine := e.user[v.Name]; mine {
 				injected = false
@@ -269,72 +277,66 @@ func checkInjected(t *testing.T, pod *corev1.Pod, e expectation) {
 			}
 		}
 		if lastInjected > firstOwn {
-			t.Errorf("pod %s container %s: injected entries are not all before the container's own (env %s)",
-				pod.Name, c.Name, envString(c.Env))
+			fail("injected entries are not all before the container's own")
 		}
-		counts := map[string]int{}
-		first := map[string]int{}
-		for i, v := range c.Env {
-			counts[v.Name]++
-			if _, ok := first[v.Name]; !ok {
-				first[v.Name] = i
-			}
+		names := make([]string, 0, len(want))
+		for name := range want {
+			names = append(names, name)
 		}
-		for name, val := range want {
+		sort.Strings(names)
+		for _, name := range names {
 			if counts[name] != 1 {
-				t.Errorf("pod %s container %s: %s appears %d times, want once (env %s)", pod.Name, c.Name, name,
-					counts[name], envString(c.Env))
+				fail("%s appears %d times, want once", name, counts[name])
 				continue
 			}
 			got := c.Env[first[name]]
-			if got.ValueFrom != nil {
-				t.Errorf("pod %s container %s: %s has valueFrom, want a value", pod.Name, c.Name, name)
-			}
-			if uv, mine := e.user[name]; mine {
+			switch uv, mine := e.user[name]; {
+			case got.ValueFrom != nil:
+				fail("%s has valueFrom, want a value", name)
+			case mine:
 				if got.Value != uv {
-					t.Errorf("pod %s container %s: %s=%q, want the container's own value %q", pod.Name, c.Name,
-						name, got.Value, uv)
+					fail("%s=%q, want the container's own value %q", name, got.Value, uv)
 				}
-				continue
-			}
-			if name == "TF_CONFIG" {
-				checkTFConfig(t, pod.Name, c.Name, got.Value, e)
-				continue
-			}
-			if got.Value != val {
-				t.Errorf("pod %s container %s: %s=%q, want %q", pod.Name, c.Name, name, got.Value, val)
+			case name == "TF_CONFIG":
+				if msg := checkTFConfig(got.Value, e); msg != "" {
+					fail("%s", msg)
+				}
+			case got.Value != want[name]:
+				fail("%s=%q, want %q", name, got.Value, want[name])
 			}
 		}
 		for _, name := range notInjected {
 			if counts[name] != 0 {
-				t.Errorf("pod %s container %s: unexpected %s (env %s)", pod.Name, c.Name, name, envString(c.Env))
+				fail("unexpected %s", name)
 			}
 		}
 		for name, n := range counts {
-			if n > 1 {
-				t.Errorf("pod %s container %s: %s duplicated %d times", pod.Name, c.Name, name, n)
+			if _, checked := want[name]; n > 1 && !checked {
+				fail("%s duplicated %d times", name, n)
 			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("pod %s container %s: %s\n\tenv %s", pod.Name, c.Name, strings.Join(bad, "; "), envString(c.Env))
 		}
 	}
 }
 
-func checkTFConfig(t *testing.T, pod, ctr, raw string, e expectation) {
-	t.Helper()
+func checkTFConfig(raw string, e expectation) string {
 	var tf tfConfig
 	if err := json.Unmarshal([]byte(raw), &tf); err != nil {
-		t.Errorf("pod %s container %s: TF_CONFIG is not JSON: %v (%q)", pod, ctr, err, raw)
-		return
+		return fmt.Sprintf("TF_CONFIG is not JSON: %v (%q)", err, raw)
 	}
 	var workers []string
 	for _, h := range e.hosts {
 		workers = append(workers, fmt.Sprintf("%s:%d", e.fqdn(h), e.port))
 	}
 	if !reflect.DeepEqual(tf.Cluster, map[string][]string{"worker": workers}) {
-		t.Errorf("pod %s container %s: TF_CONFIG cluster = %v, want worker %v", pod, ctr, tf.Cluster, workers)
+		return fmt.Sprintf("TF_CONFIG cluster = %v, want worker %v", tf.Cluster, workers)
 	}
 	if tf.Task.Type != "worker" || tf.Task.Index != e.rank {
-		t.Errorf("pod %s container %s: TF_CONFIG task = %+v, want worker/%d", pod, ctr, tf.Task, e.rank)
+		return fmt.Sprintf("TF_CONFIG task = %+v, want worker/%d", tf.Task, e.rank)
 	}
+	return ""
 }
 
 func envString(env []corev1.EnvVar) string {

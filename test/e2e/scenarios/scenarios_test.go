@@ -348,7 +348,8 @@ func TestNonIndexedJobRefused(t *testing.T) {
 	if len(l.Items) != 0 {
 		t.Errorf("the non-indexed Job has %d pods stored, want 0", len(l.Items))
 	}
-	_ = env.cs.BatchV1().Jobs(ns).Delete(ctx, "plain", metav1.DeleteOptions{})
+	bg := metav1.DeletePropagationBackground
+	_ = env.cs.BatchV1().Jobs(ns).Delete(ctx, "plain", metav1.DeleteOptions{PropagationPolicy: &bg})
 }
 
 // Scenario 8: distenv stopped: labelled pods are refused (failurePolicy Fail),

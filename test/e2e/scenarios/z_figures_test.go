@@ -1,9 +1,14 @@
 package scenarios
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -26,46 +31,43 @@ type histogram struct {
 
 var labelRE = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
 
-// scrapeWebhookHistogram reads the API server's /metrics and returns the
-// admission-duration histogram of distenv for admitted pod CREATEs.
-func scrapeWebhookHistogram(t *testing.T) histogram {
+// parseHistogram sums the series of one Prometheus histogram whose labels pass keep.
+func parseHistogram(t *testing.T, text, metric string, keep func(map[string]string) bool) histogram {
 	t.Helper()
-	raw, err := env.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctxT(t))
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
 	h := histogram{}
 	buckets := map[float64]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, admissionMetric) {
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, metric) {
 			continue
 		}
-		open, closing := strings.IndexByte(line, '{'), strings.LastIndexByte(line, '}')
-		if open < 0 || closing < open {
+		name, rest, lbl := line, "", map[string]string{}
+		if open, closing := strings.IndexByte(line, '{'), strings.LastIndexByte(line, '}'); open >= 0 && closing > open {
+			name, rest = line[:open], line[closing+1:]
+			for _, m := range labelRE.FindAllStringSubmatch(line[open+1:closing], -1) {
+				lbl[m[1]] = m[2]
+			}
+		} else if f := strings.Fields(line); len(f) == 2 {
+			name, rest = f[0], f[1]
+		} else {
 			continue
 		}
-		name := line[:open]
-		lbl := map[string]string{}
-		for _, m := range labelRE.FindAllStringSubmatch(line[open+1:closing], -1) {
-			lbl[m[1]] = m[2]
-		}
-		if lbl["name"] != webhookName || lbl["operation"] != "CREATE" || lbl["type"] != "admit" || lbl["rejected"] != "false" {
+		if !keep(lbl) {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[closing+1:]), 64)
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 		if err != nil {
 			t.Fatalf("metrics line %q: %v", line, err)
 		}
 		switch name {
-		case admissionMetric + "_bucket":
+		case metric + "_bucket":
 			le, err := strconv.ParseFloat(lbl["le"], 64)
 			if err != nil {
 				le = math.Inf(1)
 			}
 			buckets[le] += v
-		case admissionMetric + "_count":
+		case metric + "_count":
 			h.count += v
-		case admissionMetric + "_sum":
+		case metric + "_sum":
 			h.sum += v
 		}
 	}
@@ -77,6 +79,48 @@ func scrapeWebhookHistogram(t *testing.T) histogram {
 		h.cum = append(h.cum, buckets[le])
 	}
 	return h
+}
+
+// scrapeAPIServer returns the admission-duration histogram the API server keeps
+// for distenv's admitted pod CREATEs.
+func scrapeAPIServer(t *testing.T) histogram {
+	t.Helper()
+	raw, err := env.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctxT(t))
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	return parseHistogram(t, string(raw), admissionMetric, func(l map[string]string) bool {
+		return l["name"] == webhookName && l["operation"] == "CREATE" && l["type"] == "admit" && l["rejected"] == "false"
+	})
+}
+
+// scrapeWebhook returns distenv's own distenv_admission_duration_seconds and
+// look-up counters from its /metrics, or ok=false when it has none.
+func scrapeWebhook(t *testing.T) (h histogram, lookups map[string]float64, ok bool) {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(env.whDir, "certs", "ca.crt"))
+	if err != nil {
+		return h, nil, false
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", env.whPort))
+	if err != nil {
+		return h, nil, false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "distenv_admission_duration_seconds") {
+		return h, nil, false
+	}
+	h = parseHistogram(t, string(body), "distenv_admission_duration_seconds", func(map[string]string) bool { return true })
+	lookups = map[string]float64{}
+	for _, m := range regexp.MustCompile(`(?m)^distenv_lookups_total\{outcome="(\w+)"\} (\S+)$`).FindAllStringSubmatch(string(body), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		lookups[m[1]] = v
+	}
+	return h, lookups, true
 }
 
 func (h histogram) minus(o histogram) histogram {
@@ -135,14 +179,16 @@ func TestFigures200IndexedJob(t *testing.T) {
 	const n = 200
 	ns := newNamespace(t, "figures")
 	headlessService(t, ns, "workers", map[string]string{"job-name": "big"})
-	before := scrapeWebhookHistogram(t)
+	before := scrapeAPIServer(t)
+	whBefore, lkBefore, whOK := scrapeWebhook(t)
 	tmpl := podTemplate(with(optIn), nil)
 	tmpl.Spec.Subdomain = "workers"
 	start := time.Now()
 	createJob(t, ns, indexedJob("big", n, n, tmpl))
 	pods := waitPods(t, ns, map[string]string{"job-name": "big"}, n, 10*time.Minute)
 	wall := time.Since(start)
-	after := scrapeWebhookHistogram(t)
+	after := scrapeAPIServer(t)
+	whAfter, lkAfter, whOK2 := scrapeWebhook(t)
 
 	hosts := hostnames("big", 0, n)
 	seen := map[int]bool{}
@@ -172,15 +218,17 @@ func TestFigures200IndexedJob(t *testing.T) {
 	fmt.Fprintf(&b, "job created -> %d pods stored: %.2f s\n", len(pods), wall.Seconds())
 	fmt.Fprintf(&b, "%s{name=%q,operation=CREATE,type=admit,rejected=false}:\n", admissionMetric, webhookName)
 	fmt.Fprintf(&b, "  count %.0f, sum %.4f s, mean %.2f ms\n", d.count, d.sum, 1000*d.sum/math.Max(d.count, 1))
-	fmt.Fprintf(&b, "  estimated p50 %.2f ms, p90 %.2f ms, p99 %.2f ms (linear within buckets)\n",
-		1000*d.quantile(0.5), 1000*d.quantile(0.9), 1000*d.quantile(0.99))
-	fmt.Fprintf(&b, "  buckets (le -> admissions):")
-	prev := 0.0
-	for i, le := range d.le {
-		fmt.Fprintf(&b, " %s:%.0f", strconv.FormatFloat(le, 'g', -1, 64), d.cum[i]-prev)
-		prev = d.cum[i]
+	writeHistogram(&b, d)
+	if whOK && whOK2 {
+		w := whAfter.minus(whBefore)
+		fmt.Fprintf(&b, "distenv_admission_duration_seconds (the webhook's own /metrics, all its answers in the window):\n")
+		fmt.Fprintf(&b, "  count %.0f, sum %.4f s, mean %.3f ms\n", w.count, w.sum, 1000*w.sum/math.Max(w.count, 1))
+		writeHistogram(&b, w)
+		fmt.Fprintf(&b, "  look-ups: ok %.0f, cached %.0f, error %.0f\n", lkAfter["ok"]-lkBefore["ok"],
+			lkAfter["cached"]-lkBefore["cached"], lkAfter["error"]-lkBefore["error"])
+	} else {
+		fmt.Fprintf(&b, "(the webhook's own /metrics was not available)\n")
 	}
-	fmt.Fprintf(&b, "\n")
 	if len(creates) > 0 {
 		fmt.Fprintf(&b, "whole pod CREATE in the API server (audit log, %d requests): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
 			len(creates), ms(pct(creates, 0.5)), ms(pct(creates, 0.9)), ms(pct(creates, 0.99)), ms(creates[len(creates)-1]))
@@ -195,6 +243,20 @@ func TestFigures200IndexedJob(t *testing.T) {
 	// Delete the Job now: 200 pending pods are no use to anyone.
 	bg := metav1.DeletePropagationBackground
 	_ = env.cs.BatchV1().Jobs(ns).Delete(ctxT(t), "big", metav1.DeleteOptions{PropagationPolicy: &bg})
+}
+
+func writeHistogram(b *strings.Builder, h histogram) {
+	fmt.Fprintf(b, "  estimated p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (linear within buckets)\n",
+		1000*h.quantile(0.5), 1000*h.quantile(0.9), 1000*h.quantile(0.99))
+	fmt.Fprintf(b, "  buckets (le s: answers):")
+	prev := 0.0
+	for i, le := range h.le {
+		if h.cum[i]-prev > 0 {
+			fmt.Fprintf(b, " %s:%.0f", strconv.FormatFloat(le, 'g', -1, 64), h.cum[i]-prev)
+		}
+		prev = h.cum[i]
+	}
+	fmt.Fprintf(b, "\n")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

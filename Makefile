@@ -23,6 +23,9 @@ OPT     ?= -O2 -g
 CFLAGS  ?=
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -MMD -MP \
            -DDISTENV_VERSION=\"$(VERSION)\" -DDISTENV_GIT_REV=\"$(GIT_REV)\" $(PKG_CFLAGS)
+# Objects that embed the version are rebuilt when it changes (the stamp is
+# rewritten only when its content differs).
+VERSION_OBJS = $(BUILD)/obj/main.o $(BUILD)/obj/metrics.o
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
@@ -52,12 +55,20 @@ $(BUILD)/distenv-webhook: $(OBJS) $(MAIN_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo "$(VERSION) $(GIT_REV)" | cmp -s - $@ || echo "$(VERSION) $(GIT_REV)" > $@
+
+$(VERSION_OBJS): $(BUILD)/version.stamp
+
+FORCE:
+
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -Isrc -c -o $@ $<
 
-$(BUILD)/test/%: test/unit/%.c $(OBJS) test/unit/testutil.h
+$(BUILD)/test/%: test/unit/%.c $(OBJS) test/unit/testutil.h $(BUILD)/version.stamp
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -Isrc -Itest/unit -o $@ $< $(OBJS) $(LDFLAGS) $(LDLIBS)

@@ -338,8 +338,9 @@ func TestNonIndexedJobRefused(t *testing.T) {
 	if !strings.Contains(ev.Message, "denied the request: distenv:") {
 		t.Errorf("refusal does not start with distenv: %q", ev.Message)
 	}
-	if !strings.Contains(strings.ToLower(msg), "indexed") || !strings.Contains(msg, "StatefulSet") {
-		t.Errorf("refusal does not say what is supported (StatefulSet, Indexed Job): %q", msg)
+	// What is supported, for a Job: Indexed completion mode.
+	if !strings.Contains(msg, "Indexed") {
+		t.Errorf("refusal does not say that Indexed Jobs are what is supported: %q", msg)
 	}
 	l, err := env.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=plain"})
 	if err != nil {
@@ -350,6 +351,41 @@ func TestNonIndexedJobRefused(t *testing.T) {
 	}
 	bg := metav1.DeletePropagationBackground
 	_ = env.cs.BatchV1().Jobs(ns).Delete(ctx, "plain", metav1.DeleteOptions{PropagationPolicy: &bg})
+}
+
+// Beyond the nine: the SPEC's other refusals of Indexed Job pods, as the job
+// controller meets them: parallelism below completions, and no Service at all.
+func TestIndexedJobRefusals(t *testing.T) {
+	ns := newNamespace(t, "jobdeny")
+	ctx := ctxT(t)
+	bg := metav1.DeletePropagationBackground
+
+	tmpl := podTemplate(with(optIn), nil)
+	tmpl.Spec.Subdomain = "workers"
+	createJob(t, ns, indexedJob("partial", 4, 2, tmpl))
+	ev := waitEvent(t, ns, "Job", "partial", "FailedCreate", "distenv:", podWait)
+	t.Logf("parallelism < completions: %s", ev.Message)
+	if !strings.Contains(ev.Message, "parallelism") {
+		t.Errorf("refusal does not name parallelism: %q", ev.Message)
+	}
+
+	createJob(t, ns, indexedJob("nosvc", 2, 2, podTemplate(with(optIn), nil)))
+	ev = waitEvent(t, ns, "Job", "nosvc", "FailedCreate", "distenv:", podWait)
+	t.Logf("no subdomain, no distenv.dev/service: %s", ev.Message)
+	if !strings.Contains(ev.Message, "spec.subdomain") || !strings.Contains(ev.Message, "headless Service") {
+		t.Errorf("refusal does not say to point spec.subdomain at a headless Service: %q", ev.Message)
+	}
+
+	for _, name := range []string{"partial", "nosvc"} {
+		l, err := env.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != 0 {
+			t.Errorf("Job %s has %d pods stored, want 0", name, len(l.Items))
+		}
+		_ = env.cs.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	}
 }
 
 // Scenario 8: distenv stopped: labelled pods are refused (failurePolicy Fail),

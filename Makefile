@@ -44,7 +44,7 @@ MAIN_OBJ := $(BUILD)/obj/main.o
 TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
-.PHONY: all test unit integration check install uninstall clean format format-check lint \
+.PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
         deps e2e conformance bench fuzz faults chart image manifests
 all: distenv-webhook
 
@@ -98,6 +98,18 @@ uninstall:
 
 deps:
 	bash scripts/deps.sh
+
+# Run the webhook on loopback with development certificates (certs/out/),
+# without Kubernetes look-ups: POST a review with `make dev-review` in another shell.
+DEV_LISTEN ?= 127.0.0.1:8443
+dev: distenv-webhook
+	$(Q)bash certs/dev.sh
+	./distenv-webhook serve --no-lookups --listen $(DEV_LISTEN) \
+		--tls-cert certs/out/tls.crt --tls-key certs/out/tls.key
+
+DEV_REVIEW ?= test/data/sample-statefulset-pod.request.json
+dev-review:
+	$(Q)python3 scripts/post-review.py --url https://$(DEV_LISTEN)/mutate --ca certs/out/ca.crt $(DEV_REVIEW)
 
 format:
 	clang-format -i src/*.c src/*.h test/unit/*.c test/unit/*.h

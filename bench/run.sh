@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench: builds the load generator and the core-cost driver, then runs
+# bench/bench.py (HTTPS throughput and latency against nginx, fixed-rate
+# latency, peak RSS, instructions per admission as W grows).
+#   BENCH_QUICK=1     short runs for CI (about a minute)
+#   BENCH_SECONDS=N   seconds per wrk run (default 5, quick 2)
+#   DISTENV_BIN=PATH  the binary to measure (default ./distenv-webhook)
+#   BENCH_OUT=DIR     where results go (default bench/out)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=${BENCH_OUT:-bench/out}
+bin=${DISTENV_BIN:-./distenv-webhook}
+mkdir -p "$out/bin"
+
+for tool in wrk nginx valgrind python3 curl; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/deps-bench.sh" >&2; exit 2; }
+done
+[ -x "$bin" ] || { echo "bench: $bin not built: run make" >&2; exit 2; }
+
+cc=${CC:-cc}
+pkgs="libcjson yaml-0.1"
+core="src/admission.c src/topology.c src/envgen.c src/patch.c src/workload.c src/util.c src/config.c"
+# shellcheck disable=SC2086
+$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Isrc $(pkg-config --cflags $pkgs) \
+	-o "$out/bin/core_cost" bench/core_cost.c $core $(pkg-config --libs $pkgs)
+$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$out/bin/loadgen" bench/loadgen.c \
+	$(pkg-config --cflags --libs openssl) -lpthread
+
+exec python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick}

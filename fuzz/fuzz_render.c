@@ -1,0 +1,40 @@
+/*
+ * libFuzzer target: arbitrary bytes as a manifest through render_manifest,
+ * which reads YAML (yamljson) and plans every rank through pod_plan_build.
+ * Both outcomes are fine; what must not happen is a crash, a leak, undefined
+ * behaviour, or a result and an error at once.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct config cfg;
+	static int init;
+	struct render_opts opts = {NULL, 0, RENDER_TEXT};
+	char warn[1024], err[512];
+	char *out;
+
+	if (!init) {
+		config_defaults(&cfg);
+		/* render prints every rank, each O(W): keep W small so runs stay fast. */
+		cfg.max_world_size = 64;
+		init = 1;
+	}
+	if (size > 0)
+		opts.format = data[size - 1] & 1 ? RENDER_JSON : RENDER_TEXT;
+	warn[0] = err[0] = '\0';
+	out = render_manifest((const char *)data, size, &cfg, &opts, warn, sizeof(warn), err,
+			      sizeof(err));
+	if (out == NULL && err[0] == '\0')
+		abort(); /* a failure always says why */
+	if (memchr(err, '\0', sizeof(err)) == NULL || memchr(warn, '\0', sizeof(warn)) == NULL)
+		abort();
+	free(out);
+	return 0;
+}

@@ -48,8 +48,9 @@ TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
         deps e2e conformance bench fuzz faults chart image manifests
 all: distenv-webhook
 
+# Replaced by rename, so a running copy ("text file busy") never blocks a build.
 distenv-webhook: $(BUILD)/distenv-webhook
-	$(Q)cp $< $@
+	$(Q)cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/distenv-webhook: $(OBJS) $(MAIN_OBJ)
 	@echo "  LD      $@"

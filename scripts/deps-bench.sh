@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Dependencies of make bench, make fuzz and make faults on Debian bookworm (as root):
+# wrk and nginx (HTTPS comparison), valgrind (callgrind, memcheck), clang with its
+# libFuzzer/sanitizer runtimes, OpenSSL headers (bench/loadgen), Python 3.
+# Idempotent: does nothing when everything is installed.
+set -euo pipefail
+
+pkgs=(wrk nginx-light clang libclang-rt-14-dev valgrind libssl-dev pkg-config
+	python3 curl procps openssl)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "deps-bench: apt-get install ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+	$SUDO flock /var/lock/distenv-apt.lock apt-get update -q
+	$SUDO flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# nginx-light's package starts a system nginx on :80; the benchmarks run their own.
+if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
+	systemctl stop nginx || true
+fi
+echo "deps-bench: ok" >&2

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -351,6 +353,51 @@ func TestNonIndexedJobRefused(t *testing.T) {
 	}
 	bg := metav1.DeletePropagationBackground
 	_ = env.cs.BatchV1().Jobs(ns).Delete(ctx, "plain", metav1.DeleteOptions{PropagationPolicy: &bg})
+}
+
+// Beyond the nine: the optional annotations as the API server stores the pod:
+// frameworks pytorch+jax, another port, injection into one named container only,
+// processes per pod from the GPU limit; init containers untouched.
+func TestAnnotationsThroughAPIServer(t *testing.T) {
+	ns := newNamespace(t, "annotations")
+	headlessService(t, ns, "ddp", map[string]string{"app": "ddp"})
+	trainer := container("trainer")
+	trainer.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
+	tmpl := podTemplate(with(optIn), map[string]string{
+		"distenv.dev/frameworks": "pytorch,jax",
+		"distenv.dev/port":       "23456",
+		"distenv.dev/containers": "trainer",
+	}, trainer, container("sidecar", corev1.EnvVar{Name: "ROLE", Value: "logs"}))
+	tmpl.Spec.InitContainers = []corev1.Container{container("setup")}
+	createSTS(t, ns, statefulSet("ddp", "ddp", 3, tmpl))
+	pods := waitPods(t, ns, map[string]string{"app": "ddp"}, 3, podWait)
+	a := "ddp-0.ddp." + ns + ".svc.cluster.local"
+	for i := range pods {
+		p := &pods[i]
+		r := strconv.Itoa(i)
+		c := p.Spec.Containers[0]
+		for name, want := range map[string]string{
+			"MASTER_ADDR": a, "MASTER_PORT": "23456", "RANK": r, "WORLD_SIZE": "3",
+			"PET_NPROC_PER_NODE": "2", "PET_NNODES": "3", "PET_NODE_RANK": r,
+			"JAX_COORDINATOR_ADDRESS": a + ":23456", "JAX_NUM_PROCESSES": "3", "JAX_PROCESS_ID": r,
+		} {
+			if got, n := envValue(c, name); n != 1 || got != want {
+				t.Errorf("pod %s trainer: %s=%q (%d entries), want %q once", p.Name, name, got, n, want)
+			}
+		}
+		if _, n := envValue(c, "TF_CONFIG"); n != 0 {
+			t.Errorf("pod %s trainer: TF_CONFIG set although frameworks is pytorch,jax", p.Name)
+		}
+		if got := envString(p.Spec.Containers[1].Env); got != "[ROLE=logs]" {
+			t.Errorf("pod %s sidecar (not in distenv.dev/containers): env %s, want [ROLE=logs]", p.Name, got)
+		}
+		if got := envString(p.Spec.InitContainers[0].Env); got != "[]" {
+			t.Errorf("pod %s init container: env %s, want none", p.Name, got)
+		}
+		if got := c.Resources.Limits["nvidia.com/gpu"]; got.String() != "2" {
+			t.Errorf("pod %s trainer: GPU limit %s, want 2 (untouched)", p.Name, got.String())
+		}
+	}
 }
 
 // Beyond the nine: the SPEC's other refusals of Indexed Job pods, as the job

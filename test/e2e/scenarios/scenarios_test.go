@@ -446,8 +446,8 @@ func TestWebhookDownBlastRadius(t *testing.T) {
 	labelled := func(name string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:   name,
-				Labels: with(optIn, "app", "ddp"),
+				Name:        name,
+				Labels:      with(optIn, "app", "ddp"),
 				Annotations: map[string]string{"distenv.dev/world-size": "8"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "ddp",
 					UID: sts.UID, Controller: &ctrl}},

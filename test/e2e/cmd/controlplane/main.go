@@ -27,8 +27,8 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
 	"k8s.io/component-base/version"
-	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	kubectlcmd "k8s.io/kubectl/pkg/cmd"

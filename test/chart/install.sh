@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# Chart tier against a real control plane (test/e2e/cluster.sh: etcd,
+# kube-apiserver, kube-controller-manager on loopback; no kubelet, so pods stay
+# Pending with their admitted spec):
+#   - helm install (selfSigned) into a namespace that enforces the "restricted"
+#     Pod Security Standard: every object is accepted, and the webhook's own
+#     pods are created by the ReplicaSet controller;
+#   - the webhook configuration the chart made, with clientConfig.url pointed at
+#     a ./distenv-webhook running on loopback with the chart's ConfigMap, the
+#     chart's certificate and the chart's ServiceAccount token (so its RBAC is
+#     what the look-ups get), mutates a labelled StatefulSet's pods;
+#   - excluded namespaces are never sent; an unsupported opted-in pod is denied;
+#   - helm upgrade keeps the selfSigned CA and caBundle, and rolls the pods on a
+#     config change;
+#   - every deploy/examples manifest is applied and its pods get the expected env.
+# Ends with "chart-install: N passed, N failed".
+#   test/chart/install.sh [--binary PATH]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+binary=$root/distenv-webhook
+if [[ "${1:-}" == "--binary" ]]; then
+	binary=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+fi
+bin=$(bash scripts/deps-image.sh helm)
+helm="$bin/helm"
+if [[ ! -x "$binary" ]]; then
+	make -s distenv-webhook >&2
+fi
+py=/usr/bin/python3
+t0=$(date +%s)
+
+pass=0
+fail=0
+ok() {
+	pass=$((pass + 1))
+	echo "ok   - $*"
+}
+nok() {
+	fail=$((fail + 1))
+	echo "FAIL - $*"
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/distenv-chart-install.XXXXXX")
+webhook_pid=""
+cluster_dir=""
+cleanup() {
+	if [[ -n "$webhook_pid" ]] && kill -0 "$webhook_pid" 2>/dev/null; then
+		kill -TERM "$webhook_pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do kill -0 "$webhook_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$webhook_pid" 2>/dev/null || true
+	fi
+	if [[ -n "$cluster_dir" ]]; then
+		test/e2e/cluster.sh down "$cluster_dir" || true
+	fi
+	if [[ "${DISTENV_KEEP:-0}" == 1 ]]; then
+		echo "chart-install: kept $work" >&2
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+# The control plane, in a directory of our own (its processes are stopped by `down`).
+cluster_dir="$work/cluster"
+if ! cluster_env=$(test/e2e/cluster.sh up "$cluster_dir"); then
+	nok "the e2e control plane did not start (test/e2e/cluster.sh up)"
+	echo "chart-install: $pass passed, $fail failed"
+	exit 1
+fi
+eval "$cluster_env"
+kc() { kubectl --request-timeout=30s "$@"; }
+
+# wait_for SECONDS CMD...: retry CMD every 0.5 s until it succeeds.
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 2; i++)); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.5
+	done
+	return 1
+}
+pod_count() { # NS SELECTOR N: true when exactly N pods match
+	[[ $(kc -n "$1" get pods -l "$2" -o name 2>/dev/null | wc -l) -eq $3 ]]
+}
+
+ns=distenv
+port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url="https://127.0.0.1:$port/mutate"
+
+# --- install ---------------------------------------------------------------------
+kc create namespace "$ns" >/dev/null
+kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted \
+	pod-security.kubernetes.io/enforce-version=latest >/dev/null
+install_args=(--namespace "$ns" --set webhook.url="$url" --set "certificates.extraIPAddresses={127.0.0.1}")
+if "$helm" install distenv charts/distenv "${install_args[@]}" >"$work/install.log" 2>&1; then
+	ok "helm install (selfSigned, clientConfig.url $url) into a restricted namespace"
+else
+	nok "helm install: $(tail -n 20 "$work/install.log")"
+	echo "chart-install: $pass passed, $fail failed"
+	exit 1
+fi
+
+# Every object of the release exists in the API server.
+"$helm" get manifest distenv -n "$ns" >"$work/manifest.yaml"
+if out=$($py - "$work/manifest.yaml" <<'EOF' 2>&1
+import subprocess, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+missing = []
+for d in docs:
+    args = ["kubectl", "get", d["kind"], d["metadata"]["name"], "-o", "name"]
+    if d["metadata"].get("namespace"):
+        args += ["-n", d["metadata"]["namespace"]]
+    if subprocess.run(args, capture_output=True).returncode != 0:
+        missing.append(f"{d['kind']}/{d['metadata']['name']}")
+if missing:
+    sys.exit("missing: " + " ".join(missing))
+print(f"{len(docs)} objects: " + " ".join(sorted(d["kind"] for d in docs)))
+EOF
+); then
+	ok "every object of the release exists in the API server ($out)"
+else
+	nok "release objects: $out"
+fi
+
+# The webhook's own pods pass the restricted Pod Security admission.
+if wait_for 60 pod_count "$ns" app.kubernetes.io/name=distenv 2; then
+	ok "the ReplicaSet controller created the 2 webhook pods under pod-security enforce=restricted"
+else
+	nok "webhook pods not created: $(kc -n "$ns" get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | head -c 600)"
+fi
+
+# --- the local server with the chart's config, certificate and ServiceAccount ---
+mkdir -p "$work/webhook"
+kc -n "$ns" get secret distenv-tls -o json >"$work/secret.json"
+kc get mutatingwebhookconfiguration distenv -o json >"$work/mwc-1.json"
+$py - "$work" <<'EOF'
+import base64, json, os, sys
+w = sys.argv[1]
+sec = json.load(open(f"{w}/secret.json"))["data"]
+for k in ("ca.crt", "tls.crt", "tls.key"):
+    open(f"{w}/webhook/{k}", "wb").write(base64.b64decode(sec[k]))
+os.chmod(f"{w}/webhook/tls.key", 0o600)
+EOF
+kc -n "$ns" get configmap distenv -o jsonpath='{.data.config\.yaml}' |
+	sed "s#/etc/distenv/tls/#$work/webhook/#" >"$work/webhook/config.yaml"
+token=$(kc -n "$ns" create token distenv --duration=1h)
+cat >"$work/webhook/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: $DISTENV_E2E_SERVER
+    certificate-authority: $DISTENV_E2E_CA
+contexts:
+- name: sa
+  context: {cluster: e2e, user: sa, namespace: $ns}
+current-context: sa
+users:
+- name: sa
+  user:
+    token: $token
+EOF
+chmod 600 "$work/webhook/kubeconfig"
+"$binary" serve --config "$work/webhook/config.yaml" --listen "127.0.0.1:$port" \
+	--kubeconfig "$work/webhook/kubeconfig" >"$work/webhook.log" 2>&1 &
+webhook_pid=$!
+echo "$webhook_pid" >"$cluster_dir/pids/distenv-webhook.pid"
+if wait_for 20 curl -fsS --max-time 2 --cacert "$work/webhook/ca.crt" "https://127.0.0.1:$port/healthz"; then
+	ok "./distenv-webhook serves the chart's certificate (verified with the chart's CA) on 127.0.0.1:$port"
+else
+	nok "local webhook did not come up: $(tail -n 5 "$work/webhook.log")"
+fi
+
+# --- a labelled StatefulSet, an unlabelled one, excluded namespaces, a denial -----
+kc create namespace team-a >/dev/null
+cat >"$work/sts.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: trainer}
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: true
+  selector: {app: trainer}
+  ports: [{name: rdzv, port: 29500}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: trainer}
+spec:
+  serviceName: trainer
+  replicas: 3
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata:
+      labels: {app: trainer, distenv.dev/inject: "true"}
+    spec:
+      containers:
+        - name: train
+          image: trainer:1
+          env: [{name: RANK, value: "user-set"}, {name: EXTRA, value: "$(MASTER_ADDR)"}]
+          resources: {limits: {nvidia.com/gpu: 4}}
+        - name: sidecar
+          image: sidecar:1
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: plain}
+spec:
+  serviceName: trainer
+  replicas: 1
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: plain}}
+  template:
+    metadata:
+      labels: {app: plain}
+    spec:
+      containers: [{name: c, image: plain:1}]
+EOF
+kc -n team-a apply -f "$work/sts.yaml" >/dev/null
+if wait_for 60 pod_count team-a app=trainer 3 && wait_for 30 pod_count team-a app=plain 1; then
+	kc -n team-a get pods -o json >"$work/team-a.json"
+	if out=$($py - "$work/team-a.json" <<'EOF' 2>&1
+import json, sys
+pods = {p["metadata"]["name"]: p for p in json.load(open(sys.argv[1]))["items"]}
+fq = "trainer-0.trainer.team-a.svc.cluster.local"
+for r in range(3):
+    p = pods[f"trainer-{r}"]
+    assert "distenv.dev/injected" in p["metadata"].get("annotations", {}), f"trainer-{r} not marked"
+    for c in p["spec"]["containers"]:
+        env = [(e["name"], e.get("value")) for e in c.get("env", [])]
+        names = [n for n, _ in env]
+        assert len(names) == len(set(names)), f"{c['name']}: duplicate env {names}"
+        d = dict(env)
+        want = {"MASTER_ADDR": fq, "MASTER_PORT": "29500", "WORLD_SIZE": "3",
+                "PET_NNODES": "3", "PET_NODE_RANK": str(r), "PET_MASTER_ADDR": fq,
+                "PET_NPROC_PER_NODE": "4"}
+        for k, v in want.items():
+            assert d.get(k) == v, f"trainer-{r}/{c['name']} {k}={d.get(k)!r}, want {v!r}"
+        tf = json.loads(d["TF_CONFIG"])
+        assert tf["task"] == {"type": "worker", "index": r}, tf
+        assert tf["cluster"]["worker"] == [f"trainer-{i}.trainer.team-a.svc.cluster.local:29500" for i in range(3)], tf
+        if c["name"] == "train":
+            # The user's RANK wins; injected entries precede the user's own.
+            assert d["RANK"] == "user-set", d["RANK"]
+            assert names.index("MASTER_ADDR") < names.index("EXTRA"), names
+        else:
+            assert d["RANK"] == str(r), d.get("RANK")
+plain = pods["plain-0"]
+assert all("env" not in c for c in plain["spec"]["containers"]), "unlabelled pod mutated"
+assert "distenv.dev/injected" not in plain["metadata"].get("annotations", {}), "unlabelled pod marked"
+print("ok")
+EOF
+	); then
+		ok "labelled StatefulSet: 3 pods mutated (rank, WORLD_SIZE=3 from the API via the chart's RBAC, nproc 4, user's RANK kept); unlabelled untouched"
+	else
+		nok "StatefulSet pods: $out"
+	fi
+else
+	nok "StatefulSet pods not created: $(kc -n team-a get events -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | tail -n 5)"
+fi
+
+# Compliant with the restricted profile, which the release namespace enforces.
+bare='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare","labels":{"distenv.dev/inject":"true"}},"spec":{"securityContext":{"runAsNonRoot":true,"runAsUser":1000,"seccompProfile":{"type":"RuntimeDefault"}},"containers":[{"name":"c","image":"x","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}}'
+if out=$(kc -n team-a create -f - <<<"$bare" 2>&1); then
+	nok "a labelled bare pod was admitted: $out"
+elif grep -q 'distenv:' <<<"$out"; then
+	ok "a labelled bare pod is denied with the webhook's message ($(grep -o 'distenv:.*' <<<"$out" | head -c 100))"
+else
+	nok "bare pod failed for another reason: $out"
+fi
+excluded_ok=1
+for xns in kube-system "$ns"; do
+	if ! kc -n "$xns" create -f - <<<"$bare" >"$work/bare-$xns.log" 2>&1; then
+		excluded_ok=0
+		nok "labelled pod in excluded namespace $xns: $(cat "$work/bare-$xns.log")"
+	fi
+done
+((excluded_ok)) && ok "labelled pods in kube-system and the release namespace are never sent to the webhook"
+
+# --- helm upgrade keeps the CA; a config change rolls the pods -------------------
+ca1=$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["webhooks"][0]["clientConfig"]["caBundle"])' "$work/mwc-1.json")
+sum1=$(kc -n "$ns" get deployment distenv -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+key1=$(kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.tls\.key}')
+if "$helm" upgrade distenv charts/distenv "${install_args[@]}" --set config.logging.level=debug \
+	--set containerPort=443 >"$work/upgrade.log" 2>&1; then
+	ca2=$(kc get mutatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+	sec2=$(kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.ca\.crt}')
+	key2=$(kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.tls\.key}')
+	sum2=$(kc -n "$ns" get deployment distenv -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+	if [[ -n "$ca1" && "$ca1" == "$ca2" && "$ca2" == "$sec2" && "$key1" == "$key2" ]]; then
+		ok "helm upgrade keeps the selfSigned CA, key and caBundle (lookup of the existing Secret)"
+	else
+		nok "helm upgrade changed the certificate (caBundle same: $([[ "$ca1" == "$ca2" ]] && echo yes || echo no), key same: $([[ "$key1" == "$key2" ]] && echo yes || echo no))"
+	fi
+	new_pods() { # true when a pod of the ReplicaSet with the new checksum exists
+		[[ -n $(kc -n "$ns" get pods -l app.kubernetes.io/name=distenv -o json | $py -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+print(" ".join(p["metadata"]["name"] for p in pods
+               if p["metadata"]["annotations"].get("checksum/config") == sys.argv[1]))' "$sum2") ]]
+	}
+	if [[ -n "$sum1" && "$sum1" != "$sum2" ]] && wait_for 60 new_pods; then
+		ok "a config change rolls the Deployment (new checksum/config; the new pod, port 443 with the unprivileged-port sysctl, is admitted as restricted)"
+	else
+		nok "no rollout after the config change: checksum $sum1 -> $sum2; $(kc -n "$ns" get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | head -c 400)"
+	fi
+	# Still mutating after the upgrade (same CA, so the local server still verifies).
+	kc -n team-a scale statefulset trainer --replicas=4 >/dev/null
+	if wait_for 60 pod_count team-a app=trainer 4 &&
+		[[ $(kc -n team-a get pod trainer-3 -o jsonpath='{.spec.containers[1].env[?(@.name=="RANK")].value}') == 3 &&
+			$(kc -n team-a get pod trainer-3 -o jsonpath='{.spec.containers[1].env[?(@.name=="WORLD_SIZE")].value}') == 4 ]]; then
+		ok "after the upgrade the webhook still answers: scaled to 4, trainer-3 gets RANK=3 WORLD_SIZE=4"
+	else
+		nok "trainer-3 after upgrade: $(kc -n team-a get pod trainer-3 -o jsonpath='{.spec.containers[1].env}' 2>&1 | head -c 400)"
+	fi
+else
+	nok "helm upgrade: $(tail -n 20 "$work/upgrade.log")"
+fi
+
+# --- deploy/examples -------------------------------------------------------------
+kc create namespace examples >/dev/null
+for f in deploy/examples/*.yaml; do
+	name=$(basename "$f")
+	if ! kc -n examples apply -f "$f" >"$work/apply-$name.log" 2>&1; then
+		nok "kubectl apply $name: $(cat "$work/apply-$name.log")"
+		continue
+	fi
+	if out=$(PYTHONPATH="$root/test/chart" $py - "$name" <<'EOF' 2>&1
+import json, subprocess, sys, time
+import check
+name = sys.argv[1]
+world, want = check.expected_examples("examples")[name]
+docs = check.load_examples()[name]
+w = next(d for d in docs if d["kind"] in ("StatefulSet", "Job"))
+sel = ",".join(f"{k}={v}" for k, v in w["spec"]["selector"]["matchLabels"].items()) if w["kind"] == "StatefulSet" \
+    else f"app.kubernetes.io/name={w['spec']['template']['metadata']['labels']['app.kubernetes.io/name']}"
+deadline = time.time() + 90
+while True:
+    pods = json.loads(subprocess.run(["kubectl", "-n", "examples", "get", "pods", "-l", sel, "-o", "json"],
+                                     capture_output=True, text=True, check=True).stdout)["items"]
+    if len(pods) >= world or time.time() > deadline:
+        break
+    time.sleep(0.5)
+assert len(pods) == world, f"{len(pods)} pods of {world} created"
+seen = set()
+for p in pods:
+    if w["kind"] == "StatefulSet":
+        rank = int(p["metadata"]["name"].rsplit("-", 1)[1])
+    else:
+        rank = int(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
+    seen.add(rank)
+    for c in p["spec"]["containers"]:
+        env = {e["name"]: e.get("value") for e in c.get("env", [])}
+        check.env_matches(env, want, rank, f"{p['metadata']['name']}/{c['name']}")
+    if name == "jax.yaml":
+        check.eq(p["spec"].get("subdomain"), "jax", "subdomain set from distenv.dev/service")
+    assert "distenv.dev/injected" in p["metadata"]["annotations"], "not marked injected"
+assert seen == set(range(world)), f"ranks {sorted(seen)}"
+print(f"{world} pods")
+EOF
+	); then
+		ok "example $name: applied, $out with the expected env"
+	else
+		nok "example $name: $(tail -n 1 <<<"$out")"
+	fi
+done
+
+if kill -0 "$webhook_pid" 2>/dev/null; then
+	ok "the local webhook is still running after every request"
+else
+	nok "the local webhook exited: $(tail -n 5 "$work/webhook.log")"
+fi
+
+echo "chart-install: $(($(date +%s) - t0)) s" >&2
+echo "chart-install: $pass passed, $fail failed"
+((fail == 0))

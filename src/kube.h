@@ -13,14 +13,43 @@
 
 struct kube_client;
 
+/* The in-cluster service account directory (token, ca.crt). */
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
 /*
  * Creates a client from cfg->kubeconfig, or from the in-cluster service account
- * (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount)
- * when cfg->kubeconfig is empty. Returns NULL with err on failure. Free with
- * kube_client_free.
+ * (KUBERNETES_SERVICE_HOST/PORT, KUBE_SA_DIR) when cfg->kubeconfig is empty.
+ * Returns NULL with err on failure. Free with kube_client_free (NULL is fine).
+ * Initialises libcurl itself (curl_global_init is reference-counted and
+ * thread-safe in libcurl >= 7.84); main may also call it first.
  */
 struct kube_client *kube_client_new(const struct config *cfg, char *err, size_t errlen);
+
+/* kube_client_new's in-cluster path with the service account directory given (tests). */
+struct kube_client *kube_client_new_incluster(const struct config *cfg, const char *sa_dir,
+                                              char *err, size_t errlen);
+
 void kube_client_free(struct kube_client *kc);
+
+/* Where a client talks to and how it authenticates; no secrets. */
+struct kube_client_info {
+	char server[512];      /* base URL */
+	char context[256];     /* kubeconfig context; "" in-cluster */
+	char ca[16];           /* "file", "data" or "system" (the system trust store) */
+	char auth[64];         /* "token", "token-file", "client-certificate", joined by '+' */
+	char token_file[4096]; /* "" unless auth has token-file */
+};
+
+/* Fills info (for start-up logs and tests). */
+void kube_client_describe(const struct kube_client *kc, struct kube_client_info *info);
+
+/*
+ * The API path of kind/ns/name ("/apis/apps/v1/namespaces/NS/statefulsets/NAME"
+ * or ".../batch/v1/.../jobs/NAME") after checking ns is a DNS label and name a
+ * DNS subdomain. Returns 0, or -1 with err. Pure; exposed for tests.
+ */
+int kube_workload_path(enum workload_kind kind, const char *ns, const char *name, char *out,
+                       size_t outlen, char *err, size_t errlen);
 
 /*
  * GETs the workload (cached for cfg->cache_ttl_ms). Thread-safe. Returns 0 or
@@ -28,10 +57,10 @@ void kube_client_free(struct kube_client *kc);
  * ctx is the client.
  */
 int kube_get_workload(void *kc, enum workload_kind kind, const char *ns, const char *name,
-		      struct workload_spec *out, char *err, size_t errlen);
+                      struct workload_spec *out, char *err, size_t errlen);
 
 /* Pure parsers, exposed for tests. Return 0 or -1 with err. */
 int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
-			struct workload_spec *out, char *err, size_t errlen);
+                        struct workload_spec *out, char *err, size_t errlen);
 
 #endif

@@ -59,6 +59,12 @@ SCENARIOS = [
     {"key": "job", "kind": "Job", "workload": "train", "service": "train-workers",
      "world": 3, "elastic": None, "max_restarts": None, "net": "198.18.2",
      "runs": ["pytorch", "tensorflow", "jax"]},
+    # Indexed Job whose template has no subdomain: distenv.dev/service names the
+    # Service and distenv sets spec.subdomain, without which the pods would have
+    # no DNS name at all.
+    {"key": "job-svc", "kind": "Job", "workload": "gen", "service": "gen-workers",
+     "service_annotation": True, "world": 3, "elastic": None, "max_restarts": None,
+     "net": "198.18.4", "runs": ["pytorch"]},
     {"key": "elastic", "kind": "StatefulSet", "workload": "edp", "service": "edp",
      "world": 4, "elastic": (2, 4), "max_restarts": 3, "net": "198.18.3",
      "runs": ["torchrun-elastic"]},
@@ -170,7 +176,7 @@ def _container(name, image, env=None):
 
 
 def _pod_spec(restart_policy, hostname, subdomain, containers):
-    return {
+    spec = {
         "containers": containers, "restartPolicy": restart_policy,
         "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
         "serviceAccountName": "default", "serviceAccount": "default",
@@ -184,6 +190,9 @@ def _pod_spec(restart_policy, hostname, subdomain, containers):
         "priority": 0, "enableServiceLinks": True,
         "preemptionPolicy": "PreemptLowerPriority",
     }
+    if subdomain is None:  # the API server omits empty fields
+        del spec["subdomain"]
+    return spec
 
 
 def _distenv_annotations(sc):
@@ -193,6 +202,8 @@ def _distenv_annotations(sc):
         a["distenv.dev/elastic"] = "%d:%d" % sc["elastic"]
     if sc["max_restarts"] is not None:
         a["distenv.dev/max-restarts"] = str(sc["max_restarts"])
+    if sc.get("service_annotation"):
+        a["distenv.dev/service"] = sc["service"]
     return a
 
 
@@ -239,7 +250,8 @@ def build_pod(sc, r, owner_uid):
                                  "uid": owner_uid, "controller": True,
                                  "blockOwnerDeletion": True}],
         },
-        "spec": _pod_spec("Never", f"{w}-{idx}", sc["service"], [
+        "spec": _pod_spec("Never", f"{w}-{idx}",
+                          None if sc.get("service_annotation") else sc["service"], [
             _container("trainer", "trainer:1.0", [
                 {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
                     "apiVersion": "v1",
@@ -502,7 +514,10 @@ class PodNet:
                  "127.0.0.1\tlocalhost",
                  "::1\tlocalhost ip6-localhost ip6-loopback"]
         for j, ((short, fqdn), addr) in enumerate(zip(self.pods, self.addrs)):
-            lines.append(f"{addr}\t{fqdn}\t{short}" if j == i else f"{addr}\t{fqdn}")
+            if j == i:
+                lines.append(f"{addr}\t{fqdn}\t{short}" if fqdn else f"{addr}\t{short}")
+            elif fqdn:
+                lines.append(f"{addr}\t{fqdn}")
         with open(f"{d}/hosts", "w") as f:
             f.write("\n".join(lines) + "\n")
         # No DNS server inside: any other lookup fails at once instead of waiting.
@@ -766,9 +781,21 @@ def run_jax(res, sc, net, envs, logdir, fw_python):
 # --------------------------------------------------------------------------
 
 
+def dns_names(pod):
+    """The names cluster DNS gives a pod: (short hostname, FQDN or None). A pod
+    has an FQDN only with spec.hostname and spec.subdomain (the headless
+    Service); the namespace is the request's when the object has none."""
+    spec, meta = pod["spec"], pod["metadata"]
+    short = spec.get("hostname") or meta.get("name")
+    ns = meta.get("namespace") or NAMESPACE
+    sub = spec.get("subdomain")
+    return short, (f"{short}.{sub}.{ns}.svc.{CLUSTER_DOMAIN}" if sub else None)
+
+
 def get_envs(res, sc, webhook):
-    """Returns the per-rank injected env from the webhook (None on failure)."""
-    envs, bad = [], []
+    """Returns (per-rank injected env, per-rank DNS names of the patched pods)
+    from the webhook, or (None, None) on failure."""
+    envs, names, bad = [], [], []
     owner_uid = str(uuid.uuid4())
     for r in range(sc["world"]):
         pod, name, user = build_pod(sc, r, owner_uid)
@@ -784,6 +811,7 @@ def get_envs(res, sc, webhook):
             continue
         env, more = injected_env(pod, patched)
         problems += more
+        names.append(dns_names(patched))
         # Reinvocation on the mutated pod must add nothing.
         try:
             again, p2 = mutate(webhook, admission_review(patched, name, user), patched)
@@ -799,7 +827,7 @@ def get_envs(res, sc, webhook):
               f"{sc['world']}-rank {sc['kind']} with a patch that applies (and is "
               f"idempotent)", "\n".join(bad))
     if any(e is None for e in envs):
-        return None
+        return None, None
     diffs = []
     for r, env in enumerate(envs):
         d = env_differences(env, expected_env(sc, r))
@@ -807,7 +835,7 @@ def get_envs(res, sc, webhook):
             diffs.append(f"rank {r}: " + "; ".join(d))
     res.check(not diffs, f"{sc['key']}: injected env of every rank is the SPEC's",
               "\n".join(diffs))
-    return envs
+    return envs, names
 
 
 def main():
@@ -867,8 +895,9 @@ def main():
             say(f"{sc['key']}: {sc['world']}-rank {sc['kind']} {sc['workload']} "
                 f"(Service {sc['service']}, namespace {NAMESPACE})")
             t0 = time.monotonic()
+            names = [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(sc["world"])]
             if webhook:
-                envs = get_envs(res, sc, webhook)
+                envs, names = get_envs(res, sc, webhook)
             else:
                 envs = [{k: (json.dumps(v, separators=(",", ":")) if k == "TF_CONFIG"
                              else v) for k, v in expected_env(sc, r).items()}
@@ -879,8 +908,7 @@ def main():
             for run in runs:
                 # Fresh namespaces for every framework run: no port or state
                 # carries over from the previous one.
-                pods = [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(sc["world"])]
-                net = PodNet(opts.ns_prefix, f"{sc['key'][0]}{len(nets)}", pods, sc["net"])
+                net = PodNet(opts.ns_prefix, f"{sc['key'][0]}{len(nets)}", names, sc["net"])
                 nets.append(net)
                 say(f"{sc['key']}/{run}: {sc['world']} pod namespaces "
                     f"{net.names[0]}..{net.names[-1]} on {sc['net']}.0/24")

@@ -269,7 +269,7 @@ static int token_get(struct kube_client *kc, int force, char *out, size_t outlen
 			kc->token = t;
 			kc->token_len = cap;
 		} else {
-			log_kv(LOG_WARN, "token_reread_failed", "error", err, NULL);
+			log_kv(LOG_WARN, "token_reread_failed", "error", err, LOG_END);
 		}
 	}
 	snprintf(out, outlen, "%s", kc->token ? kc->token : "");
@@ -648,7 +648,7 @@ static void client_log(const struct kube_client *kc)
 	kube_client_describe(kc, &info);
 	log_kv(LOG_INFO, "kube_client", "server", info.server, "context",
 	       info.context[0] ? info.context : "in-cluster", "ca", info.ca, "auth", info.auth,
-	       NULL);
+	       LOG_END);
 }
 
 struct kube_client *kube_client_new_incluster(const struct config *cfg, const char *sa_dir,
@@ -1250,7 +1250,7 @@ out:
 	metrics_lookup(rc_out == 0, 0);
 	if (rc_out != 0)
 		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
-		       "name", name, "error", err, NULL);
+		       "name", name, "error", err, LOG_END);
 	free(b.p);
 	return rc_out;
 }

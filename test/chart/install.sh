@@ -175,6 +175,19 @@ else
 	nok "local webhook did not come up: $(tail -n 5 "$work/webhook.log")"
 fi
 
+# The ServiceAccount the look-ups run as may get statefulsets and jobs, nothing more.
+sa="system:serviceaccount:$ns:distenv"
+can=""
+for q in "get statefulsets.apps" "get jobs.batch" "list statefulsets.apps" "watch jobs.batch" \
+	"get pods" "get secrets" "create statefulsets.apps"; do
+	can+="$q=$(kc auth can-i $q --as "$sa" --all-namespaces 2>/dev/null || true) "
+done
+if [[ "$can" == "get statefulsets.apps=yes get jobs.batch=yes list statefulsets.apps=no watch jobs.batch=no get pods=no get secrets=no create statefulsets.apps=no " ]]; then
+	ok "RBAC: the webhook's ServiceAccount can get statefulsets and jobs, and not list/watch them, pods or secrets"
+else
+	nok "RBAC of $sa: $can"
+fi
+
 # --- a labelled StatefulSet, an unlabelled one, excluded namespaces, a denial -----
 kc create namespace team-a >/dev/null
 cat >"$work/sts.yaml" <<'EOF'

@@ -17,7 +17,9 @@
  * Exit status: 0 when every request was answered as expected, 1 otherwise,
  * 2 on bad usage. Owns everything it allocates.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

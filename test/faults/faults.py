@@ -1,0 +1,849 @@
+#!/usr/bin/env python3
+"""Soak and fault tier: the real distenv-webhook on loopback, real TLS.
+
+Cases (each bounded in time, each cleans up its processes):
+  soak          N admissions (default 1,000,000) over keep-alive connections after
+                a warm-up: every answer 200 with the request's uid, RSS growth
+                under 1 MiB, no error in the log
+  valgrind      the server under memcheck: admissions, 400/404/405/413, aborted
+                uploads, failed handshakes, SIGTERM: no error, no definite leak
+  cert_swap     certificate and key replaced on disk (a Secret volume's ..data
+                symlink swap) under load with fresh handshakes: no failed
+                request, both certificates seen, the new one served afterwards
+  sigterm       SIGTERM under load: in-flight requests complete, new connections
+                are refused, exit 0 within the drain deadline
+  drain_deadline  a request that never finishes: the drain waits for it the
+                whole deadline, no less, and no more; exit 0
+  slowloris     hundreds of idle and half-sent connections: real requests are
+                still served, and the idle timeout closes every slow connection
+  tls_refused   TLS 1.0/1.1 handshakes, plain HTTP and garbage on the TLS port
+                are refused at once; the server keeps serving
+  lookups       an API server that hangs, answers 500, 403 or 404: a clear
+                denial within lookups.timeoutMs, and the server keeps serving
+
+Prints one line per case and closes with "faults: N passed, N failed".
+"""
+import argparse
+import hashlib
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # TLS 1.0/1.1 on purpose
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SNI = "distenv.distenv-system.svc"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def client_ctx(ca=None, version=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if ca:
+        ctx.load_verify_locations(ca)
+        ctx.check_hostname = True
+    else:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if version is not None:
+        ctx.minimum_version = version
+        ctx.maximum_version = version
+    if version in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")  # let the client offer what we test
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def tls_connect(port, ctx=None, timeout=10.0):
+    ctx = ctx or client_ctx()
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        return ctx.wrap_socket(raw, server_hostname=SNI)
+    except Exception:
+        raw.close()
+        raise
+
+
+def read_response(sock, timeout=15.0):
+    """Reads one HTTP/1.1 response with Content-Length. Returns (status, headers, body)."""
+    sock.settimeout(timeout)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise Failed("connection closed before a response (got %r)" % buf[:200])
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    n = int(headers.get("content-length", "0"))
+    while len(rest) < n:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise Failed("connection closed mid-body")
+        rest += chunk
+    return status, headers, rest[:n]
+
+
+def request(port, method, path, body=b"", ctx=None, timeout=15.0, headers=None):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx or client_ctx(),
+                                    timeout=timeout)
+    try:
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def with_uid(body, uid):
+    d = json.loads(body)
+    d["request"]["uid"] = uid
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+def peer_fp(port):
+    s = tls_connect(port)
+    try:
+        return hashlib.sha256(s.getpeercert(binary_form=True)).hexdigest()
+    finally:
+        s.close()
+
+
+def file_fp(crt):
+    with open(crt) as f:
+        pem = f.read()
+    first = pem[:pem.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")]
+    return hashlib.sha256(ssl.PEM_cert_to_DER_cert(first)).hexdigest()
+
+
+def closed_by_peer(sock):
+    """True when the peer has closed (or reset) the connection; never blocks."""
+    raw = sock
+    try:
+        r, _, _ = select.select([raw], [], [], 0)
+    except (ValueError, OSError):
+        return True
+    if not r:
+        return False
+    try:
+        if isinstance(sock, ssl.SSLSocket):
+            sock.setblocking(False)
+            try:
+                data = sock.recv(1)
+            except ssl.SSLWantReadError:
+                return False
+        else:
+            data = sock.recv(1, socket.MSG_DONTWAIT)
+        return data == b""
+    except (ConnectionError, ssl.SSLError, OSError):
+        return True
+
+
+class Server:
+    """distenv-webhook serve, with its log lines counted by level."""
+
+    def __init__(self, binary, work, certdir, config="", extra=(), valgrind=None, name="srv"):
+        self.port = free_port()
+        self.work = work
+        self.cfg = os.path.join(work, name + ".yaml")
+        with open(self.cfg, "w") as f:
+            f.write(config)
+        cert = os.path.join(certdir, "tls.crt")
+        key = os.path.join(certdir, "tls.key")
+        argv = [binary, "serve", "--config", self.cfg, "--listen", "127.0.0.1:%d" % self.port,
+                "--tls-cert", cert, "--tls-key", key] + list(extra)
+        if valgrind:
+            argv = valgrind + argv
+        self.levels = {}
+        self.lines = []      # warn and error lines, and the last few of any
+        self.events = []
+        self.event_fields = {}  # the last line of each event
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.wait_ready(120 if valgrind else 20)
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            lvl, ev, d = "other", None, None
+            if line.startswith("{"):
+                try:
+                    d = json.loads(line)
+                    lvl, ev = d.get("level", "other"), d.get("event")
+                except ValueError:
+                    pass
+            with self.lock:
+                self.levels[lvl] = self.levels.get(lvl, 0) + 1
+                if lvl != "info" or ev not in (None, "admission"):
+                    self.lines.append(line)
+                    if ev:
+                        self.events.append(ev)
+                        self.event_fields[ev] = d
+                    if len(self.lines) > 2000:
+                        del self.lines[:1000]
+
+    def wait_ready(self, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise Failed("server exited with %d: %s" % (self.proc.returncode, self.tail()))
+            try:
+                st, _ = request(self.port, "GET", "/healthz", timeout=5)
+                if st == 200:
+                    return
+            except (OSError, ssl.SSLError, http.client.HTTPException):
+                pass
+            time.sleep(0.1)
+        raise Failed("server not ready after %ds" % timeout)
+
+    def tail(self, n=8):
+        with self.lock:
+            return "\n      ".join(self.lines[-n:])
+
+    def errors(self):
+        with self.lock:
+            return [l for l in self.lines if '"level":"error"' in l]
+
+    def rss_kb(self, key="VmRSS"):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return -1
+
+    def metrics(self):
+        st, body = request(self.port, "GET", "/metrics")
+        check(st == 200, "/metrics answered %d" % st)
+        return body.decode()
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        """Sends sig (None: none, the caller already did) and waits for the exit code."""
+        if sig is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+            raise Failed("server did not exit within %ds of the signal" % timeout)
+        self.reader.join(timeout=10)
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Suite:
+    def __init__(self, args):
+        self.a = args
+        self.work = tempfile.mkdtemp(prefix="distenv-faults-")
+        self.servers = []
+        self.procs = []
+        self.bodies = os.path.join(self.work, "bodies")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_reviews.py"),
+                        self.bodies], check=True, stdout=subprocess.DEVNULL)
+        self.certs_a = self.gen_certs("a")
+        self.certs_b = self.gen_certs("b")
+        # A mix of answers: patched, denied, skipped, patched with user env.
+        self.mix = [os.path.join(self.bodies, "sts-4k.json")] + [
+            os.path.join(ROOT, "test", "data", n + ".request.json")
+            for n in ("denied-rank-too-high", "skipped-unlabelled", "sts-gpus-user-env")]
+        with open(self.mix[0], "rb") as f:
+            self.sts = f.read()
+
+    def gen_certs(self, name):
+        d = os.path.join(self.work, "certs-" + name)
+        subprocess.run([self.a.binary, "certs", "--service", "distenv", "--namespace",
+                        "distenv-system", "--out", d], check=True, stdout=subprocess.DEVNULL)
+        return d
+
+    def server(self, config="lookups:\n  enabled: false\n", extra=("--no-lookups",), **kw):
+        kw.setdefault("name", "srv%d" % len(self.servers))
+        s = Server(self.a.binary, self.work, kw.pop("certdir", self.certs_a), config, extra, **kw)
+        self.servers.append(s)
+        return s
+
+    def loadgen(self, port, bodies, args, background=False):
+        argv = [self.a.loadgen, "-p", str(port)]
+        for b in bodies:
+            argv += ["-b", b]
+        argv += [str(x) for x in args]
+        if background:
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.procs.append(p)
+            return p
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+        return self.loadgen_result(r.stdout, r.stderr)
+
+    @staticmethod
+    def loadgen_result(out, err):
+        m = re.search(r"^JSON (.*)$", out, re.M)
+        if m is None:
+            raise Failed("loadgen printed no result: %s %s" % (out[-500:], err[-500:]))
+        d = json.loads(m.group(1))
+        d["text"] = out
+        return d
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for s in self.servers:
+            s.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    # ------------------------------------------------------------------ cases
+
+    def case_soak(self):
+        n = self.a.soak
+        warm = max(10000, min(100000, n // 10))
+        s = self.server()
+        common = ["-c", 16, "-t", 2, "--max-seconds", 3000]
+        w = self.loadgen(s.port, self.mix, ["-n", warm] + common)
+        check(w["failed"] == 0 and w["ok"] == warm, "warm-up: %s" % w["text"])
+        rss0 = s.rss_kb()
+        t0 = time.monotonic()
+        r = self.loadgen(s.port, self.mix, ["-n", n] + common)
+        secs = time.monotonic() - t0
+        rss1 = s.rss_kb()
+        hwm = s.rss_kb("VmHWM")
+        log("      %d admissions in %.1f s (%.0f/s) on 16 keep-alive connections; "
+            "p50 %d us, p99 %d us; VmRSS %d -> %d KiB (%+d KiB), VmHWM %d KiB"
+            % (r["requests"], secs, r["requests"] / secs, r["p50_us"], r["p99_us"], rss0, rss1,
+               rss1 - rss0, hwm))
+        check(r["failed"] == 0, "answers not as expected: %s" % r["text"])
+        check(r["ok"] == n, "%d of %d answered" % (r["ok"], n))
+        check(r["connections"] == 16, "connections reopened: %d" % r["connections"])
+        check(rss1 - rss0 < 1024, "RSS grew by %d KiB over %d admissions" % (rss1 - rss0, n))
+        m = s.metrics()
+        total = sum(float(v) for v in re.findall(
+            r'^distenv_admission_requests_total\{[^}]*\} (\S+)$', m, re.M))
+        check(total >= n + warm, "metrics count %d admissions, want >= %d" % (total, n + warm))
+        check(not s.errors(), "error lines in the log: %s" % s.errors()[:3])
+        rc = s.stop()
+        check(rc == 0, "exit %d" % rc)
+
+    def case_valgrind(self):
+        vlog = os.path.join(self.work, "valgrind.log")
+        vg = ["valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
+              "--show-leak-kinds=definite", "--errors-for-leak-kinds=definite",
+              "--track-origins=no", "--log-file=" + vlog]
+        s = self.server(valgrind=vg, name="vg")
+        n = self.a.valgrind_requests
+        r = self.loadgen(s.port, self.mix + [os.path.join(self.bodies, "job-w1024.json")],
+                         ["-n", n, "-c", 4, "--timeout", 60000, "--max-seconds", 900])
+        check(r["failed"] == 0 and r["ok"] == n, "admissions under valgrind: %s" % r["text"])
+        # The error paths: 400, 404, 405, 413, aborted uploads, failed handshakes.
+        st, _ = request(s.port, "POST", "/mutate", b"{not json", timeout=60)
+        check(st == 400, "bad JSON answered %d" % st)
+        st, _ = request(s.port, "GET", "/nope", timeout=60)
+        check(st == 404, "unknown path answered %d" % st)
+        st, _ = request(s.port, "GET", "/mutate", timeout=60)
+        check(st == 405, "GET /mutate answered %d" % st)
+        st, _ = request(s.port, "GET", "/metrics", timeout=60)
+        check(st == 200, "/metrics answered %d" % st)
+        t = tls_connect(s.port, timeout=60)
+        t.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        st, _, _ = read_response(t, timeout=60)
+        t.close()
+        check(st == 413, "oversize answered %d" % st)
+        for cut in (10, 2000):
+            t = tls_connect(s.port, timeout=60)
+            t.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(self.sts) + self.sts[:cut])
+            time.sleep(0.2)
+            t.close()
+        for v in (ssl.TLSVersion.TLSv1_1,):
+            try:
+                tls_connect(s.port, client_ctx(version=v), timeout=60).close()
+            except (ssl.SSLError, OSError):
+                pass
+        raw = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+        raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        raw.settimeout(60)
+        try:
+            raw.recv(100)
+        except OSError:
+            pass
+        raw.close()
+        st, _ = request(s.port, "POST", "/mutate", self.sts, timeout=60)
+        check(st == 200, "after the error paths: %d" % st)
+        rc = s.stop(timeout=180)
+        with open(vlog) as f:
+            vtext = f.read()
+        log("      %d admissions (%.0f/s under memcheck) and every error path; exit %d; "
+            "valgrind log %d bytes" % (n, r["rps"], rc, len(vtext)))
+        check(rc == 0, "exit %d under valgrind: %s" % (rc, vtext[-3000:]))
+        check("definitely lost" not in vtext and "Invalid" not in vtext
+              and "uninitialised" not in vtext, "valgrind reports: %s" % vtext[-3000:])
+
+    def secret_dir(self, certdir, ts):
+        """A Secret volume: ..data -> ..TS, tls.crt -> ..data/tls.crt."""
+        base = os.path.join(self.work, "secret")
+        os.makedirs(base, exist_ok=True)
+        tsdir = os.path.join(base, ".." + ts)
+        os.makedirs(tsdir)
+        for f in ("tls.crt", "tls.key"):
+            shutil.copy(os.path.join(certdir, f), os.path.join(tsdir, f))
+        tmp = os.path.join(base, "..data_tmp")
+        os.symlink(".." + ts, tmp)
+        os.rename(tmp, os.path.join(base, "..data"))  # atomic, as the kubelet does
+        for f in ("tls.crt", "tls.key"):
+            link = os.path.join(base, f)
+            if not os.path.islink(link):
+                os.symlink(os.path.join("..data", f), link)
+        return base
+
+    def case_cert_swap(self):
+        secret = self.secret_dir(self.certs_a, "2026_01_01_a")
+        s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 1\n",
+                        certdir=secret, name="swap")
+        fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
+        fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+        check(peer_fp(s.port) == fa, "certificate A not served at start")
+        secs = 4 if self.a.quick else 8
+        p = self.loadgen(s.port, self.mix, ["-d", secs, "-c", 8, "-t", 2, "-r", 10, "--certs"],
+                         background=True)
+        time.sleep(secs / 3)
+        self.secret_dir(self.certs_b, "2026_01_02_b")
+        out, err = p.communicate(timeout=secs + 120)
+        r = self.loadgen_result(out, err)
+        seen = dict(re.findall(r"^certificate sha256 ([0-9a-f]+): (\d+) handshakes$", out, re.M))
+        log("      %d requests over %d connections (a new one every 10 requests); "
+            "handshakes with the old certificate %s, with the new %s"
+            % (r["requests"], r["connections"], seen.get(fa, 0), seen.get(fb, 0)))
+        check(r["failed"] == 0, "requests failed during the swap: %s" % r["text"])
+        check(fa in seen and fb in seen, "both certificates should be seen: %s" % seen)
+        check(peer_fp(s.port) == fb, "the new certificate is not served after the swap")
+        ctx = client_ctx(ca=os.path.join(self.certs_b, "ca.crt"))
+        st, _ = request(s.port, "POST", "/mutate", self.sts, ctx=ctx)
+        check(st == 200, "verified against the new CA: %d" % st)
+        check("certificate_reloaded" in s.events, "no certificate_reloaded event")
+        check(s.stop() == 0, "exit code")
+
+    def case_sigterm(self):
+        drain = 8
+        s = self.server(config="lookups:\n  enabled: false\nserver:\n  drainTimeoutSeconds: %d\n"
+                        % drain, name="term")
+        p = self.loadgen(s.port, self.mix, ["-d", 30, "-c", 16, "-t", 2, "--timeout", 20000],
+                         background=True)
+        time.sleep(1.5)
+        # Requests in flight: headers and half of the body sent.
+        slow = []
+        for i in range(20):
+            body = with_uid(self.sts, "inflight-%02d" % i)
+            t = tls_connect(s.port)
+            t.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body[:len(body) // 2])
+            slow.append((t, body, "inflight-%02d" % i))
+        time.sleep(0.5)
+        t_sig = time.monotonic()
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        # New connections: refused, not left hanging in a backlog nobody accepts.
+        refused = hung = accepted = 0
+        for _ in range(3):
+            try:
+                c = tls_connect(s.port, timeout=1)
+                c.close()
+                accepted += 1
+            except ConnectionRefusedError:
+                refused += 1
+            except (socket.timeout, TimeoutError):
+                hung += 1
+            except (ssl.SSLError, OSError):
+                refused += 1  # reset during the handshake: refused as well
+            time.sleep(0.1)
+        check(s.proc.poll() is None, "server exited with requests in flight")
+        answers = 0
+        for t, body, uid in slow:
+            t.sendall(body[len(body) // 2:])
+            st, h, out = read_response(t)
+            t.close()
+            check(st == 200, "in-flight request %s answered %d" % (uid, st))
+            check(json.loads(out)["response"]["uid"] == uid, "in-flight answer for %s" % uid)
+            check(h.get("connection", "").lower() == "close",
+                  "answer while draining lacks Connection: close")
+            answers += 1
+        rc = s.stop(sig=None, timeout=drain + 30)
+        took = time.monotonic() - t_sig
+        out, err = p.communicate(timeout=60)
+        r = self.loadgen_result(out, err)
+        log("      SIGTERM under load (%d req/s): %d in-flight requests answered 200; new "
+            "connections: %d refused, %d hung, %d accepted; exit %d after %.2f s (deadline %d s); "
+            "load: %d ok, %d bad answers, %d cut by the close race, %d refused reconnects"
+            % (r["rps"], answers, refused, hung, accepted, rc, took, drain, r["ok"],
+               r["bad_status"] + r["bad_body"], r["io_errors"], r["connect_errors"]))
+        check(rc == 0, "exit code %d after SIGTERM" % rc)
+        check(took < drain + 2, "exit took %.1f s, deadline %d s" % (took, drain))
+        check(r["bad_status"] == 0 and r["bad_body"] == 0, "bad answers under load: %s" % r["text"])
+        # A request sent on an idle keep-alive connection at the instant the server closes
+        # it is lost (HTTP/1.1 has no way around it): at most once per connection.
+        check(r["io_errors"] <= 16, "too many cut requests: %s" % r["text"])
+        check(refused == 3, "new connections during the drain: %d refused, %d hung, %d accepted"
+              % (refused, hung, accepted))
+
+    def case_drain_deadline(self):
+        """A request that never finishes: the deadline ends the drain, still exit 0."""
+        short = 2
+        s2 = self.server(config="lookups:\n  enabled: false\nserver:\n  drainTimeoutSeconds: %d\n"
+                         % short, name="term2")
+        t = tls_connect(s2.port)
+        t.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{"
+                  % len(self.sts))
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        s2.proc.send_signal(signal.SIGTERM)
+        rc = s2.stop(sig=None, timeout=short + 30)
+        took = time.monotonic() - t0
+        t.close()
+        log("      a request stuck mid-body: exit %d after %.2f s (deadline %d s)"
+            % (rc, took, short))
+        check(rc == 0, "exit %d with a stuck request" % rc)
+        check(took < short + 2, "exit took %.1f s past a %d s deadline" % (took, short))
+        check("drain_timeout" in s2.events, "no drain_timeout event")
+        # The server's own clock: the drain must not end before its deadline either.
+        waited = s2.event_fields.get("drain_end", {}).get("millis", -1)
+        check(waited >= short * 1000 - 60, "the drain gave up after %d ms, deadline %d ms"
+              % (waited, short * 1000))
+
+    def case_slowloris(self):
+        idle = 3
+        s = self.server(config="lookups:\n  enabled: false\nserver:\n  idleTimeoutSeconds: %d\n"
+                        % idle, name="slow")
+        base = self.loadgen(s.port, [self.mix[0]], ["-d", 2, "-c", 8, "-t", 2])
+        check(base["failed"] == 0, "baseline: %s" % base["text"])
+        slow = {"tcp idle": [], "half ClientHello": [], "tls idle": [], "half headers": [],
+                "half body": []}
+        n = {"tcp idle": 150, "half ClientHello": 100, "tls idle": 100, "half headers": 100,
+             "half body": 50}
+        if self.a.quick:
+            n = {k: v // 2 for k, v in n.items()}
+        for _ in range(n["tcp idle"]):
+            slow["tcp idle"].append(socket.create_connection(("127.0.0.1", s.port)))
+        for _ in range(n["half ClientHello"]):
+            c = socket.create_connection(("127.0.0.1", s.port))
+            c.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+            slow["half ClientHello"].append(c)
+        for _ in range(n["tls idle"]):
+            slow["tls idle"].append(tls_connect(s.port))
+        for _ in range(n["half headers"]):
+            c = tls_connect(s.port)
+            c.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Ty")
+            slow["half headers"].append(c)
+        for _ in range(n["half body"]):
+            c = tls_connect(s.port)
+            c.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+                      % len(self.sts) + self.sts[:1000])
+            slow["half body"].append(c)
+        total = sum(len(v) for v in slow.values())
+        t_last = time.monotonic()
+        r = self.loadgen(s.port, [self.mix[0]], ["-d", 2, "-c", 8, "-t", 2])
+        log("      %d slow connections open; real requests alongside: %.0f req/s p99 %d us "
+            "(alone: %.0f req/s p99 %d us), %d failed"
+            % (total, r["rps"], r["p99_us"], base["rps"], base["p99_us"], r["failed"]))
+        check(r["failed"] == 0 and r["ok"] > 0, "real requests starved: %s" % r["text"])
+        # Every slow connection is closed by the server's idle timeout.
+        bound = idle * 3 + 15
+        end = time.monotonic() + bound
+        open_left = {}
+        while time.monotonic() < end:
+            open_left = {k: sum(1 for c in v if not closed_by_peer(c)) for k, v in slow.items()}
+            if sum(open_left.values()) == 0:
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - t_last
+        for v in slow.values():
+            for c in v:
+                c.close()
+        log("      all closed by the server within %.1f s of the last one opening (idle timeout %d s); "
+            "still open: %s" % (took, idle, {k: v for k, v in open_left.items() if v} or "none"))
+        check(sum(open_left.values()) == 0, "slow connections not closed after %d s: %s"
+              % (bound, open_left))
+        st, _ = request(s.port, "POST", "/mutate", self.sts)
+        check(st == 200, "after the slow connections: %d" % st)
+        check(s.stop() == 0, "exit code")
+
+    def case_tls_refused(self):
+        s = self.server(name="tls")
+        res = []
+        for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            t0 = time.monotonic()
+            try:
+                c = tls_connect(s.port, client_ctx(version=v), timeout=5)
+                got = "accepted %s" % c.version()
+                c.close()
+            except (ssl.SSLError, ConnectionError) as e:
+                got = "refused (%s)" % (getattr(e, "reason", None) or type(e).__name__)
+            except (socket.timeout, TimeoutError):
+                got = "hung"
+            res.append("%s: %s in %.0f ms" % (v.name, got, (time.monotonic() - t0) * 1000))
+            check(got.startswith("refused"), "%s handshake: %s" % (v.name, got))
+        for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            c = tls_connect(s.port, client_ctx(version=v))
+            check(c.version() == {"TLSv1_2": "TLSv1.2", "TLSv1_3": "TLSv1.3"}[v.name],
+                  "negotiated %s" % c.version())
+            c.close()
+        for name, data in (("plain HTTP", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
+                                          b"Content-Length: 2\r\n\r\n{}"),
+                           ("SSLv2 hello", b"\x80\x2e\x01\x00\x02\x00\x15\x00\x00\x00\x10" +
+                            b"\x00" * 37),
+                           ("garbage", os.urandom(512))):
+            raw = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            t0 = time.monotonic()
+            raw.sendall(data)
+            try:
+                first = raw.recv(4096)
+                got = "closed" if first == b"" else "answered %r" % first[:40]
+                if first:
+                    rest = raw.recv(4096)
+                    got += ", then closed" if rest == b"" else ", then more"
+            except ConnectionResetError:
+                got = "reset"
+            except (socket.timeout, TimeoutError):
+                got = "hung"
+            raw.close()
+            res.append("%s: %s in %.0f ms" % (name, got, (time.monotonic() - t0) * 1000))
+            check(got in ("closed", "reset") or got.endswith("then closed"),
+                  "%s on the TLS port: %s" % (name, got))
+        st, _ = request(s.port, "POST", "/mutate", self.sts)
+        log("      " + "; ".join(res))
+        check(st == 200, "server stopped serving: %d" % st)
+        check(s.stop() == 0, "exit code")
+
+    def case_lookups(self):
+        timeout_ms = 500
+        api = FakeAPI(self.certs_b)
+        try:
+            kc = os.path.join(self.work, "kubeconfig")
+            with open(kc, "w") as f:
+                f.write("apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                        "clusters:\n- name: t\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                        "    certificate-authority: %s\n"
+                        "users:\n- name: t\n  user:\n    token: faults-token\n"
+                        "contexts:\n- name: t\n  context: {cluster: t, user: t}\n"
+                        % (api.port, os.path.join(self.certs_b, "ca.crt")))
+            s = self.server(config="lookups:\n  enabled: true\n  timeoutMs: %d\n" % timeout_ms,
+                            extra=("--kubeconfig", kc), name="look")
+            base = json.loads(self.sts)
+            meta = base["request"]["object"]["metadata"]
+            del meta["annotations"]["distenv.dev/world-size"]
+
+            def pod(owner, uid):
+                d = json.loads(json.dumps(base))
+                m = d["request"]["object"]["metadata"]
+                m["name"] = owner + "-1"
+                m["labels"]["apps.kubernetes.io/pod-index"] = "1"
+                m["labels"]["statefulset.kubernetes.io/pod-name"] = owner + "-1"
+                m["ownerReferences"][0]["name"] = owner
+                d["request"]["object"]["spec"]["hostname"] = owner + "-1"
+                d["request"]["uid"] = uid
+                return json.dumps(d).encode()
+
+            def admit(owner, uid):
+                t0 = time.monotonic()
+                st, body = request(s.port, "POST", "/mutate", pod(owner, uid), timeout=30)
+                ms = (time.monotonic() - t0) * 1000
+                check(st == 200, "%s: HTTP %d" % (owner, st))
+                resp = json.loads(body)["response"]
+                check(resp["uid"] == uid, "%s: uid not echoed" % owner)
+                return resp, ms
+
+            resp, ms = admit("ok-sts", "look-ok")
+            check(resp["allowed"] and "patch" in resp, "look-up that works: %r" % resp)
+            res = ["works: patched in %.0f ms" % ms]
+            for owner in ("hang-sts", "fail500-sts", "forbid-sts", "missing-sts"):
+                resp, ms = admit(owner, "look-" + owner)
+                msg = resp.get("status", {}).get("message", "")
+                res.append("%s: denied in %.0f ms: %s" % (owner, ms, msg))
+                check(resp["allowed"] is False, "%s: not denied: %r" % (owner, resp))
+                check(msg.startswith("distenv:"), "%s: message %r" % (owner, msg))
+                check(owner in msg or "world size" in msg, "%s: message does not say what "
+                      "failed: %r" % (owner, msg))
+                check(ms < timeout_ms + 2000, "%s: denial took %.0f ms, deadline %d ms"
+                      % (owner, ms, timeout_ms))
+            for line in res:
+                log("      " + line)
+            # Look-ups hanging on every worker thread at once: the server keeps answering.
+            threads = []
+            for i in range(8):
+                th = threading.Thread(target=lambda i=i: admit("hang-sts", "hang-%d" % i))
+                th.start()
+                threads.append(th)
+            time.sleep(0.1)
+            t0 = time.monotonic()
+            st, _ = request(s.port, "GET", "/healthz", timeout=30)
+            h_ms = (time.monotonic() - t0) * 1000
+            t0 = time.monotonic()
+            st2, _ = request(s.port, "POST", "/mutate", self.sts, timeout=30)
+            a_ms = (time.monotonic() - t0) * 1000
+            for th in threads:
+                th.join(timeout=60)
+            log("      with 8 hanging look-ups in flight: /healthz %d in %.0f ms, an annotated "
+                "pod %d in %.0f ms" % (st, h_ms, st2, a_ms))
+            check(st == 200 and st2 == 200, "not served during hanging look-ups")
+            check(api.requests >= 5, "the fake API server saw %d requests" % api.requests)
+            check(s.proc.poll() is None, "server died")
+            check(s.stop() == 0, "exit code")
+        finally:
+            api.close()
+
+
+class FakeAPI:
+    """A TLS API server on loopback whose answer depends on the workload name."""
+
+    def __init__(self, certdir):
+        import http.server
+        outer = self
+        self.requests = 0
+        self.stop = threading.Event()
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                outer.requests += 1
+                name = self.path.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+                if name.startswith("hang"):
+                    outer.stop.wait(30)  # bounded: released when the test ends
+                    return
+                if name.startswith("fail500"):
+                    return self.reply(500, {"kind": "Status", "status": "Failure",
+                                            "message": "etcdserver: request timed out",
+                                            "code": 500})
+                if name.startswith("forbid"):
+                    return self.reply(403, {"kind": "Status", "status": "Failure",
+                                            "reason": "Forbidden", "code": 403,
+                                            "message": "statefulsets.apps \"%s\" is forbidden"
+                                            % name})
+                if name.startswith("missing"):
+                    return self.reply(404, {"kind": "Status", "status": "Failure",
+                                            "reason": "NotFound", "code": 404,
+                                            "message": "statefulsets.apps \"%s\" not found"
+                                            % name})
+                return self.reply(200, {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                        "metadata": {"name": name},
+                                        "spec": {"replicas": 4, "serviceName": name}})
+
+            def reply(self, code, obj):
+                b = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(b)))
+                self.end_headers()
+                self.wfile.write(b)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(certdir, "tls.crt"), os.path.join(certdir, "tls.key"))
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.th = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.th.start()
+
+    def close(self):
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+CASES = ["tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
+         "valgrind", "soak"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--loadgen", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--soak", type=int, default=None, help="admissions in the soak")
+    ap.add_argument("--valgrind-requests", type=int, default=None)
+    ap.add_argument("cases", nargs="*", default=CASES)
+    a = ap.parse_args()
+    if a.soak is None:
+        a.soak = 100000 if a.quick else 1000000
+    if a.valgrind_requests is None:
+        a.valgrind_requests = 300 if a.quick else 2000
+    a.binary = os.path.abspath(a.binary)
+    passed = failed = 0
+    suite = Suite(a)
+    try:
+        for name in a.cases:
+            fn = getattr(suite, "case_" + name, None)
+            if fn is None:
+                log("FAIL %s: no such case" % name)
+                failed += 1
+                continue
+            t0 = time.monotonic()
+            try:
+                fn()
+                passed += 1
+                log("ok   %s (%.1f s)" % (name, time.monotonic() - t0))
+            except Exception as e:  # one case's failure must not hide the others
+                failed += 1
+                log("FAIL %s (%.1f s): %s" % (name, time.monotonic() - t0, e))
+                if not isinstance(e, Failed):
+                    traceback.print_exc()
+                for s in suite.servers:
+                    if s.lines:
+                        log("      server log (%s): %s" % (os.path.basename(s.cfg), s.tail()))
+            for s in list(suite.servers):
+                s.kill()
+            suite.servers.clear()
+    finally:
+        suite.cleanup()
+    print("faults: %d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

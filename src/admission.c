@@ -17,14 +17,14 @@
 const char *admission_outcome_name(enum admission_outcome o)
 {
 	static const char *const names[] = {"skipped", "patched", "unchanged", "denied",
-					    "bad_request"};
+	                                    "bad_request"};
 
 	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
 }
 
 enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct config *cfg,
-				const struct workload_lookup *lookup, struct pod_plan *plan,
-				char *err, size_t errlen)
+                                const struct workload_lookup *lookup, struct pod_plan *plan,
+                                char *err, size_t errlen)
 {
 	char addr[512], marker[640];
 	enum topology_status ts;
@@ -40,9 +40,9 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct c
 		return PLAN_NOMEM;
 	}
 	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld", plan->topo.rank,
-		 plan->topo.world_size, addr, plan->topo.port);
+	         plan->topo.world_size, addr, plan->topo.port);
 	ps = patch_build(pod, &plan->topo, &plan->env, marker, cfg->max_env_per_container,
-			 &plan->patch, err, errlen);
+	                 &plan->patch, err, errlen);
 	if (ps != PATCH_OK) {
 		topology_free(&plan->topo);
 		env_list_free(&plan->env);
@@ -96,7 +96,8 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 	int rc = -1;
 
 	res->http_status = 200;
-	if (root == NULL || cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1") == NULL ||
+	if (root == NULL ||
+	    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1") == NULL ||
 	    cJSON_AddStringToObject(root, "kind", "AdmissionReview") == NULL ||
 	    (resp = cJSON_AddObjectToObject(root, "response")) == NULL ||
 	    cJSON_AddStringToObject(resp, "uid", res->uid) == NULL ||
@@ -129,7 +130,7 @@ static int str_eq(const char *a, const char *b)
 }
 
 int admission_handle(const char *body, size_t len, const struct config *cfg,
-		     const struct workload_lookup *lookup, struct admission_result *res)
+                     const struct workload_lookup *lookup, struct admission_result *res)
 {
 	cJSON *root = NULL;
 	const cJSON *req, *kind, *obj, *labels;
@@ -150,7 +151,7 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 	if (!str_eq(json_str(root, "apiVersion"), "admission.k8s.io/v1") ||
 	    !str_eq(json_str(root, "kind"), "AdmissionReview")) {
 		rc = bad_request(res, "request body is not an AdmissionReview of apiVersion "
-				      "admission.k8s.io/v1");
+		                      "admission.k8s.io/v1");
 		goto out;
 	}
 	req = cJSON_GetObjectItemCaseSensitive(root, "request");
@@ -167,7 +168,7 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 	sub = json_str(req, "subResource");
 	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
 	labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-						  "labels");
+	                                          "labels");
 	if (!str_eq(json_str(kind, "kind"), "Pod") || !str_eq(json_str(kind, "group"), "") ||
 	    !str_eq(json_str(req, "operation"), "CREATE") || (sub != NULL && sub[0] != '\0') ||
 	    !cJSON_IsObject(obj) ||
@@ -188,8 +189,8 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 		goto out;
 	}
 	snprintf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
-	snprintf(res->workload, sizeof(res->workload), "%s/%s",
-		 workload_kind_name(plan.topo.kind), plan.topo.workload);
+	snprintf(res->workload, sizeof(res->workload), "%s/%s", workload_kind_name(plan.topo.kind),
+	         plan.topo.workload);
 	res->rank = plan.topo.rank;
 	res->outcome = cJSON_GetArraySize(plan.patch) > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
 	rc = review_response(res, plan.patch, NULL);

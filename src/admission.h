@@ -24,8 +24,8 @@ enum admission_outcome {
 };
 
 struct admission_result {
-	int http_status;   /* 200 or 400 */
-	char *body;        /* malloc'd JSON; caller frees via admission_result_free */
+	int http_status; /* 200 or 400 */
+	char *body;      /* malloc'd JSON; caller frees via admission_result_free */
 	size_t body_len;
 	enum admission_outcome outcome;
 	char uid[128];
@@ -41,7 +41,7 @@ struct admission_result {
  * (then res->body may be NULL and the caller answers 500).
  */
 int admission_handle(const char *body, size_t len, const struct config *cfg,
-		     const struct workload_lookup *lookup, struct admission_result *res);
+                     const struct workload_lookup *lookup, struct admission_result *res);
 
 void admission_result_free(struct admission_result *res);
 
@@ -60,8 +60,8 @@ enum plan_status { PLAN_OK = 0, PLAN_DENY = 1, PLAN_NOMEM = -1 };
  * a user-facing message starting "distenv: ") and plan holds nothing.
  */
 enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct config *cfg,
-				const struct workload_lookup *lookup, struct pod_plan *plan,
-				char *err, size_t errlen) __attribute__((warn_unused_result));
+                                const struct workload_lookup *lookup, struct pod_plan *plan,
+                                char *err, size_t errlen) __attribute__((warn_unused_result));
 void pod_plan_free(struct pod_plan *plan);
 
 /* "skipped", "patched", "unchanged", "denied", "bad_request". */

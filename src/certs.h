@@ -26,6 +26,6 @@ struct certs_opts {
  * opts->dns/ip. NotBefore is back-dated one hour. Returns 0 or -1 with err.
  */
 int certs_generate(const struct certs_opts *opts, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 #endif

@@ -28,18 +28,18 @@ struct config {
 	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
 
 	/* topology */
-	char cluster_domain[254]; /* default "cluster.local" */
-	long default_port;        /* default 29500 */
+	char cluster_domain[254];    /* default "cluster.local" */
+	long default_port;           /* default 29500 */
 	unsigned default_frameworks; /* FW_* bitmask, default FW_PYTORCH|FW_TENSORFLOW */
 	char gpu_resources[CONFIG_MAX_GPU_RESOURCES][128]; /* default nvidia.com/gpu, amd.com/gpu */
 	int n_gpu_resources;
 
 	/* look-ups */
-	int lookups;                       /* 1: GET StatefulSet/Job from the API; default 1 */
-	char kubeconfig[CONFIG_PATH_MAX];  /* empty: in-cluster service account */
-	long lookup_timeout_ms;            /* whole-request deadline, default 3000 */
-	long cache_ttl_ms;                 /* default 10000 */
-	long cache_entries;                /* default 4096 */
+	int lookups;                      /* 1: GET StatefulSet/Job from the API; default 1 */
+	char kubeconfig[CONFIG_PATH_MAX]; /* empty: in-cluster service account */
+	long lookup_timeout_ms;           /* whole-request deadline, default 3000 */
+	long cache_ttl_ms;                /* default 10000 */
+	long cache_entries;               /* default 4096 */
 
 	/* limits */
 	long max_body_bytes;        /* default 7 MiB */
@@ -60,13 +60,14 @@ void config_defaults(struct config *cfg);
  * updated on failure.
  */
 int config_parse(const char *text, size_t len, struct config *cfg, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Reads path (at most 1 MiB) and calls config_parse. Returns 0 or -1 with err. */
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
-/* Parses "pytorch,tensorflow,jax" into an FW_* mask. Returns 0, or -1 on an unknown or empty name. */
+/* Parses "pytorch,tensorflow,jax" into an FW_* mask. Returns 0, or -1 on an unknown or empty name.
+ */
 int config_parse_frameworks(const char *list, unsigned *mask);
 
 /* Parses "debug|info|warn|error". Returns 0 or -1. */

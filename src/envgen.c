@@ -100,7 +100,8 @@ int envgen_build(const struct topology *t, struct env_list *out)
 		    env_add(out, "PET_NPROC_PER_NODE", t->nproc))
 			goto out;
 		if (t->elastic_min > 0) {
-			if (bounded_printf(rdzv_id, sizeof(rdzv_id), "%s-%s", t->ns, t->workload) != 0 ||
+			if (bounded_printf(rdzv_id, sizeof(rdzv_id), "%s-%s", t->ns, t->workload) !=
+			        0 ||
 			    env_add(out, "PET_RDZV_BACKEND", "c10d") ||
 			    env_add(out, "PET_RDZV_ENDPOINT", endpoint) ||
 			    env_add(out, "PET_RDZV_ID", rdzv_id))

@@ -24,7 +24,8 @@ struct env_list {
  * Builds the variables for rank t->rank. Returns 0, or -1 when memory ran out
  * or a name did not fit (out is then empty). Caller frees with env_list_free.
  */
-int envgen_build(const struct topology *t, struct env_list *out) __attribute__((warn_unused_result));
+int envgen_build(const struct topology *t, struct env_list *out)
+    __attribute__((warn_unused_result));
 
 /* The rank-0 address "<host 0><domain>" into out. Returns 0 or -1 if it does not fit. */
 int envgen_master_addr(const struct topology *t, char *out, size_t outlen);

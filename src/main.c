@@ -30,48 +30,48 @@
 #define MANIFEST_MAX (16L * 1024 * 1024)
 
 static const char usage_main[] =
-	"usage: distenv-webhook COMMAND [OPTIONS]\n"
-	"\n"
-	"Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
-	"the environment of a distributed training job (PyTorch, torchrun, TensorFlow, JAX).\n"
-	"\n"
-	"commands:\n"
-	"  serve         run the HTTPS admission webhook\n"
-	"  render        print the env every rank of a manifest would get\n"
-	"  certs         write a development CA and serving certificate\n"
-	"  check-config  validate a configuration file\n"
-	"  version       print the version\n"
-	"\n"
-	"Run 'distenv-webhook COMMAND --help' for the options of a command.\n";
+    "usage: distenv-webhook COMMAND [OPTIONS]\n"
+    "\n"
+    "Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
+    "the environment of a distributed training job (PyTorch, torchrun, TensorFlow, JAX).\n"
+    "\n"
+    "commands:\n"
+    "  serve         run the HTTPS admission webhook\n"
+    "  render        print the env every rank of a manifest would get\n"
+    "  certs         write a development CA and serving certificate\n"
+    "  check-config  validate a configuration file\n"
+    "  version       print the version\n"
+    "\n"
+    "Run 'distenv-webhook COMMAND --help' for the options of a command.\n";
 
 static const char usage_serve[] =
-	"usage: distenv-webhook serve [--config FILE] [--listen HOST:PORT] [--tls-cert FILE]\n"
-	"                             [--tls-key FILE] [--kubeconfig FILE] [--no-lookups]\n"
-	"                             [--log-level debug|info|warn|error]\n"
-	"\n"
-	"Serves POST /mutate (AdmissionReview v1), GET /healthz, /readyz and /metrics over\n"
-	"HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig the\n"
-	"in-cluster service account is used for look-ups; --no-lookups turns them off.\n"
-	"SIGTERM or SIGINT drains in-flight requests and exits 0.\n";
+    "usage: distenv-webhook serve [--config FILE] [--listen HOST:PORT] [--tls-cert FILE]\n"
+    "                             [--tls-key FILE] [--kubeconfig FILE] [--no-lookups]\n"
+    "                             [--log-level debug|info|warn|error]\n"
+    "\n"
+    "Serves POST /mutate (AdmissionReview v1), GET /healthz, /readyz and /metrics over\n"
+    "HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig the\n"
+    "in-cluster service account is used for look-ups; --no-lookups turns them off.\n"
+    "SIGTERM or SIGINT drains in-flight requests and exits 0.\n";
 
 static const char usage_render[] =
-	"usage: distenv-webhook render [--config FILE] [--namespace NS] [--world-size N]\n"
-	"                              [-o text|json] MANIFEST.yaml\n"
-	"\n"
-	"Reads StatefulSet, Job or Pod manifests (YAML, several documents allowed; '-' is\n"
-	"stdin) and prints, offline, the environment each rank would get.\n";
+    "usage: distenv-webhook render [--config FILE] [--namespace NS] [--world-size N]\n"
+    "                              [-o text|json] MANIFEST.yaml\n"
+    "\n"
+    "Reads StatefulSet, Job or Pod manifests (YAML, several documents allowed; '-' is\n"
+    "stdin) and prints, offline, the environment each rank would get.\n";
 
 static const char usage_certs[] =
-	"usage: distenv-webhook certs --service NAME --namespace NS --out DIR [--days N]\n"
-	"                             [--dns NAME]... [--ip ADDR]...\n"
-	"\n"
-	"Writes DIR/ca.crt, DIR/tls.crt and DIR/tls.key (mode 0600): a CA and a serving\n"
-	"certificate for NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost,\n"
-	"127.0.0.1 and every --dns/--ip.\n";
+    "usage: distenv-webhook certs --service NAME --namespace NS --out DIR [--days N]\n"
+    "                             [--dns NAME]... [--ip ADDR]...\n"
+    "\n"
+    "Writes DIR/ca.crt, DIR/tls.crt and DIR/tls.key (mode 0600): a CA and a serving\n"
+    "certificate for NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost,\n"
+    "127.0.0.1 and every --dns/--ip.\n";
 
 static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
-				  "\n"
-				  "Validates a configuration file; prints 'configuration OK'.\n";
+                                  "\n"
+                                  "Validates a configuration file; prints 'configuration OK'.\n";
 
 static const char usage_version[] = "usage: distenv-webhook version\n";
 
@@ -111,12 +111,12 @@ static int copy_opt(char *dst, size_t dstlen, const char *val, const char *flag)
 static int cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},   {"listen", required_argument, NULL, 'l'},
-		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
-		{"kubeconfig", required_argument, NULL, 'k'}, {"no-lookups", no_argument, NULL, 'n'},
-		{"log-level", required_argument, NULL, 'v'}, {NULL, 0, NULL, 0}};
+	    {"config", required_argument, NULL, 'c'},     {"listen", required_argument, NULL, 'l'},
+	    {"tls-cert", required_argument, NULL, 'C'},   {"tls-key", required_argument, NULL, 'K'},
+	    {"kubeconfig", required_argument, NULL, 'k'}, {"no-lookups", no_argument, NULL, 'n'},
+	    {"log-level", required_argument, NULL, 'v'},  {NULL, 0, NULL, 0}};
 	const char *config = NULL, *listen = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL,
-		   *level = NULL;
+	           *level = NULL;
 	int no_lookups = 0, c, rc = 1;
 	struct config cfg;
 	struct kube_client *kc = NULL;
@@ -125,14 +125,30 @@ static int cmd_serve(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
-		case 'l': listen = optarg; break;
-		case 'C': cert = optarg; break;
-		case 'K': key = optarg; break;
-		case 'k': kubeconfig = optarg; break;
-		case 'n': no_lookups = 1; break;
-		case 'v': level = optarg; break;
-		default: fputs(usage_serve, stderr); return 2;
+		case 'c':
+			config = optarg;
+			break;
+		case 'l':
+			listen = optarg;
+			break;
+		case 'C':
+			cert = optarg;
+			break;
+		case 'K':
+			key = optarg;
+			break;
+		case 'k':
+			kubeconfig = optarg;
+			break;
+		case 'n':
+			no_lookups = 1;
+			break;
+		case 'v':
+			level = optarg;
+			break;
+		default:
+			fputs(usage_serve, stderr);
+			return 2;
 		}
 	}
 	if (optind != argc)
@@ -144,8 +160,8 @@ static int cmd_serve(int argc, char **argv)
 	if ((listen && copy_opt(cfg.listen, sizeof(cfg.listen), listen, "--listen")) ||
 	    (cert && copy_opt(cfg.tls_cert, sizeof(cfg.tls_cert), cert, "--tls-cert")) ||
 	    (key && copy_opt(cfg.tls_key, sizeof(cfg.tls_key), key, "--tls-key")) ||
-	    (kubeconfig && copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig,
-				    "--kubeconfig")))
+	    (kubeconfig &&
+	     copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig, "--kubeconfig")))
 		return 1;
 	if (no_lookups)
 		cfg.lookups = 0;
@@ -153,7 +169,7 @@ static int cmd_serve(int argc, char **argv)
 		return fail("--log-level: '%s' is not one of debug, info, warn, error", level);
 	if (cfg.tls_cert[0] == '\0' || cfg.tls_key[0] == '\0')
 		return fail("serve: a TLS certificate and key are required (--tls-cert, "
-			    "--tls-key or tls.certFile/keyFile in the config)");
+		            "--tls-key or tls.certFile/keyFile in the config)");
 	log_set_level(cfg.log_level);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -162,7 +178,8 @@ static int cmd_serve(int argc, char **argv)
 		kc = kube_client_new(&cfg, err, sizeof(err));
 		if (kc == NULL) {
 			fail("serve: Kubernetes API client: %s (use --kubeconfig, or --no-lookups "
-			     "to take the world size from annotations only)", err);
+			     "to take the world size from annotations only)",
+			     err);
 			goto out;
 		}
 		lk.get = kube_get_workload;
@@ -220,10 +237,10 @@ static char *read_input(const char *path, long max, size_t *len, char *err, size
 static int cmd_render(int argc, char **argv)
 {
 	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-					     {"namespace", required_argument, NULL, 'N'},
-					     {"world-size", required_argument, NULL, 'w'},
-					     {"output", required_argument, NULL, 'o'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"namespace", required_argument, NULL, 'N'},
+	                                     {"world-size", required_argument, NULL, 'w'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {NULL, 0, NULL, 0}};
 	struct render_opts ro = {NULL, 0, RENDER_TEXT};
 	const char *config = NULL;
 	struct config cfg;
@@ -233,7 +250,9 @@ static int cmd_render(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
+		case 'c':
+			config = optarg;
+			break;
 		case 'N':
 			if (!dns_label_valid(optarg))
 				return fail("--namespace: '%s' is not a valid namespace", optarg);
@@ -241,7 +260,8 @@ static int cmd_render(int argc, char **argv)
 			break;
 		case 'w':
 			if (parse_long(optarg, 1, 1L << 20, &ro.world_size) != 0)
-				return fail("--world-size: '%s' is not a whole number above 0", optarg);
+				return fail("--world-size: '%s' is not a whole number above 0",
+				            optarg);
 			break;
 		case 'o':
 			if (strcmp(optarg, "text") == 0)
@@ -251,7 +271,9 @@ static int cmd_render(int argc, char **argv)
 			else
 				return fail("-o: '%s' is not text or json", optarg);
 			break;
-		default: fputs(usage_render, stderr); return 2;
+		default:
+			fputs(usage_render, stderr);
+			return 2;
 		}
 	}
 	if (optind != argc - 1) {
@@ -278,11 +300,13 @@ static int cmd_render(int argc, char **argv)
 
 static int cmd_certs(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"service", required_argument, NULL, 's'}, {"namespace", required_argument, NULL, 'N'},
-		{"out", required_argument, NULL, 'o'},     {"days", required_argument, NULL, 'd'},
-		{"dns", required_argument, NULL, 'D'},     {"ip", required_argument, NULL, 'i'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"service", required_argument, NULL, 's'},
+	                                     {"namespace", required_argument, NULL, 'N'},
+	                                     {"out", required_argument, NULL, 'o'},
+	                                     {"days", required_argument, NULL, 'd'},
+	                                     {"dns", required_argument, NULL, 'D'},
+	                                     {"ip", required_argument, NULL, 'i'},
+	                                     {NULL, 0, NULL, 0}};
 	struct certs_opts co;
 	char err[512];
 	int c;
@@ -291,12 +315,19 @@ static int cmd_certs(int argc, char **argv)
 	co.days = 365;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': co.service = optarg; break;
-		case 'N': co.namespace = optarg; break;
-		case 'o': co.out_dir = optarg; break;
+		case 's':
+			co.service = optarg;
+			break;
+		case 'N':
+			co.namespace = optarg;
+			break;
+		case 'o':
+			co.out_dir = optarg;
+			break;
 		case 'd':
 			if (parse_long(optarg, 1, 36500, &co.days) != 0)
-				return fail("--days: '%s' is not a whole number from 1 to 36500", optarg);
+				return fail("--days: '%s' is not a whole number from 1 to 36500",
+				            optarg);
 			break;
 		case 'D':
 			if (co.n_dns == CERTS_MAX_EXTRA)
@@ -308,7 +339,9 @@ static int cmd_certs(int argc, char **argv)
 				return fail("--ip: at most %d addresses", CERTS_MAX_EXTRA);
 			co.ip[co.n_ip++] = optarg;
 			break;
-		default: fputs(usage_certs, stderr); return 2;
+		default:
+			fputs(usage_certs, stderr);
+			return 2;
 		}
 	}
 	if (optind != argc)
@@ -350,11 +383,9 @@ int main(int argc, char **argv)
 		int (*run)(int, char **);
 		const char *usage;
 	} cmds[] = {
-		{"serve", cmd_serve, usage_serve},
-		{"render", cmd_render, usage_render},
-		{"certs", cmd_certs, usage_certs},
-		{"check-config", cmd_check_config, usage_check},
-		{"version", NULL, usage_version},
+	    {"serve", cmd_serve, usage_serve}, {"render", cmd_render, usage_render},
+	    {"certs", cmd_certs, usage_certs}, {"check-config", cmd_check_config, usage_check},
+	    {"version", NULL, usage_version},
 	};
 	size_t i;
 

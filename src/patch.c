@@ -84,8 +84,8 @@ static int env_defines(const cJSON *env, const char *name)
 }
 
 static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const char *base,
-				       const struct env_list *env, long max_env, char *err,
-				       size_t errlen)
+                                       const struct env_list *env, long max_env, char *err,
+                                       size_t errlen)
 {
 	const cJSON *cenv = cJSON_GetObjectItemCaseSensitive(ctr, "env");
 	char path[96];
@@ -94,10 +94,11 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 	cJSON *arr = NULL;
 
 	if (have && cJSON_GetArraySize(cenv) > max_env) {
-		snprintf(err, errlen, "distenv: container %.63s has %d env entries, more than the "
-			 "limit of %ld",
-			 json_str(ctr, "name") ? json_str(ctr, "name") : "?",
-			 cJSON_GetArraySize(cenv), max_env);
+		snprintf(err, errlen,
+		         "distenv: container %.63s has %d env entries, more than the "
+		         "limit of %ld",
+		         json_str(ctr, "name") ? json_str(ctr, "name") : "?",
+		         cJSON_GetArraySize(cenv), max_env);
 		return PATCH_DENY;
 	}
 	if (!have) {
@@ -134,8 +135,8 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 }
 
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
-			      const struct env_list *env, const char *marker, long max_env,
-			      cJSON **out, char *err, size_t errlen)
+                              const struct env_list *env, const char *marker, long max_env,
+                              cJSON **out, char *err, size_t errlen)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
@@ -156,8 +157,8 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 		const struct topology_target *tg = &t->targets[i];
 		const cJSON *ctr = cJSON_GetArrayItem(tg->init ? inits : ctrs, tg->index);
 
-		snprintf(base, sizeof(base), "/spec/%s/%d", tg->init ? "initContainers" : "containers",
-			 tg->index);
+		snprintf(base, sizeof(base), "/spec/%s/%d",
+		         tg->init ? "initContainers" : "containers", tg->index);
 		rc = container_ops(patch, ctr, base, env, max_env, err, errlen);
 		if (rc != PATCH_OK)
 			goto out;

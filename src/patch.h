@@ -22,9 +22,9 @@ enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
  * max_env bounds the entries of one container (PATCH_DENY with err above it).
  */
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
-			      const struct env_list *env, const char *marker, long max_env,
-			      cJSON **out, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+                              const struct env_list *env, const char *marker, long max_env,
+                              cJSON **out, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
 
 /* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
 int patch_pointer_escape(const char *token, char *out, size_t outlen);

@@ -20,7 +20,7 @@ struct manifest_lookup {
 };
 
 static int manifest_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
-			struct workload_spec *out, char *err, size_t errlen)
+                        struct workload_spec *out, char *err, size_t errlen)
 {
 	(void)kind;
 	(void)ns;
@@ -61,8 +61,8 @@ static int set_str(cJSON *obj, const char *key, const char *val)
  * Makes the pod the controller would create for ordinal/index i: a copy of the
  * template with name or generateName, labels, annotations, owner and hostname.
  */
-static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *name,
-		       const char *ns, const char *service, long i)
+static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *name, const char *ns,
+                       const char *service, long i)
 {
 	cJSON *pod = cJSON_CreateObject(), *meta, *spec, *labels, *anns, *refs, *ref;
 	char buf[320], idx[24];
@@ -108,9 +108,10 @@ static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *n
 	}
 	cJSON_AddItemToArray(refs, ref); /* refs owns ref */
 	if (!cJSON_AddStringToObject(ref, "apiVersion",
-				     kind == WORKLOAD_STATEFULSET ? "apps/v1" : "batch/v1") ||
+	                             kind == WORKLOAD_STATEFULSET ? "apps/v1" : "batch/v1") ||
 	    !cJSON_AddStringToObject(ref, "kind", workload_kind_name(kind)) ||
-	    !cJSON_AddStringToObject(ref, "name", name) || !cJSON_AddTrueToObject(ref, "controller"))
+	    !cJSON_AddStringToObject(ref, "name", name) ||
+	    !cJSON_AddTrueToObject(ref, "controller"))
 		goto fail;
 	return pod;
 fail:
@@ -119,8 +120,8 @@ fail:
 }
 
 /* Appends one rank's plan to out (text or a JSON array item). */
-static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *o,
-		     const cJSON *pod, const struct pod_plan *plan)
+static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *o, const cJSON *pod,
+                     const struct pod_plan *plan)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
@@ -132,20 +133,25 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 	if (pname == NULL)
 		pname = json_str(meta, "generateName");
 	if (o->format == RENDER_TEXT) {
-		strbuf_printf(out, "--- rank %ld/%ld: %s %s/%s, pod %s, containers", plan->topo.rank,
-			      plan->topo.world_size, workload_kind_name(plan->topo.kind),
-			      plan->topo.ns, plan->topo.workload, host ? host : pname ? pname : "?");
+		strbuf_printf(out, "--- rank %ld/%ld: %s %s/%s, pod %s, containers",
+		              plan->topo.rank, plan->topo.world_size,
+		              workload_kind_name(plan->topo.kind), plan->topo.ns,
+		              plan->topo.workload,
+		              host    ? host
+		              : pname ? pname
+		                      : "?");
 		for (k = 0; k < plan->topo.n_targets; k++) {
 			const cJSON *c = cJSON_GetArrayItem(
-				cJSON_GetObjectItemCaseSensitive(
-					spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
-				plan->topo.targets[k].index);
+			    cJSON_GetObjectItemCaseSensitive(
+			        spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
+			    plan->topo.targets[k].index);
 			strbuf_printf(out, "%s%s%s", k ? "," : " ", json_str(c, "name"),
-				      plan->topo.targets[k].init ? "(init)" : "");
+			              plan->topo.targets[k].init ? "(init)" : "");
 		}
 		strbuf_puts(out, "\n");
 		for (i = 0; i < plan->env.n; i++)
-			strbuf_printf(out, "%s=%s\n", plan->env.vars[i].name, plan->env.vars[i].value);
+			strbuf_printf(out, "%s=%s\n", plan->env.vars[i].name,
+			              plan->env.vars[i].value);
 		return out->oom ? -1 : 0;
 	} else {
 		cJSON *r = cJSON_CreateObject(), *env, *ctrs;
@@ -155,7 +161,10 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		if (!cJSON_AddStringToObject(r, "kind", workload_kind_name(plan->topo.kind)) ||
 		    !cJSON_AddStringToObject(r, "namespace", plan->topo.ns) ||
 		    !cJSON_AddStringToObject(r, "workload", plan->topo.workload) ||
-		    !cJSON_AddStringToObject(r, "pod", host ? host : pname ? pname : "") ||
+		    !cJSON_AddStringToObject(r, "pod",
+		                             host    ? host
+		                             : pname ? pname
+		                                     : "") ||
 		    !cJSON_AddNumberToObject(r, "rank", (double)plan->topo.rank) ||
 		    !cJSON_AddNumberToObject(r, "worldSize", (double)plan->topo.world_size) ||
 		    !(ctrs = cJSON_AddArrayToObject(r, "containers")) ||
@@ -163,9 +172,9 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 			return -1;
 		for (k = 0; k < plan->topo.n_targets; k++) {
 			const cJSON *c = cJSON_GetArrayItem(
-				cJSON_GetObjectItemCaseSensitive(
-					spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
-				plan->topo.targets[k].index);
+			    cJSON_GetObjectItemCaseSensitive(
+			        spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
+			    plan->topo.targets[k].index);
 			cJSON_AddItemToArray(ctrs, cJSON_CreateString(json_str(c, "name")));
 		}
 		for (i = 0; i < plan->env.n; i++) {
@@ -182,8 +191,8 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 }
 
 static int render_pod(const cJSON *pod, const char *ns, const struct config *cfg,
-		      const struct workload_lookup *lk, const struct render_opts *o,
-		      struct strbuf *out, cJSON *jarr, char *err, size_t errlen)
+                      const struct workload_lookup *lk, const struct render_opts *o,
+                      struct strbuf *out, cJSON *jarr, char *err, size_t errlen)
 {
 	struct pod_plan plan;
 	enum plan_status ps;
@@ -202,7 +211,7 @@ static int render_pod(const cJSON *pod, const char *ns, const struct config *cfg
 }
 
 static void warn_label(const cJSON *meta, const char *what, const char *name, char *warn,
-		       size_t warnlen)
+                       size_t warnlen)
 {
 	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
 	const char *v = cJSON_IsObject(labels) ? json_str(labels, LABEL_INJECT) : NULL;
@@ -212,15 +221,16 @@ static void warn_label(const cJSON *meta, const char *what, const char *name, ch
 		return;
 	used = strlen(warn);
 	if (used < warnlen)
-		snprintf(warn + used, warnlen - used,
-			 "warning: %s %s: the pod template has no label %s: \"true\", so the webhook "
-			 "would leave its pods alone\n",
-			 what, name, LABEL_INJECT);
+		snprintf(
+		    warn + used, warnlen - used,
+		    "warning: %s %s: the pod template has no label %s: \"true\", so the webhook "
+		    "would leave its pods alone\n",
+		    what, name, LABEL_INJECT);
 }
 
 static int render_doc(const cJSON *doc, const struct config *cfg, const struct render_opts *o,
-		      struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
-		      size_t errlen)
+                      struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
+                      size_t errlen)
 {
 	const char *kind = json_str(doc, "kind");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
@@ -274,7 +284,7 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 	}
 	if (n > cfg->max_world_size) {
 		snprintf(err, errlen, "%s %s: %ld ranks is above the limit of %ld", kind, name, n,
-			 cfg->max_world_size);
+		         cfg->max_world_size);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -293,8 +303,8 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 }
 
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
-		      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
-		      size_t errlen)
+                      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
+                      size_t errlen)
 {
 	cJSON *docs, *doc, *jarr = NULL;
 	struct strbuf out;

@@ -24,7 +24,7 @@ struct render_opts {
  * label) are appended to warn, one per line, when warn is non-NULL.
  */
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
-		      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
-		      size_t errlen);
+                      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
+                      size_t errlen);
 
 #endif

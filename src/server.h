@@ -17,6 +17,6 @@
  * lookup may be NULL.
  */
 int server_run(const struct config *cfg, const struct workload_lookup *lookup, char *err,
-	       size_t errlen) __attribute__((warn_unused_result));
+               size_t errlen) __attribute__((warn_unused_result));
 
 #endif

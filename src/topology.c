@@ -12,11 +12,11 @@
 
 #include "util.h"
 
-#define DENY(...)                                       \
-	do {                                            \
-		snprintf(err, errlen, "distenv: " __VA_ARGS__); \
-		rc = TOPOLOGY_DENY;                     \
-		goto out;                               \
+#define DENY(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, "distenv: " __VA_ARGS__);                                    \
+		rc = TOPOLOGY_DENY;                                                                \
+		goto out;                                                                          \
 	} while (0)
 
 const char *json_str(const cJSON *obj, const char *key)
@@ -34,15 +34,16 @@ static const char *map_get(const cJSON *map, const char *key)
 
 /* Reads an annotation as an integer in [min, max]: 0 absent, 1 set, -1 bad (err filled). */
 static int ann_long(const cJSON *anns, const char *key, long min, long max, const char *what,
-		    long *out, char *err, size_t errlen)
+                    long *out, char *err, size_t errlen)
 {
 	const char *v = map_get(anns, key);
 
 	if (v == NULL)
 		return 0;
 	if (parse_long(v, min, max, out) != 0) {
-		snprintf(err, errlen, "distenv: annotation %s: \"%.64s\" is not %s between %ld and %ld",
-			 key, v, what, min, max);
+		snprintf(err, errlen,
+		         "distenv: annotation %s: \"%.64s\" is not %s between %ld and %ld", key, v,
+		         what, min, max);
 		return -1;
 	}
 	return 1;
@@ -129,20 +130,20 @@ static long whole_quantity(const cJSON *q)
 }
 
 static long max_gpu_limit(const struct topology *t, const cJSON *ctrs, const cJSON *inits,
-			  const struct config *cfg)
+                          const struct config *cfg)
 {
 	long best = 0;
 	int i, g;
 
 	for (i = 0; i < t->n_targets; i++) {
-		const cJSON *c = cJSON_GetArrayItem(t->targets[i].init ? inits : ctrs,
-						    t->targets[i].index);
+		const cJSON *c =
+		    cJSON_GetArrayItem(t->targets[i].init ? inits : ctrs, t->targets[i].index);
 		const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
 		const cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
 
 		for (g = 0; g < cfg->n_gpu_resources; g++) {
 			long v = whole_quantity(
-				cJSON_GetObjectItemCaseSensitive(lim, cfg->gpu_resources[g]));
+			    cJSON_GetObjectItemCaseSensitive(lim, cfg->gpu_resources[g]));
 			if (v > best)
 				best = v;
 		}
@@ -151,8 +152,8 @@ static long max_gpu_limit(const struct topology *t, const cJSON *ctrs, const cJS
 }
 
 static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *anns,
-					    const struct config *cfg, struct topology *t,
-					    char *err, size_t errlen)
+                                            const struct config *cfg, struct topology *t, char *err,
+                                            size_t errlen)
 {
 	const cJSON *ctrs = cJSON_GetObjectItemCaseSensitive(pod_spec, "containers");
 	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(pod_spec, "initContainers");
@@ -186,8 +187,8 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 		while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\t'))
 			n--;
 		if (n == 0)
-			DENY("annotation %s: \"%.128s\" has an empty container name", ANN_CONTAINERS,
-			     list);
+			DENY("annotation %s: \"%.128s\" has an empty container name",
+			     ANN_CONTAINERS, list);
 		idx = find_container(ctrs, q, n);
 		if (idx < 0) {
 			idx = find_container(inits, q, n);
@@ -211,9 +212,9 @@ out:
 }
 
 enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
-				      const struct config *cfg,
-				      const struct workload_lookup *lookup, struct topology *t,
-				      char *err, size_t errlen)
+                                      const struct config *cfg,
+                                      const struct workload_lookup *lookup, struct topology *t,
+                                      char *err, size_t errlen)
 {
 	enum topology_status rc = TOPOLOGY_DENY;
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
@@ -263,8 +264,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	strcpy(t->workload, owner_name);
 
 	/* Annotations first: a bad value is the user's to fix, whatever the API says. */
-	if (ann_long(anns, ANN_WORLD_SIZE, 1, cfg->max_world_size, "a world size", &ann_world,
-		     err, errlen) < 0)
+	if (ann_long(anns, ANN_WORLD_SIZE, 1, cfg->max_world_size, "a world size", &ann_world, err,
+	             errlen) < 0)
 		goto out;
 	t->port = cfg->default_port;
 	if (ann_long(anns, ANN_PORT, 1, 65535, "a port number", &t->port, err, errlen) < 0)
@@ -282,8 +283,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		if (t->elastic_min > t->elastic_max)
 			DENY("annotation %s: \"%.64s\" has MIN greater than MAX", ANN_ELASTIC, v);
 	}
-	if (ann_long(anns, ANN_MAX_RESTARTS, 0, 1000000, "a restart count", &t->max_restarts,
-		     err, errlen) < 0)
+	if (ann_long(anns, ANN_MAX_RESTARTS, 0, 1000000, "a restart count", &t->max_restarts, err,
+	             errlen) < 0)
 		goto out;
 	if ((v = map_get(anns, ANN_SERVICE)) != NULL && !dns_label_valid(v))
 		DENY("annotation %s: \"%.64s\" is not a valid Service name", ANN_SERVICE, v);
@@ -295,7 +296,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			if (parse_long(v, 0, INT_MAX, &ord) != 0)
 				DENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
 		} else if (name_ordinal(pod_name, owner_name, &ord) != 0) {
-			DENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label "
+			DENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s "
+			     "label "
 			     "and the name does not end in -N",
 			     pod_name ? pod_name : "(unnamed)", ns, owner_name, LABEL_POD_INDEX);
 		}
@@ -308,7 +310,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			     "Indexed Jobs (set spec.completionMode: Indexed)",
 			     ns, owner_name);
 		if (parse_long(v, 0, INT_MAX, &ord) != 0)
-			DENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX, v);
+			DENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX,
+			     v);
 	}
 
 	if (lookup != NULL && lookup->get != NULL) {
@@ -322,12 +325,14 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			     ann_world > 0 ? "start ordinal" : "world size");
 		if (t->kind == WORKLOAD_JOB) {
 			if (!ws.indexed)
-				DENY("Job %s/%s is not an Indexed Job: distenv supports only Indexed "
+				DENY("Job %s/%s is not an Indexed Job: distenv supports only "
+				     "Indexed "
 				     "Jobs (set spec.completionMode: Indexed)",
 				     ns, owner_name);
 			if (ws.completions > 0 && ws.parallelism >= 0 &&
 			    ws.parallelism < ws.completions)
-				DENY("Job %s/%s has parallelism %ld below completions %ld, so not all "
+				DENY("Job %s/%s has parallelism %ld below completions %ld, so not "
+				     "all "
 				     "ranks can run at once: set parallelism equal to completions",
 				     ns, owner_name, ws.parallelism, ws.completions);
 		} else if (ws.ordinals_start > 0) {
@@ -372,7 +377,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		     kname, ns, owner_name, ANN_SERVICE);
 	}
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, ns,
-			   cfg->cluster_domain) != 0)
+	                   cfg->cluster_domain) != 0)
 		DENY("the Service address of %s %s/%s is too long", kname, ns, owner_name);
 	{
 		char host[320];
@@ -395,12 +400,14 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		else if (parse_long(v, 1, 4096, &n) == 0)
 			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
 		else
-			DENY("annotation %s: \"%.32s\" is not a whole number between 1 and 4096 (or "
-			     "auto, gpu, cpu)",
-			     ANN_NPROC, v);
+			DENY(
+			    "annotation %s: \"%.32s\" is not a whole number between 1 and 4096 (or "
+			    "auto, gpu, cpu)",
+			    ANN_NPROC, v);
 	} else {
-		long g = max_gpu_limit(t, cJSON_GetObjectItemCaseSensitive(spec, "containers"),
-				       cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), cfg);
+		long g =
+		    max_gpu_limit(t, cJSON_GetObjectItemCaseSensitive(spec, "containers"),
+		                  cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), cfg);
 		snprintf(t->nproc, sizeof(t->nproc), "%ld", g > 0 ? g : 1);
 	}
 	rc = TOPOLOGY_OK;

@@ -13,19 +13,19 @@
 #include "config.h"
 #include "workload.h"
 
-#define ANN_PREFIX        "distenv.dev/"
-#define ANN_WORLD_SIZE    "distenv.dev/world-size"
-#define ANN_PORT          "distenv.dev/port"
-#define ANN_NPROC         "distenv.dev/nproc-per-node"
-#define ANN_CONTAINERS    "distenv.dev/containers"
-#define ANN_FRAMEWORKS    "distenv.dev/frameworks"
-#define ANN_ELASTIC       "distenv.dev/elastic"
-#define ANN_MAX_RESTARTS  "distenv.dev/max-restarts"
-#define ANN_SERVICE       "distenv.dev/service"
-#define ANN_INJECTED      "distenv.dev/injected"
-#define LABEL_INJECT      "distenv.dev/inject"
-#define LABEL_POD_INDEX   "apps.kubernetes.io/pod-index"
-#define ANN_JOB_INDEX     "batch.kubernetes.io/job-completion-index"
+#define ANN_PREFIX       "distenv.dev/"
+#define ANN_WORLD_SIZE   "distenv.dev/world-size"
+#define ANN_PORT         "distenv.dev/port"
+#define ANN_NPROC        "distenv.dev/nproc-per-node"
+#define ANN_CONTAINERS   "distenv.dev/containers"
+#define ANN_FRAMEWORKS   "distenv.dev/frameworks"
+#define ANN_ELASTIC      "distenv.dev/elastic"
+#define ANN_MAX_RESTARTS "distenv.dev/max-restarts"
+#define ANN_SERVICE      "distenv.dev/service"
+#define ANN_INJECTED     "distenv.dev/injected"
+#define LABEL_INJECT     "distenv.dev/inject"
+#define LABEL_POD_INDEX  "apps.kubernetes.io/pod-index"
+#define ANN_JOB_INDEX    "batch.kubernetes.io/job-completion-index"
 
 /* A container to inject into: index into spec.containers, or spec.initContainers when init. */
 struct topology_target {
@@ -36,19 +36,19 @@ struct topology_target {
 struct topology {
 	enum workload_kind kind;
 	char ns[64];
-	char workload[254];  /* StatefulSet or Job name */
-	char service[64];    /* headless Service: the pod's subdomain */
-	int set_subdomain;   /* 1: spec.subdomain is absent and must be set to service */
+	char workload[254]; /* StatefulSet or Job name */
+	char service[64];   /* headless Service: the pod's subdomain */
+	int set_subdomain;  /* 1: spec.subdomain is absent and must be set to service */
 	long rank;
 	long world_size;
-	long start;          /* StatefulSet start ordinal; 0 for Jobs */
+	long start; /* StatefulSet start ordinal; 0 for Jobs */
 	long port;
 	char nproc[24];      /* PET_NPROC_PER_NODE value */
 	unsigned frameworks; /* FW_* */
 	long elastic_min;    /* 0 when not elastic */
 	long elastic_max;
-	long max_restarts;   /* -1 when not annotated */
-	char domain[384];    /* ".<service>.<ns>.svc.<clusterDomain>" */
+	long max_restarts;               /* -1 when not annotated */
+	char domain[384];                /* ".<service>.<ns>.svc.<clusterDomain>" */
 	struct topology_target *targets; /* malloc'd */
 	int n_targets;
 };
@@ -66,8 +66,8 @@ enum topology_status {
  * topology_free(t); on other results t holds nothing to free.
  */
 enum topology_status topology_resolve(const cJSON *pod, const char *ns, const struct config *cfg,
-				      const struct workload_lookup *lookup, struct topology *t,
-				      char *err, size_t errlen) __attribute__((warn_unused_result));
+                                      const struct workload_lookup *lookup, struct topology *t,
+                                      char *err, size_t errlen) __attribute__((warn_unused_result));
 
 void topology_free(struct topology *t);
 

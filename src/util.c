@@ -18,7 +18,8 @@ int parse_long(const char *s, long min, long max, long *out)
 	if (s == NULL || *s == '\0')
 		return -1;
 	/* strtol accepts leading blanks and '+': the contract does not. */
-	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
+	if (!(isdigit((unsigned char)s[0]) ||
+	      (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
 		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
@@ -117,7 +118,8 @@ void strbuf_free(struct strbuf *sb)
 
 char *base64_encode(const unsigned char *data, size_t len)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tbl[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t olen, i, o = 0;
 	char *out;
 

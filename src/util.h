@@ -41,6 +41,6 @@ int dns_subdomain_valid(const char *s);
 
 /* snprintf that reports truncation: returns 0, or -1 when out was too small. */
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -25,7 +25,7 @@ struct workload_spec {
  */
 struct workload_lookup {
 	int (*get)(void *ctx, enum workload_kind kind, const char *ns, const char *name,
-		   struct workload_spec *out, char *err, size_t errlen);
+	           struct workload_spec *out, char *err, size_t errlen);
 	void *ctx;
 };
 

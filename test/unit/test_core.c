@@ -22,22 +22,26 @@ static char *dq(const char *s)
 	return p;
 }
 
-#define STS_OWNER "'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'ddp','controller':true}]"
-#define JOB_OWNER "'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'train','controller':true}]"
+#define STS_OWNER                                                                                  \
+	"'ownerReferences':[{'apiVersion':'apps/"                                                  \
+	"v1','kind':'StatefulSet','name':'ddp','controller':true}]"
+#define JOB_OWNER                                                                                  \
+	"'ownerReferences':[{'apiVersion':'batch/"                                                 \
+	"v1','kind':'Job','name':'train','controller':true}]"
 #define LABEL "'distenv.dev/inject':'true'"
-#define CTR "'containers':[{'name':'trainer','image':'x'}]"
+#define CTR   "'containers':[{'name':'trainer','image':'x'}]"
 
 /* A StatefulSet pod ddp-N in ns "ml" with extra annotations and spec. */
-#define STS_POD(ord, anns, spec_extra)                                                     \
-	"{'metadata':{'name':'ddp-" ord "','namespace':'ml','labels':{" LABEL                \
-	",'apps.kubernetes.io/pod-index':'" ord "'},'annotations':{" anns "}," STS_OWNER "}," \
+#define STS_POD(ord, anns, spec_extra)                                                             \
+	"{'metadata':{'name':'ddp-" ord "','namespace':'ml','labels':{" LABEL                      \
+	",'apps.kubernetes.io/pod-index':'" ord "'},'annotations':{" anns "}," STS_OWNER "},"      \
 	"'spec':{'hostname':'ddp-" ord "','subdomain':'ddp'," CTR spec_extra "}}"
 
 /* An Indexed Job pod (no name, no namespace) with completion index idx. */
-#define JOB_POD(idx, anns, spec_extra)                                                     \
-	"{'metadata':{'generateName':'train-" idx "-','labels':{" LABEL "},"                  \
-	"'annotations':{'batch.kubernetes.io/job-completion-index':'" idx "'" anns "},"       \
-	JOB_OWNER "},'spec':{'hostname':'train-" idx "'" spec_extra "," CTR "}}"
+#define JOB_POD(idx, anns, spec_extra)                                                             \
+	"{'metadata':{'generateName':'train-" idx "-','labels':{" LABEL "},"                       \
+	"'annotations':{'batch.kubernetes.io/job-completion-index':'" idx "'" anns "}," JOB_OWNER  \
+	"},'spec':{'hostname':'train-" idx "'" spec_extra "," CTR "}}"
 
 struct lookup_answer {
 	int fail;
@@ -45,7 +49,7 @@ struct lookup_answer {
 };
 
 static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
-		     struct workload_spec *out, char *err, size_t errlen)
+                     struct workload_spec *out, char *err, size_t errlen)
 {
 	const struct lookup_answer *a = ctx;
 
@@ -75,113 +79,118 @@ static const struct {
 	const char *pod;
 	const char *req_ns;
 	const struct lookup_answer *lookup; /* NULL: look-ups off */
-	const char *want_env;               /* "NAME=VALUE\n..." subset, in order; NULL when denied */
-	const char *want_deny;              /* substring of the denial */
+	const char *want_env;  /* "NAME=VALUE\n..." subset, in order; NULL when denied */
+	const char *want_deny; /* substring of the denial */
 } plan_cases[] = {
-	{"sts rank from pod-index label, world from API", STS_POD("2", "", ""), "ml", &STS4,
-	 "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
-	 "\nPET_MASTER_PORT=29500\nPET_NNODES=4\nPET_NODE_RANK=2\nPET_NPROC_PER_NODE=1\n"
-	 "TF_CONFIG={\"cluster\":{\"worker\":[\"ddp-0.ddp.ml.svc.cluster.local:29500\","
-	 "\"ddp-1.ddp.ml.svc.cluster.local:29500\",\"ddp-2.ddp.ml.svc.cluster.local:29500\","
-	 "\"ddp-3.ddp.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
-	 NULL},
-	{"sts multi-digit ordinal from the name, dashed name",
-	 "{'metadata':{'name':'my-big-job-12','namespace':'ml','labels':{" LABEL "},"
-	 "'annotations':{'distenv.dev/world-size':'16'},'ownerReferences':[{'kind':'StatefulSet',"
-	 "'name':'my-big-job','controller':true}]},'spec':{'subdomain':'svc-a'," CTR "}}",
-	 "ml", NULL,
-	 "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n", NULL},
-	{"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
-	 "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
-	{"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,
-	 "RANK=2\nWORLD_SIZE=3\n", NULL},
-	{"sts ordinal below start", STS_POD("0", "", ""), "ml", &STS3_START1, NULL,
-	 "below the start ordinal 1"},
-	{"annotation wins over the API", STS_POD("1", "'distenv.dev/world-size':'8'", ""), "ml",
-	 &STS4, "RANK=1\nWORLD_SIZE=8\nPET_NNODES=8\n", NULL},
-	{"namespace from request only",
-	 "{'metadata':{'name':'ddp-0','labels':{" LABEL "},'annotations':{'distenv.dev/world-size':"
-	 "'2'}," STS_OWNER "},'spec':{'subdomain':'ddp'," CTR "}}",
-	 "team-a", NULL, "MASTER_ADDR=ddp-0.ddp.team-a.svc.cluster.local\n", NULL},
-	{"job pod without a name, ns from request", JOB_POD("1", "", ",'subdomain':'train'"),
-	 "default", &JOB3, "MASTER_ADDR=" J_ "\nRANK=1\nWORLD_SIZE=3\n", NULL},
-	{"job with distenv.dev/service", JOB_POD("2", ",'distenv.dev/service':'train'", ""),
-	 "default", &JOB3, "MASTER_ADDR=" J_ "\nRANK=2\n", NULL},
-	{"job without subdomain or service", JOB_POD("0", "", ""), "default", &JOB3, NULL,
-	 "point spec.subdomain"},
-	{"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",
-	 &JOB3_PAR2, NULL, "parallelism 2 below completions 3"},
-	{"job not indexed per API", JOB_POD("0", "", ",'subdomain':'train'"), "default",
-	 &JOB_NONINDEXED, NULL, "not an Indexed Job"},
-	{"job pod without completion index",
-	 "{'metadata':{'generateName':'train-','labels':{" LABEL "}," JOB_OWNER "},'spec':{"
-	 "'subdomain':'train'," CTR "}}",
-	 "default", &JOB3, NULL, "Indexed Jobs"},
-	{"job rank >= world size", JOB_POD("3", "", ",'subdomain':'train'"), "default", &JOB3, NULL,
-	 "rank 3 of Job default/train is not below the world size 3"},
-	{"sts rank >= annotated world size", STS_POD("5", "'distenv.dev/world-size':'4'", ""), "ml",
-	 NULL, NULL, "rank 5"},
-	{"world size unknown without look-ups", STS_POD("0", "", ""), "ml", NULL, NULL,
-	 "world size of StatefulSet ml/ddp is not known"},
-	{"look-up fails", STS_POD("0", "", ""), "ml", &FAILS, NULL,
-	 "cannot read StatefulSet ml/ddp from the Kubernetes API (connection refused)"},
-	{"deployment pod refused",
-	 "{'metadata':{'name':'web-abc','namespace':'ml','labels':{" LABEL "},'ownerReferences':[{"
-	 "'kind':'ReplicaSet','name':'web-5d4','controller':true}]},'spec':{" CTR "}}",
-	 "ml", NULL, NULL, "controlled by ReplicaSet web-5d4; distenv supports only pods of a "
-			   "StatefulSet or of an Indexed Job"},
-	{"bare pod refused", "{'metadata':{'name':'p','labels':{" LABEL "}},'spec':{" CTR "}}", "ml",
-	 NULL, NULL, "controlled by nothing"},
-	{"port annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/port':'23456'", ""),
-	 "ml", NULL, "MASTER_PORT=23456\n", NULL},
-	{"bad port", STS_POD("0", "'distenv.dev/port':'0'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/port: \"0\""},
-	{"bad port text", STS_POD("0", "'distenv.dev/port':'80a'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/port: \"80a\""},
-	{"bad world size", STS_POD("0", "'distenv.dev/world-size':'-1'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/world-size: \"-1\""},
-	{"world size with spaces", STS_POD("0", "'distenv.dev/world-size':' 4'", ""), "ml", &STS4,
-	 NULL, "annotation distenv.dev/world-size"},
-	{"nproc from GPU limits",
-	 STS_POD("0", "'distenv.dev/world-size':'2'",
-		 ",'initContainers':[{'name':'i','resources':{'limits':{'nvidia.com/gpu':'16'}}}]"),
-	 "ml", NULL, "PET_NPROC_PER_NODE=1\n", NULL},
-	{"nproc annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/nproc-per-node':'8'", ""),
-	 "ml", NULL, "PET_NPROC_PER_NODE=8\n", NULL},
-	{"bad nproc", STS_POD("0", "'distenv.dev/nproc-per-node':'eight'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/nproc-per-node: \"eight\""},
-	{"frameworks jax only", STS_POD("1", "'distenv.dev/world-size':'2','distenv.dev/frameworks':'jax'", ""),
-	 "ml", NULL,
-	 "JAX_COORDINATOR_ADDRESS=" A_ ":29500\nJAX_NUM_PROCESSES=2\nJAX_PROCESS_ID=1\n", NULL},
-	{"bad frameworks", STS_POD("0", "'distenv.dev/frameworks':'pytorch,mxnet'", ""), "ml", &STS4,
-	 NULL, "annotation distenv.dev/frameworks: \"pytorch,mxnet\""},
-	{"elastic", STS_POD("1", "'distenv.dev/elastic':'2:4','distenv.dev/max-restarts':'3',"
-				 "'distenv.dev/frameworks':'pytorch'", ""),
-	 "ml", &STS4,
-	 "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=1\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
-	 "\nPET_MASTER_PORT=29500\nPET_NNODES=2:4\nPET_NODE_RANK=1\nPET_NPROC_PER_NODE=1\n"
-	 "PET_RDZV_BACKEND=c10d\nPET_RDZV_ENDPOINT=" A_ ":29500\nPET_RDZV_ID=ml-ddp\n"
-	 "PET_MAX_RESTARTS=3\n",
-	 NULL},
-	{"elastic MIN > MAX", STS_POD("0", "'distenv.dev/elastic':'4:2'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX"},
-	{"elastic not a range", STS_POD("0", "'distenv.dev/elastic':'4'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/elastic: \"4\" is not MIN:MAX"},
-	{"bad max-restarts", STS_POD("0", "'distenv.dev/max-restarts':'x'", ""), "ml", &STS4, NULL,
-	 "annotation distenv.dev/max-restarts: \"x\""},
-	{"containers names an unknown one", STS_POD("0", "'distenv.dev/containers':'nope'", ""), "ml",
-	 &STS4, NULL, "no container or init container named \"nope\""},
-	{"bad service annotation", JOB_POD("0", ",'distenv.dev/service':'Bad_Name'", ""), "default",
-	 &JOB3, NULL, "annotation distenv.dev/service: \"Bad_Name\""},
-	{"nproc is the largest GPU limit of the targets",
-	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
-	 "'spec':{'subdomain':'ddp','containers':[{'name':'a','resources':{'limits':{"
-	 "'nvidia.com/gpu':'4'}}},{'name':'b','resources':{'limits':{'amd.com/gpu':8}}}]}}",
-	 "ml", &STS4, "PET_NPROC_PER_NODE=8\n", NULL},
-	{"invalid subdomain",
-	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
-	 "'spec':{'subdomain':'Bad_x'," CTR "}}",
-	 "ml", &STS4, NULL, "spec.subdomain \"Bad_x\" is not a valid Service name"},
+    {"sts rank from pod-index label, world from API", STS_POD("2", "", ""), "ml", &STS4,
+     "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
+     "\nPET_MASTER_PORT=29500\nPET_NNODES=4\nPET_NODE_RANK=2\nPET_NPROC_PER_NODE=1\n"
+     "TF_CONFIG={\"cluster\":{\"worker\":[\"ddp-0.ddp.ml.svc.cluster.local:29500\","
+     "\"ddp-1.ddp.ml.svc.cluster.local:29500\",\"ddp-2.ddp.ml.svc.cluster.local:29500\","
+     "\"ddp-3.ddp.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
+     NULL},
+    {"sts multi-digit ordinal from the name, dashed name",
+     "{'metadata':{'name':'my-big-job-12','namespace':'ml','labels':{" LABEL "},"
+     "'annotations':{'distenv.dev/world-size':'16'},'ownerReferences':[{'kind':'StatefulSet',"
+     "'name':'my-big-job','controller':true}]},'spec':{'subdomain':'svc-a'," CTR "}}",
+     "ml", NULL, "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n",
+     NULL},
+    {"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
+     "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
+    {"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,
+     "RANK=2\nWORLD_SIZE=3\n", NULL},
+    {"sts ordinal below start", STS_POD("0", "", ""), "ml", &STS3_START1, NULL,
+     "below the start ordinal 1"},
+    {"annotation wins over the API", STS_POD("1", "'distenv.dev/world-size':'8'", ""), "ml", &STS4,
+     "RANK=1\nWORLD_SIZE=8\nPET_NNODES=8\n", NULL},
+    {"namespace from request only",
+     "{'metadata':{'name':'ddp-0','labels':{" LABEL "},'annotations':{'distenv.dev/world-size':"
+     "'2'}," STS_OWNER "},'spec':{'subdomain':'ddp'," CTR "}}",
+     "team-a", NULL, "MASTER_ADDR=ddp-0.ddp.team-a.svc.cluster.local\n", NULL},
+    {"job pod without a name, ns from request", JOB_POD("1", "", ",'subdomain':'train'"), "default",
+     &JOB3, "MASTER_ADDR=" J_ "\nRANK=1\nWORLD_SIZE=3\n", NULL},
+    {"job with distenv.dev/service", JOB_POD("2", ",'distenv.dev/service':'train'", ""), "default",
+     &JOB3, "MASTER_ADDR=" J_ "\nRANK=2\n", NULL},
+    {"job without subdomain or service", JOB_POD("0", "", ""), "default", &JOB3, NULL,
+     "point spec.subdomain"},
+    {"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+     &JOB3_PAR2, NULL, "parallelism 2 below completions 3"},
+    {"job not indexed per API", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+     &JOB_NONINDEXED, NULL, "not an Indexed Job"},
+    {"job pod without completion index",
+     "{'metadata':{'generateName':'train-','labels':{" LABEL "}," JOB_OWNER "},'spec':{"
+     "'subdomain':'train'," CTR "}}",
+     "default", &JOB3, NULL, "Indexed Jobs"},
+    {"job rank >= world size", JOB_POD("3", "", ",'subdomain':'train'"), "default", &JOB3, NULL,
+     "rank 3 of Job default/train is not below the world size 3"},
+    {"sts rank >= annotated world size", STS_POD("5", "'distenv.dev/world-size':'4'", ""), "ml",
+     NULL, NULL, "rank 5"},
+    {"world size unknown without look-ups", STS_POD("0", "", ""), "ml", NULL, NULL,
+     "world size of StatefulSet ml/ddp is not known"},
+    {"look-up fails", STS_POD("0", "", ""), "ml", &FAILS, NULL,
+     "cannot read StatefulSet ml/ddp from the Kubernetes API (connection refused)"},
+    {"deployment pod refused",
+     "{'metadata':{'name':'web-abc','namespace':'ml','labels':{" LABEL "},'ownerReferences':[{"
+     "'kind':'ReplicaSet','name':'web-5d4','controller':true}]},'spec':{" CTR "}}",
+     "ml", NULL, NULL,
+     "controlled by ReplicaSet web-5d4; distenv supports only pods of a "
+     "StatefulSet or of an Indexed Job"},
+    {"bare pod refused", "{'metadata':{'name':'p','labels':{" LABEL "}},'spec':{" CTR "}}", "ml",
+     NULL, NULL, "controlled by nothing"},
+    {"port annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/port':'23456'", ""),
+     "ml", NULL, "MASTER_PORT=23456\n", NULL},
+    {"bad port", STS_POD("0", "'distenv.dev/port':'0'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/port: \"0\""},
+    {"bad port text", STS_POD("0", "'distenv.dev/port':'80a'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/port: \"80a\""},
+    {"bad world size", STS_POD("0", "'distenv.dev/world-size':'-1'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/world-size: \"-1\""},
+    {"world size with spaces", STS_POD("0", "'distenv.dev/world-size':' 4'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/world-size"},
+    {"nproc from GPU limits",
+     STS_POD("0", "'distenv.dev/world-size':'2'",
+             ",'initContainers':[{'name':'i','resources':{'limits':{'nvidia.com/gpu':'16'}}}]"),
+     "ml", NULL, "PET_NPROC_PER_NODE=1\n", NULL},
+    {"nproc annotation",
+     STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/nproc-per-node':'8'", ""), "ml", NULL,
+     "PET_NPROC_PER_NODE=8\n", NULL},
+    {"bad nproc", STS_POD("0", "'distenv.dev/nproc-per-node':'eight'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/nproc-per-node: \"eight\""},
+    {"frameworks jax only",
+     STS_POD("1", "'distenv.dev/world-size':'2','distenv.dev/frameworks':'jax'", ""), "ml", NULL,
+     "JAX_COORDINATOR_ADDRESS=" A_ ":29500\nJAX_NUM_PROCESSES=2\nJAX_PROCESS_ID=1\n", NULL},
+    {"bad frameworks", STS_POD("0", "'distenv.dev/frameworks':'pytorch,mxnet'", ""), "ml", &STS4,
+     NULL, "annotation distenv.dev/frameworks: \"pytorch,mxnet\""},
+    {"elastic",
+     STS_POD("1",
+             "'distenv.dev/elastic':'2:4','distenv.dev/max-restarts':'3',"
+             "'distenv.dev/frameworks':'pytorch'",
+             ""),
+     "ml", &STS4,
+     "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=1\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
+     "\nPET_MASTER_PORT=29500\nPET_NNODES=2:4\nPET_NODE_RANK=1\nPET_NPROC_PER_NODE=1\n"
+     "PET_RDZV_BACKEND=c10d\nPET_RDZV_ENDPOINT=" A_ ":29500\nPET_RDZV_ID=ml-ddp\n"
+     "PET_MAX_RESTARTS=3\n",
+     NULL},
+    {"elastic MIN > MAX", STS_POD("0", "'distenv.dev/elastic':'4:2'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX"},
+    {"elastic not a range", STS_POD("0", "'distenv.dev/elastic':'4'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/elastic: \"4\" is not MIN:MAX"},
+    {"bad max-restarts", STS_POD("0", "'distenv.dev/max-restarts':'x'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/max-restarts: \"x\""},
+    {"containers names an unknown one", STS_POD("0", "'distenv.dev/containers':'nope'", ""), "ml",
+     &STS4, NULL, "no container or init container named \"nope\""},
+    {"bad service annotation", JOB_POD("0", ",'distenv.dev/service':'Bad_Name'", ""), "default",
+     &JOB3, NULL, "annotation distenv.dev/service: \"Bad_Name\""},
+    {"nproc is the largest GPU limit of the targets",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+     "'spec':{'subdomain':'ddp','containers':[{'name':'a','resources':{'limits':{"
+     "'nvidia.com/gpu':'4'}}},{'name':'b','resources':{'limits':{'amd.com/gpu':8}}}]}}",
+     "ml", &STS4, "PET_NPROC_PER_NODE=8\n", NULL},
+    {"invalid subdomain",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+     "'spec':{'subdomain':'Bad_x'," CTR "}}",
+     "ml", &STS4, NULL, "spec.subdomain \"Bad_x\" is not a valid Service name"},
 };
 
 /* Checks that want ("N=V\n" lines) appear in env in this relative order. */
@@ -197,7 +206,8 @@ static int env_has_in_order(const struct env_list *env, const char *want, char *
 
 		for (; pos < env->n; pos++) {
 			char buf[8192];
-			snprintf(buf, sizeof(buf), "%s=%s", env->vars[pos].name, env->vars[pos].value);
+			snprintf(buf, sizeof(buf), "%s=%s", env->vars[pos].name,
+			         env->vars[pos].value);
 			if (strlen(buf) == len && strncmp(buf, line, len) == 0) {
 				found = 1;
 				pos++;
@@ -227,17 +237,18 @@ static void test_plans(void)
 		enum plan_status st;
 
 		CHECK(pod != NULL, "%s: test pod JSON does not parse", plan_cases[i].name);
-		st = pod_plan_build(pod, plan_cases[i].req_ns, &cfg, plan_cases[i].lookup ? &lk : NULL,
-				    &plan, err, sizeof(err));
+		st = pod_plan_build(pod, plan_cases[i].req_ns, &cfg,
+		                    plan_cases[i].lookup ? &lk : NULL, &plan, err, sizeof(err));
 		if (plan_cases[i].want_deny) {
 			CHECK(st == PLAN_DENY && strstr(err, plan_cases[i].want_deny) != NULL &&
-				      strncmp(err, "distenv: ", 9) == 0,
+			          strncmp(err, "distenv: ", 9) == 0,
 			      "%s: status %d, err '%s', want denial containing '%s'",
 			      plan_cases[i].name, st, err, plan_cases[i].want_deny);
 		} else {
 			CHECK(st == PLAN_OK, "%s: status %d err '%s'", plan_cases[i].name, st, err);
 			if (st == PLAN_OK) {
-				CHECK(env_has_in_order(&plan.env, plan_cases[i].want_env, why, sizeof(why)),
+				CHECK(env_has_in_order(&plan.env, plan_cases[i].want_env, why,
+				                       sizeof(why)),
 				      "%s: %s", plan_cases[i].name, why);
 			}
 		}
@@ -254,50 +265,51 @@ static const struct {
 	const char *pod;
 	const char *want; /* exact JSON Patch, single-quoted */
 } patch_cases[] = {
-	{"no env, no annotations: whole array and annotations object",
-	 "{'metadata':{'name':'ddp-1','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
-	 "'spec':{'subdomain':'ddp','containers':[{'name':'c'}]}}",
-	 "[{'op':'add','path':'/spec/containers/0/env','value':[{'name':'MASTER_ADDR','value':'" A_
-	 "'},{'name':'MASTER_PORT','value':'29500'},{'name':'RANK','value':'1'},{'name':'WORLD_SIZE',"
-	 "'value':'2'},{'name':'PET_MASTER_ADDR','value':'" A_ "'},{'name':'PET_MASTER_PORT','value':"
-	 "'29500'},{'name':'PET_NNODES','value':'2'},{'name':'PET_NODE_RANK','value':'1'},{'name':"
-	 "'PET_NPROC_PER_NODE','value':'1'}]},{'op':'add','path':'/metadata/annotations','value':{"
-	 "'distenv.dev/injected':'rank=1,world-size=2,master=" A_ ":29500'}}]"},
-	{"user env kept, injected inserted before it, user's RANK wins",
-	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{'x':'y'},"
-	 STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':'c','env':[{'name':'RANK',"
-	 "'value':'7'},{'name':'A','value':'$(MASTER_ADDR)'}]}]}}",
-	 "[{'op':'add','path':'/spec/containers/0/env/0','value':{'name':'MASTER_ADDR','value':'" A_
-	 "'}},{'op':'add','path':'/spec/containers/0/env/1','value':{'name':'MASTER_PORT','value':"
-	 "'29500'}},{'op':'add','path':'/spec/containers/0/env/2','value':{'name':'WORLD_SIZE',"
-	 "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/3','value':{'name':"
-	 "'PET_MASTER_ADDR','value':'" A_ "'}},{'op':'add','path':'/spec/containers/0/env/4','value':"
-	 "{'name':'PET_MASTER_PORT','value':'29500'}},{'op':'add','path':'/spec/containers/0/env/5',"
-	 "'value':{'name':'PET_NNODES','value':'2'}},{'op':'add','path':'/spec/containers/0/env/6',"
-	 "'value':{'name':'PET_NODE_RANK','value':'0'}},{'op':'add','path':"
-	 "'/spec/containers/0/env/7','value':{'name':'PET_NPROC_PER_NODE','value':'1'}},{'op':'add',"
-	 "'path':'/metadata/annotations/distenv.dev~1injected','value':'rank=0,world-size=2,master="
-	 A_ ":29500'}]"},
-	{"already injected: nothing to add (reinvocation)",
-	 "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
-	 "'distenv.dev/injected':'x'}," STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':"
-	 "'c','env':[{'name':'MASTER_ADDR','value':'a'},{'name':'MASTER_PORT','value':'1'},{'name':"
-	 "'RANK','value':'0'},{'name':'WORLD_SIZE','value':'2'},{'name':'PET_MASTER_ADDR','value':"
-	 "'a'},{'name':'PET_MASTER_PORT','value':'1'},{'name':'PET_NNODES','value':'2'},{'name':"
-	 "'PET_NODE_RANK','value':'0'},{'name':'PET_NPROC_PER_NODE','value':'1'}]}]}}",
-	 "[]"},
-	{"containers annotation with an init container, job service sets subdomain",
-	 "{'metadata':{'generateName':'train-0-','labels':{" LABEL "},'annotations':{"
-	 "'batch.kubernetes.io/job-completion-index':'0','distenv.dev/service':'train',"
-	 "'distenv.dev/containers':'setup, main','distenv.dev/frameworks':'jax'}," JOB_OWNER "},"
-	 "'spec':{'initContainers':[{'name':'setup'}],'containers':[{'name':'side'},{'name':'main'}]}}",
-	 "[{'op':'add','path':'/spec/initContainers/0/env','value':[{'name':'JAX_COORDINATOR_ADDRESS',"
-	 "'value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},{'name':'JAX_PROCESS_ID',"
-	 "'value':'0'}]},{'op':'add','path':'/spec/containers/1/env','value':[{'name':"
-	 "'JAX_COORDINATOR_ADDRESS','value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},"
-	 "{'name':'JAX_PROCESS_ID','value':'0'}]},{'op':'add','path':'/spec/subdomain','value':"
-	 "'train'},{'op':'add','path':'/metadata/annotations/distenv.dev~1injected','value':"
-	 "'rank=0,world-size=2,master=" J_ ":29500'}]"},
+    {"no env, no annotations: whole array and annotations object",
+     "{'metadata':{'name':'ddp-1','namespace':'ml','labels':{" LABEL "}," STS_OWNER "},"
+     "'spec':{'subdomain':'ddp','containers':[{'name':'c'}]}}",
+     "[{'op':'add','path':'/spec/containers/0/env','value':[{'name':'MASTER_ADDR','value':'" A_
+     "'},{'name':'MASTER_PORT','value':'29500'},{'name':'RANK','value':'1'},{'name':'WORLD_SIZE',"
+     "'value':'2'},{'name':'PET_MASTER_ADDR','value':'" A_ "'},{'name':'PET_MASTER_PORT','value':"
+     "'29500'},{'name':'PET_NNODES','value':'2'},{'name':'PET_NODE_RANK','value':'1'},{'name':"
+     "'PET_NPROC_PER_NODE','value':'1'}]},{'op':'add','path':'/metadata/annotations','value':{"
+     "'distenv.dev/injected':'rank=1,world-size=2,master=" A_ ":29500'}}]"},
+    {"user env kept, injected inserted before it, user's RANK wins",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
+     "},'annotations':{'x':'y'}," STS_OWNER
+     "},'spec':{'subdomain':'ddp','containers':[{'name':'c','env':[{'name':'RANK',"
+     "'value':'7'},{'name':'A','value':'$(MASTER_ADDR)'}]}]}}",
+     "[{'op':'add','path':'/spec/containers/0/env/0','value':{'name':'MASTER_ADDR','value':'" A_
+     "'}},{'op':'add','path':'/spec/containers/0/env/1','value':{'name':'MASTER_PORT','value':"
+     "'29500'}},{'op':'add','path':'/spec/containers/0/env/2','value':{'name':'WORLD_SIZE',"
+     "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/3','value':{'name':"
+     "'PET_MASTER_ADDR','value':'" A_ "'}},{'op':'add','path':'/spec/containers/0/env/4','value':"
+     "{'name':'PET_MASTER_PORT','value':'29500'}},{'op':'add','path':'/spec/containers/0/env/5',"
+     "'value':{'name':'PET_NNODES','value':'2'}},{'op':'add','path':'/spec/containers/0/env/6',"
+     "'value':{'name':'PET_NODE_RANK','value':'0'}},{'op':'add','path':"
+     "'/spec/containers/0/env/7','value':{'name':'PET_NPROC_PER_NODE','value':'1'}},{'op':'add',"
+     "'path':'/metadata/annotations/distenv.dev~1injected','value':'rank=0,world-size=2,master=" A_
+     ":29500'}]"},
+    {"already injected: nothing to add (reinvocation)",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'distenv.dev/injected':'x'}," STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':"
+     "'c','env':[{'name':'MASTER_ADDR','value':'a'},{'name':'MASTER_PORT','value':'1'},{'name':"
+     "'RANK','value':'0'},{'name':'WORLD_SIZE','value':'2'},{'name':'PET_MASTER_ADDR','value':"
+     "'a'},{'name':'PET_MASTER_PORT','value':'1'},{'name':'PET_NNODES','value':'2'},{'name':"
+     "'PET_NODE_RANK','value':'0'},{'name':'PET_NPROC_PER_NODE','value':'1'}]}]}}",
+     "[]"},
+    {"containers annotation with an init container, job service sets subdomain",
+     "{'metadata':{'generateName':'train-0-','labels':{" LABEL "},'annotations':{"
+     "'batch.kubernetes.io/job-completion-index':'0','distenv.dev/service':'train',"
+     "'distenv.dev/containers':'setup, main','distenv.dev/frameworks':'jax'}," JOB_OWNER "},"
+     "'spec':{'initContainers':[{'name':'setup'}],'containers':[{'name':'side'},{'name':'main'}]}}",
+     "[{'op':'add','path':'/spec/initContainers/0/env','value':[{'name':'JAX_COORDINATOR_ADDRESS',"
+     "'value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},{'name':'JAX_PROCESS_ID',"
+     "'value':'0'}]},{'op':'add','path':'/spec/containers/1/env','value':[{'name':"
+     "'JAX_COORDINATOR_ADDRESS','value':'" J_ ":29500'},{'name':'JAX_NUM_PROCESSES','value':'2'},"
+     "{'name':'JAX_PROCESS_ID','value':'0'}]},{'op':'add','path':'/spec/subdomain','value':"
+     "'train'},{'op':'add','path':'/metadata/annotations/distenv.dev~1injected','value':"
+     "'rank=0,world-size=2,master=" J_ ":29500'}]"},
 };
 
 static void test_patches(void)
@@ -330,7 +342,8 @@ static void test_patches(void)
 	}
 }
 
-#define REVIEW(req) "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':" req "}"
+#define REVIEW(req)                                                                                \
+	"{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':" req "}"
 #define PODKIND "'kind':{'group':'','version':'v1','kind':'Pod'}"
 
 static const struct {
@@ -340,33 +353,40 @@ static const struct {
 	enum admission_outcome outcome;
 	const char *want_in_body;
 } review_cases[] = {
-	{"not JSON", "!{nope", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
-	{"empty body", "!", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
-	{"JSON but not a review", "{'a':1}", 400, ADMISSION_BAD_REQUEST, "not an AdmissionReview"},
-	{"v1beta1 review", "{'apiVersion':'admission.k8s.io/v1beta1','kind':'AdmissionReview',"
-			   "'request':{'uid':'u'}}",
-	 400, ADMISSION_BAD_REQUEST, "admission.k8s.io/v1"},
-	{"no uid", REVIEW("{" PODKIND ",'operation':'CREATE'}"), 400, ADMISSION_BAD_REQUEST,
-	 "request.uid"},
-	{"empty uid", REVIEW("{'uid':''}"), 400, ADMISSION_BAD_REQUEST, "request.uid"},
-	{"non-Pod object", REVIEW("{'uid':'u1','kind':{'group':'apps','version':'v1','kind':"
-				  "'StatefulSet'},'operation':'CREATE','object':{'metadata':{}}}"),
-	 200, ADMISSION_SKIPPED, "{\"uid\":\"u1\",\"allowed\":true}"},
-	{"UPDATE", REVIEW("{'uid':'u2'," PODKIND ",'operation':'UPDATE','object':" STS_POD("0", "", "") "}"),
-	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
-	{"unlabelled pod", REVIEW("{'uid':'u3'," PODKIND ",'operation':'CREATE','object':{'metadata':"
-				  "{'name':'x'},'spec':{" CTR "}}}"),
-	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
-	{"label not true", REVIEW("{'uid':'u4'," PODKIND ",'operation':'CREATE','object':{'metadata':"
-				  "{'labels':{'distenv.dev/inject':'false'}},'spec':{" CTR "}}}"),
-	 200, ADMISSION_SKIPPED, "\"allowed\":true}"},
-	{"denied", REVIEW("{'uid':'u5'," PODKIND ",'operation':'CREATE','namespace':'ml','object':"
-			  STS_POD("0", "", "") "}"),
-	 200, ADMISSION_DENIED,
-	 "\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"distenv: "},
-	{"patched", REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml','object':"
-			   STS_POD("0", "'distenv.dev/world-size':'1'", "") "}"),
-	 200, ADMISSION_PATCHED, "\"allowed\":true,\"patchType\":\"JSONPatch\",\"patch\":\"W3"},
+    {"not JSON", "!{nope", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
+    {"empty body", "!", 400, ADMISSION_BAD_REQUEST, "not valid JSON"},
+    {"JSON but not a review", "{'a':1}", 400, ADMISSION_BAD_REQUEST, "not an AdmissionReview"},
+    {"v1beta1 review",
+     "{'apiVersion':'admission.k8s.io/v1beta1','kind':'AdmissionReview',"
+     "'request':{'uid':'u'}}",
+     400, ADMISSION_BAD_REQUEST, "admission.k8s.io/v1"},
+    {"no uid", REVIEW("{" PODKIND ",'operation':'CREATE'}"), 400, ADMISSION_BAD_REQUEST,
+     "request.uid"},
+    {"empty uid", REVIEW("{'uid':''}"), 400, ADMISSION_BAD_REQUEST, "request.uid"},
+    {"non-Pod object",
+     REVIEW("{'uid':'u1','kind':{'group':'apps','version':'v1','kind':"
+            "'StatefulSet'},'operation':'CREATE','object':{'metadata':{}}}"),
+     200, ADMISSION_SKIPPED, "{\"uid\":\"u1\",\"allowed\":true}"},
+    {"UPDATE",
+     REVIEW("{'uid':'u2'," PODKIND ",'operation':'UPDATE','object':" STS_POD("0", "", "") "}"), 200,
+     ADMISSION_SKIPPED, "\"allowed\":true}"},
+    {"unlabelled pod",
+     REVIEW("{'uid':'u3'," PODKIND ",'operation':'CREATE','object':{'metadata':"
+            "{'name':'x'},'spec':{" CTR "}}}"),
+     200, ADMISSION_SKIPPED, "\"allowed\":true}"},
+    {"label not true",
+     REVIEW("{'uid':'u4'," PODKIND ",'operation':'CREATE','object':{'metadata':"
+            "{'labels':{'distenv.dev/inject':'false'}},'spec':{" CTR "}}}"),
+     200, ADMISSION_SKIPPED, "\"allowed\":true}"},
+    {"denied",
+     REVIEW("{'uid':'u5'," PODKIND
+            ",'operation':'CREATE','namespace':'ml','object':" STS_POD("0", "", "") "}"),
+     200, ADMISSION_DENIED,
+     "\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"distenv: "},
+    {"patched",
+     REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml','object':" STS_POD(
+         "0", "'distenv.dev/world-size':'1'", "") "}"),
+     200, ADMISSION_PATCHED, "\"allowed\":true,\"patchType\":\"JSONPatch\",\"patch\":\"W3"},
 };
 
 static void test_reviews(void)
@@ -391,8 +411,9 @@ static void test_reviews(void)
 		      "%s: body %s lacks %s", review_cases[i].name, res.body ? res.body : "(null)",
 		      review_cases[i].want_in_body);
 		if (res.http_status == 200) {
-			static const char env[] = "{\"apiVersion\":\"admission.k8s.io/v1\","
-						  "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":";
+			static const char env[] =
+			    "{\"apiVersion\":\"admission.k8s.io/v1\","
+			    "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":";
 			CHECK(res.body && strncmp(res.body, env, sizeof(env) - 1) == 0,
 			      "%s: envelope %s", review_cases[i].name, res.body);
 		}
@@ -406,7 +427,7 @@ static void test_truncations(void)
 {
 	struct config cfg;
 	char *txt = dq(REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml',"
-			      "'object':" STS_POD("0", "'distenv.dev/world-size':'1'", "") "}"));
+	                      "'object':" STS_POD("0", "'distenv.dev/world-size':'1'", "") "}"));
 	size_t n, len = strlen(txt);
 	int bad = 0;
 
@@ -425,8 +446,9 @@ static void test_base64(void)
 {
 	static const struct {
 		const char *in, *out;
-	} cases[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
-		     {"[{\"op\":\"add\"}]", "W3sib3AiOiJhZGQifV0="}};
+	} cases[] = {
+	    {"", ""},        {"f", "Zg=="},        {"fo", "Zm8="},
+	    {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"[{\"op\":\"add\"}]", "W3sib3AiOiJhZGQifV0="}};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -444,19 +466,20 @@ static void test_parse_long(void)
 		int ok;
 		long v;
 	} cases[] = {
-		{"0", 0, 10, 1, 0},      {"10", 0, 10, 1, 10},  {"11", 0, 10, 0, 0},
-		{"-1", 0, 10, 0, 0},     {"-1", -5, 10, 1, -1}, {"+1", 0, 10, 0, 0},
-		{" 1", 0, 10, 0, 0},     {"1 ", 0, 10, 0, 0},   {"", 0, 10, 0, 0},
-		{"99999999999999999999", 0, 10, 0, 0},          {"0x10", 0, 100, 0, 0},
-		{"007", 0, 10, 1, 7},
+	    {"0", 0, 10, 1, 0},     {"10", 0, 10, 1, 10},
+	    {"11", 0, 10, 0, 0},    {"-1", 0, 10, 0, 0},
+	    {"-1", -5, 10, 1, -1},  {"+1", 0, 10, 0, 0},
+	    {" 1", 0, 10, 0, 0},    {"1 ", 0, 10, 0, 0},
+	    {"", 0, 10, 0, 0},      {"99999999999999999999", 0, 10, 0, 0},
+	    {"0x10", 0, 100, 0, 0}, {"007", 0, 10, 1, 7},
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		long v = -99;
 		int ok = parse_long(cases[i].s, cases[i].min, cases[i].max, &v) == 0;
-		CHECK(ok == cases[i].ok && (!ok || v == cases[i].v), "parse_long('%s'): ok %d v %ld",
-		      cases[i].s, ok, v);
+		CHECK(ok == cases[i].ok && (!ok || v == cases[i].v),
+		      "parse_long('%s'): ok %d v %ld", cases[i].s, ok, v);
 	}
 }
 
@@ -466,10 +489,17 @@ static void test_dns(void)
 		const char *s;
 		int label, subdomain;
 	} cases[] = {
-		{"a", 1, 1},       {"ddp-0", 1, 1}, {"-a", 0, 0},  {"a-", 0, 0},    {"A", 0, 0},
-		{"a.b", 0, 1},     {"a..b", 0, 0},  {"", 0, 0},    {"a_b", 0, 0},
-		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 1},
-		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, 0},
+	    {"a", 1, 1},
+	    {"ddp-0", 1, 1},
+	    {"-a", 0, 0},
+	    {"a-", 0, 0},
+	    {"A", 0, 0},
+	    {"a.b", 0, 1},
+	    {"a..b", 0, 0},
+	    {"", 0, 0},
+	    {"a_b", 0, 0},
+	    {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 1},
+	    {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, 0},
 	};
 	size_t i;
 
@@ -499,8 +529,8 @@ static void test_large_world(void)
 		if (strcmp(plan.env.vars[i].name, "TF_CONFIG") == 0)
 			tf = cJSON_Parse(plan.env.vars[i].value);
 	CHECK(tf != NULL, "TF_CONFIG does not parse");
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"), "worker")) ==
-		      4096,
+	CHECK(cJSON_GetArraySize(
+	          cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"), "worker")) == 4096,
 	      "TF_CONFIG worker count");
 	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "task"), "index")->valueint == 4095,
 	      "TF_CONFIG index");

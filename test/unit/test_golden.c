@@ -54,7 +54,8 @@ static char *b64decode(const char *s)
 	if (n % 4 != 0 || (out = malloc(n / 4 * 3 + 1)) == NULL)
 		return NULL;
 	for (i = 0; i < n; i += 4) {
-		int a = b64val(s[i]), b = b64val(s[i + 1]), c = b64val(s[i + 2]), d = b64val(s[i + 3]);
+		int a = b64val(s[i]), b = b64val(s[i + 1]), c = b64val(s[i + 2]),
+		    d = b64val(s[i + 3]);
 		if (a < 0 || b < 0 || (c < 0 && s[i + 2] != '=') || (d < 0 && s[i + 3] != '=')) {
 			free(out);
 			return NULL;
@@ -70,7 +71,7 @@ static char *b64decode(const char *s)
 }
 
 static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
-		     struct workload_spec *out, char *err, size_t errlen)
+                     struct workload_spec *out, char *err, size_t errlen)
 {
 	(void)kind;
 	(void)ns;
@@ -167,7 +168,8 @@ int main(void)
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
 		char name[256];
-		if (l <= 13 || l - 13 >= sizeof(name) || strcmp(e->d_name + l - 13, ".request.json") != 0)
+		if (l <= 13 || l - 13 >= sizeof(name) ||
+		    strcmp(e->d_name + l - 13, ".request.json") != 0)
 			continue;
 		memcpy(name, e->d_name, l - 13);
 		name[l - 13] = '\0';

@@ -7,16 +7,16 @@
 #include "render.h"
 #include "testutil.h"
 
-#define STS                                                                                \
-	"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\n"     \
-	"spec:\n  serviceName: ddp\n  replicas: 3\n  template:\n    metadata:\n"             \
-	"      labels: {distenv.dev/inject: \"true\"}\n    spec:\n      containers:\n"        \
+#define STS                                                                                        \
+	"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\n"           \
+	"spec:\n  serviceName: ddp\n  replicas: 3\n  template:\n    metadata:\n"                   \
+	"      labels: {distenv.dev/inject: \"true\"}\n    spec:\n      containers:\n"             \
 	"      - name: t\n        image: x\n"
-#define JOB                                                                                \
-	"apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\n"                          \
-	"spec:\n  completions: 2\n  parallelism: 2\n  completionMode: Indexed\n  template:\n" \
-	"    metadata:\n      labels: {distenv.dev/inject: \"true\"}\n"                      \
-	"      annotations: {distenv.dev/frameworks: jax}\n    spec:\n"                       \
+#define JOB                                                                                        \
+	"apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\n"                               \
+	"spec:\n  completions: 2\n  parallelism: 2\n  completionMode: Indexed\n  template:\n"      \
+	"    metadata:\n      labels: {distenv.dev/inject: \"true\"}\n"                            \
+	"      annotations: {distenv.dev/frameworks: jax}\n    spec:\n"                            \
 	"      subdomain: train\n      containers: [{name: m, image: x}]\n"
 
 static const struct {
@@ -28,40 +28,46 @@ static const struct {
 	const char *want_err;  /* substring of err */
 	const char *want_warn; /* substring of the warnings, or NULL */
 } cases[] = {
-	{"statefulset: last rank", STS, 0, RENDER_TEXT,
-	 "--- rank 2/3: StatefulSet ml/ddp, pod ddp-2, containers t\n"
-	 "MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=3\n",
-	 NULL, NULL},
-	{"statefulset: --world-size", STS, 5, RENDER_TEXT, "--- rank 4/5:", NULL, NULL},
-	{"start ordinal", "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
-			  " ordinals: {start: 5}, template: {spec: {containers: [{name: c}]}}}\n",
-	 0, RENDER_TEXT, "--- rank 1/2: StatefulSet default/w, pod w-6, containers c\n"
-			 "MASTER_ADDR=w-5.s.default.svc.cluster.local",
-	 NULL, "has no label distenv.dev/inject"},
-	{"indexed job, default namespace, jax", JOB, 0, RENDER_TEXT,
-	 "--- rank 1/2: Job default/train, pod train-1, containers m\n"
-	 "JAX_COORDINATOR_ADDRESS=train-0.train.default.svc.cluster.local:29500\n"
-	 "JAX_NUM_PROCESSES=2\nJAX_PROCESS_ID=1\n",
-	 NULL, NULL},
-	{"json output", JOB, 0, RENDER_JSON, "\"name\":\t\"JAX_PROCESS_ID\",\n\t\t\t\t\"value\":\t\"1\"",
-	 NULL, NULL},
-	{"two documents with a Service between", STS "---\nkind: Service\nmetadata: {name: s}\n---\n" JOB,
-	 0, RENDER_TEXT, "--- rank 0/2: Job default/train", NULL, NULL},
-	{"non-indexed job", "kind: Job\nmetadata: {name: j}\nspec: {completions: 2, template: {spec: "
-			    "{subdomain: j, containers: [{name: c}]}}}\n",
-	 0, RENDER_TEXT, NULL, "not an Indexed Job", NULL},
-	{"job without subdomain", "kind: Job\nmetadata: {name: j}\nspec: {completions: 2, parallelism: 2,"
-				  " completionMode: Indexed, template: {spec: {containers: [{name: c}]}}}\n",
-	 0, RENDER_TEXT, NULL, "point spec.subdomain", NULL},
-	{"bare pod needs an owner", "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
-	 0, RENDER_TEXT, NULL, "distenv supports only pods of a StatefulSet", NULL},
-	{"nothing to render", "kind: Service\nmetadata: {name: s}\n", 0, RENDER_TEXT, NULL,
-	 "no StatefulSet, Job or Pod", NULL},
-	{"bad yaml", "kind: [\n", 0, RENDER_TEXT, NULL, "line ", NULL},
-	{"bad annotation", "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, template: "
-			   "{metadata: {annotations: {distenv.dev/port: '99999'}}, spec: {containers: "
-			   "[{name: c}]}}}\n",
-	 0, RENDER_TEXT, NULL, "annotation distenv.dev/port: \"99999\"", NULL},
+    {"statefulset: last rank", STS, 0, RENDER_TEXT,
+     "--- rank 2/3: StatefulSet ml/ddp, pod ddp-2, containers t\n"
+     "MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=3\n",
+     NULL, NULL},
+    {"statefulset: --world-size", STS, 5, RENDER_TEXT, "--- rank 4/5:", NULL, NULL},
+    {"start ordinal",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
+     " ordinals: {start: 5}, template: {spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT,
+     "--- rank 1/2: StatefulSet default/w, pod w-6, containers c\n"
+     "MASTER_ADDR=w-5.s.default.svc.cluster.local",
+     NULL, "has no label distenv.dev/inject"},
+    {"indexed job, default namespace, jax", JOB, 0, RENDER_TEXT,
+     "--- rank 1/2: Job default/train, pod train-1, containers m\n"
+     "JAX_COORDINATOR_ADDRESS=train-0.train.default.svc.cluster.local:29500\n"
+     "JAX_NUM_PROCESSES=2\nJAX_PROCESS_ID=1\n",
+     NULL, NULL},
+    {"json output", JOB, 0, RENDER_JSON,
+     "\"name\":\t\"JAX_PROCESS_ID\",\n\t\t\t\t\"value\":\t\"1\"", NULL, NULL},
+    {"two documents with a Service between",
+     STS "---\nkind: Service\nmetadata: {name: s}\n---\n" JOB, 0, RENDER_TEXT,
+     "--- rank 0/2: Job default/train", NULL, NULL},
+    {"non-indexed job",
+     "kind: Job\nmetadata: {name: j}\nspec: {completions: 2, template: {spec: "
+     "{subdomain: j, containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, NULL, "not an Indexed Job", NULL},
+    {"job without subdomain",
+     "kind: Job\nmetadata: {name: j}\nspec: {completions: 2, parallelism: 2,"
+     " completionMode: Indexed, template: {spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, NULL, "point spec.subdomain", NULL},
+    {"bare pod needs an owner", "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
+     0, RENDER_TEXT, NULL, "distenv supports only pods of a StatefulSet", NULL},
+    {"nothing to render", "kind: Service\nmetadata: {name: s}\n", 0, RENDER_TEXT, NULL,
+     "no StatefulSet, Job or Pod", NULL},
+    {"bad yaml", "kind: [\n", 0, RENDER_TEXT, NULL, "line ", NULL},
+    {"bad annotation",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, template: "
+     "{metadata: {annotations: {distenv.dev/port: '99999'}}, spec: {containers: "
+     "[{name: c}]}}}\n",
+     0, RENDER_TEXT, NULL, "annotation distenv.dev/port: \"99999\"", NULL},
 };
 
 int main(void)
@@ -74,11 +80,11 @@ int main(void)
 		struct render_opts o = {NULL, cases[i].world, cases[i].fmt};
 		char err[512] = "", warn[1024] = "";
 		char *out = render_manifest(cases[i].yaml, strlen(cases[i].yaml), &cfg, &o, warn,
-					    sizeof(warn), err, sizeof(err));
+		                            sizeof(warn), err, sizeof(err));
 		if (cases[i].want != NULL) {
 			CHECK(out != NULL && strstr(out, cases[i].want) != NULL,
-			      "%s: output lacks '%s'; err '%s'; got:\n%s", cases[i].name, cases[i].want,
-			      err, out ? out : "(null)");
+			      "%s: output lacks '%s'; err '%s'; got:\n%s", cases[i].name,
+			      cases[i].want, err, out ? out : "(null)");
 		} else {
 			CHECK(out == NULL && strstr(err, cases[i].want_err) != NULL,
 			      "%s: err '%s', want '%s'", cases[i].name, err, cases[i].want_err);

@@ -11,27 +11,26 @@
 
 static int t_pass, t_fail;
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (cond) {                                                                \
-			t_pass++;                                                          \
-		} else {                                                                   \
-			t_fail++;                                                          \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,  \
-				#cond);                                                    \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-		}                                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			t_pass++;                                                                  \
+		} else {                                                                           \
+			t_fail++;                                                                  \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_STR(got, want, what)                                                         \
-	CHECK((got) != NULL && strcmp((got), (want)) == 0, "%s: got '%s', want '%s'", (what), \
+#define CHECK_STR(got, want, what)                                                                 \
+	CHECK((got) != NULL && strcmp((got), (want)) == 0, "%s: got '%s', want '%s'", (what),      \
 	      (got) ? (got) : "(null)", (want))
 
-#define TEST_MAIN_END(name)                                                                \
-	do {                                                                               \
-		printf("unit %s: %d passed, %d failed\n", (name), t_pass, t_fail);         \
-		return t_fail ? 1 : 0;                                                     \
+#define TEST_MAIN_END(name)                                                                        \
+	do {                                                                                       \
+		printf("unit %s: %d passed, %d failed\n", (name), t_pass, t_fail);                 \
+		return t_fail ? 1 : 0;                                                             \
 	} while (0)
 
 #endif

@@ -57,7 +57,13 @@ cleanup() {
 	"$here/cluster.sh" down "$dir" || true
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+test_pid=
+on_signal() {
+	# go test runs in its own session (see below): stop it and the test binary.
+	[[ -n "$test_pid" ]] && kill -TERM -- "-$test_pid" 2>/dev/null
+	exit 130
+}
+trap on_signal INT TERM
 
 t0=$(date +%s%N)
 eval "$("$here/cluster.sh" up "$dir")"
@@ -66,8 +72,14 @@ t_up=$((($(date +%s%N) - t0) / 1000000))
 echo "run.sh: running the scenarios against $DISTENV_E2E_K8S_VERSION" >&2
 t0=$(date +%s%N)
 set +e
-(cd "$here" && go test -count=1 -v -timeout 40m ./scenarios "$@")
+# In the background and in its own session, so that a signal to this script is
+# handled at once (bash runs traps only between foreground commands) and reaches
+# the whole test process group.
+setsid bash -c 'cd "$1" && shift && exec go test -count=1 -v -timeout 40m ./scenarios "$@"' _ "$here" "$@" &
+test_pid=$!
+wait "$test_pid"
 status=$?
+test_pid=
 set -e
 t_test=$((($(date +%s%N) - t0) / 1000000))
 

@@ -45,7 +45,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e conformance bench fuzz faults chart image manifests
+        deps e2e conformance bench fuzz faults chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -106,6 +106,33 @@ deps:
 # needs through scripts/deps-*.sh.
 conformance: distenv-webhook
 	bash test/frameworks/run.sh
+
+e2e: distenv-webhook
+	bash test/e2e/run.sh
+
+chart: distenv-webhook
+	bash test/chart/run.sh
+
+chart-install: distenv-webhook
+	bash test/chart/install.sh
+
+manifests:
+	bash scripts/render-manifests.sh
+
+manifests-check:
+	bash scripts/render-manifests.sh --check
+
+image:
+	bash scripts/image-build.sh
+
+bench: distenv-webhook
+	bash bench/run.sh
+
+fuzz:
+	bash fuzz/run.sh
+
+faults: distenv-webhook
+	bash test/faults/run.sh
 
 # Run the webhook on loopback with development certificates (certs/out/),
 # without Kubernetes look-ups: POST a review with `make dev-review` in another shell.

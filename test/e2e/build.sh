@@ -51,7 +51,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	)
 done
 
-echo "build.sh: building control plane $k8s_version into $out (first build takes long)" >&2
+echo "build.sh: building control plane $k8s_version into $out (about 10 min on 2 cores with an empty Go build cache)" >&2
 start=$(date +%s)
 go build -trimpath -ldflags "${ldflags[*]}" -o "$out.tmp.$$" ./cmd/controlplane
 mv -f "$out.tmp.$$" "$out"

@@ -9,7 +9,7 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOCACHE="${GOCACHE:-$HOME/.cache/go-build}"
 export GOMODCACHE="${GOMODCACHE:-$HOME/.cache/go-mod}"
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -mod=readonly"
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -mod=readonly -buildvcs=false"
 # A Go older than go.mod asks for fetches the right toolchain through the module proxy.
 export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
 export DISTENV_CACHE="${DISTENV_CACHE:-$HOME/.cache/distenv}"

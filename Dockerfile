@@ -27,12 +27,13 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd12 libgnutls30 libcjson1 libyaml-0-2 libcurl4 libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
-COPY --from=build /out/usr/local/bin/distenv-webhook /usr/local/bin/distenv-webhook
+# Metadata first and the binary last: a source change rebuilds only the COPY layer.
 ARG VERSION=0.0.0
 LABEL org.opencontainers.image.title="distenv-webhook" \
       org.opencontainers.image.description="Kubernetes admission webhook that injects distributed-training env into StatefulSet and Indexed Job pods" \
       org.opencontainers.image.version="$VERSION"
-USER 65532:65532
 EXPOSE 8443
+USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/distenv-webhook"]
 CMD ["serve", "--config", "/etc/distenv/config.yaml"]
+COPY --from=build /out/usr/local/bin/distenv-webhook /usr/local/bin/distenv-webhook

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-admission render config}
 work=${FUZZ_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz}
-build=build-fuzz
+build=${BUILD:-build}/fuzz
 cc=${FUZZ_CC:-clang}
 
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
@@ -86,7 +86,7 @@ for t in $targets; do
 	log="$build/fuzz-$t.log"
 	"$exe" "$corpus" "fuzz/corpus/$t" -max_total_time="$secs" -max_len="${maxlen[$t]}" \
 		-timeout=10 -rss_limit_mb=2048 -dict="fuzz/dict/${dict[$t]}.dict" \
-		-artifact_prefix="$arts/" -print_final_stats=1 -jobs=1 >"$log" 2>&1
+		-artifact_prefix="$arts/" -print_final_stats=1 >"$log" 2>&1
 	rc=$?
 	after=$(find "$arts" -type f | wc -l)
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -307,7 +307,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			v = map_get(labels, ANN_JOB_INDEX);
 		if (v == NULL)
 			DENY("pod of Job %s/%s has no completion index: distenv supports only "
-			     "Indexed Jobs (set spec.completionMode: Indexed)",
+			     "pods of a StatefulSet or of an Indexed Job (set "
+			     "spec.completionMode: Indexed)",
 			     ns, owner_name);
 		if (parse_long(v, 0, INT_MAX, &ord) != 0)
 			DENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX,
@@ -319,15 +320,18 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 
 		lerr[0] = '\0';
 		if (lookup->get(lookup->ctx, t->kind, ns, owner_name, &ws, lerr, sizeof(lerr)) != 0)
-			DENY("cannot read %s %s/%s from the Kubernetes API (%s), so the %s is not "
-			     "known; retry, or check the webhook's access to the API",
+			DENY("cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, "
+			     "or check the webhook's access to the API",
 			     kname, ns, owner_name, lerr[0] ? lerr : "look-up failed",
-			     ann_world > 0 ? "start ordinal" : "world size");
+			     ann_world <= 0 ? "the world size is not known"
+			     : t->kind == WORKLOAD_STATEFULSET
+			         ? "the start ordinal is not known"
+			         : "its completion mode and parallelism cannot be checked");
 		if (t->kind == WORKLOAD_JOB) {
 			if (!ws.indexed)
-				DENY("Job %s/%s is not an Indexed Job: distenv supports only "
-				     "Indexed "
-				     "Jobs (set spec.completionMode: Indexed)",
+				DENY("Job %s/%s is not an Indexed Job: distenv supports only pods "
+				     "of a StatefulSet or of an Indexed Job (set "
+				     "spec.completionMode: Indexed)",
 				     ns, owner_name);
 			if (ws.completions > 0 && ws.parallelism >= 0 &&
 			    ws.parallelism < ws.completions)

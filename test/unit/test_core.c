@@ -120,7 +120,7 @@ static const struct {
     {"job pod without completion index",
      "{'metadata':{'generateName':'train-','labels':{" LABEL "}," JOB_OWNER "},'spec':{"
      "'subdomain':'train'," CTR "}}",
-     "default", &JOB3, NULL, "Indexed Jobs"},
+     "default", &JOB3, NULL, "of an Indexed Job (set spec.completionMode: Indexed)"},
     {"job rank >= world size", JOB_POD("3", "", ",'subdomain':'train'"), "default", &JOB3, NULL,
      "rank 3 of Job default/train is not below the world size 3"},
     {"sts rank >= annotated world size", STS_POD("5", "'distenv.dev/world-size':'4'", ""), "ml",

@@ -15,6 +15,9 @@
 #    `version` and `certs` with `buildah run`, then runs `serve --no-lookups`
 #    from the image's root filesystem on loopback and sends it one
 #    AdmissionReview over HTTPS. Ends with "image: N passed, N failed".
+# Environment: DISTENV_CACHE (default ~/.cache/distenv) holds the base tarball
+# and the build log; DISTENV_IMAGE_ROOT selects a buildah storage other than
+# the default /var/lib/containers/storage.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +53,12 @@ done
 
 bash scripts/deps-image.sh image >/dev/null
 export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
-bah() { buildah --storage-driver vfs "$@"; }
+# DISTENV_IMAGE_ROOT: a separate buildah storage (e.g. to time a cold build).
+storage=()
+if [[ -n "${DISTENV_IMAGE_ROOT:-}" ]]; then
+	storage=(--root "$DISTENV_IMAGE_ROOT/storage" --runroot "$DISTENV_IMAGE_ROOT/run")
+fi
+bah() { buildah --storage-driver vfs "${storage[@]}" "$@"; }
 now() { date +%s.%N; }
 since() { $py -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$1"; }
 log() { echo "image-build: $*" >&2; }

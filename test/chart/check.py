@@ -550,6 +550,12 @@ def t_serve_chart_cert(helm, binary, tmp):
             time.sleep(0.1)
         else:
             raise AssertionError("serve did not answer /healthz in 10 s")
+        # The probes' and the ServiceMonitor's paths.
+        for path in ("/readyz", "/healthz", "/metrics"):
+            out = subprocess.run(curl + ["-f", f"https://{host}:{port}{path}"], capture_output=True, text=True)
+            assert out.returncode == 0, f"GET {path}: {out.stderr}"
+            if path == "/metrics":
+                assert "# TYPE" in out.stdout, out.stdout[:300]
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": "chart-cert-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "resource": {"group": "", "version": "v1", "resource": "pods"},
@@ -739,7 +745,7 @@ def main():
         binary = a.binary
         if binary and os.path.exists(binary):
             check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
-            check("serve with the chart's config and selfSigned certificate over HTTPS")(
+            check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS")(
                 t_serve_chart_cert, helm, binary, tmp)
             check("render of each deploy/examples manifest gives the documented env")(t_examples_render, binary)
         else:

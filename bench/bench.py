@@ -322,6 +322,7 @@ def main():
                                                   r["io_errors"]))
                 row["ratio"] = row["distenv"]["rps"] / row["nginx"]["rps"]
                 results["http"].append(row)
+            results.setdefault("rss_after", {})[case] = status_kb(d.proc.pid, "VmHWM")
 
         body = os.path.join(work, "bodies", "sts-4k.json")
         for name, srv in (("nginx", n), ("distenv", d)):
@@ -389,7 +390,9 @@ def main():
         md.append("| %s | %.0f | %d | %d | %d | %d | %d | %d |" % (
             r["server"], r["rps"], r["p50_us"], r["p90_us"], r["p99_us"], r["p999_us"],
             r["max_us"], r["failed"]))
-    md.append("\ndistenv peak RSS after all runs: VmHWM %.1f MiB (VmRSS %.1f MiB).\n" % (
+    ra = results.get("rss_after", {})
+    md.append("\ndistenv peak RSS (VmHWM): %s; after everything %.1f MiB (VmRSS %.1f MiB).\n" % (
+        ", ".join("%.1f MiB after the %s runs" % (ra[c] / 1024, c) for c, _ in CASES if c in ra),
         results["rss"]["VmHWM_kb"] / 1024, results["rss"]["VmRSS_kb"] / 1024))
     md.append("Core cost (callgrind, one warm admission of an Indexed Job pod, all three "
               "frameworks):\n")

@@ -174,7 +174,12 @@ import_base() {
 	local ctr mnt
 	ctr=$(bah from scratch)
 	mnt=$(bah mount "$ctr")
-	tar --numeric-owner --xattrs -xzf "$base_tar" -C "$mnt"
+	if ! tar --numeric-owner --xattrs -xzf "$base_tar" -C "$mnt"; then
+		bah rm "$ctr" >/dev/null 2>&1 || true
+		rm -f "$base_tar"
+		log "the cached base tarball was unreadable and is removed; run again"
+		return 1
+	fi
 	bah umount "$ctr" >/dev/null
 	bah config --os linux --arch "$(dpkg --print-architecture)" --cmd '["bash"]' \
 		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -200,7 +205,7 @@ base_s=$(since "$t_base")
 t_build=$(now)
 git_rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 log "buildah bud -t $tag (base ready in $base_s s, imported: $base_made)"
-bah bud --isolation chroot --pull=never --layers \
+bah bud --isolation chroot --pull=never --layers --force-rm \
 	--build-arg GIT_REV="$git_rev" --build-arg VERSION="$version" \
 	-t "$tag" -f Dockerfile . >"$cache/image-build.log" 2>&1 || {
 	tail -n 40 "$cache/image-build.log" >&2

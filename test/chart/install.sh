@@ -389,6 +389,44 @@ else
 	nok "the local webhook exited: $(tail -n 5 "$work/webhook.log")"
 fi
 
+# --- helm uninstall, then the plain manifest as docs/install.md applies it ---------
+if "$helm" uninstall distenv -n "$ns" >"$work/uninstall.log" 2>&1 &&
+	wait_for 30 bash -c '! kubectl get mutatingwebhookconfiguration distenv && ! kubectl get clusterrole distenv && ! kubectl get clusterrolebinding distenv' &&
+	wait_for 60 pod_count "$ns" app.kubernetes.io/name=distenv 0; then
+	ok "helm uninstall removes the webhook configuration, the cluster RBAC and (garbage collector) the pods"
+else
+	nok "helm uninstall: $(cat "$work/uninstall.log")"
+fi
+# The steps of docs/install.md (and the header of deploy/distenv.yaml), verbatim
+# apart from the paths.
+certs="$work/certs"
+if "$binary" certs --service distenv --namespace distenv --out "$certs" >"$work/certs.log" 2>&1 &&
+	kc -n distenv create secret generic distenv-tls --type kubernetes.io/tls \
+		--from-file=tls.crt="$certs/tls.crt" --from-file=tls.key="$certs/tls.key" \
+		--from-file=ca.crt="$certs/ca.crt" >"$work/plain.log" 2>&1 &&
+	kc apply -f deploy/distenv.yaml >>"$work/plain.log" 2>&1 &&
+	kc patch mutatingwebhookconfiguration distenv --type json -p \
+		"[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 "$certs/ca.crt")\"}]" >>"$work/plain.log" 2>&1; then
+	ok "deploy/distenv.yaml: certs, Secret, kubectl apply and the caBundle patch are accepted ($(grep -c 'created\|configured\|unchanged' "$work/plain.log") objects)"
+else
+	nok "deploy/distenv.yaml steps: $(tail -n 5 "$work/certs.log" "$work/plain.log")"
+fi
+if [[ $(kc get mutatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}') == "$(base64 -w0 "$certs/ca.crt")" ]] &&
+	wait_for 60 pod_count distenv app.kubernetes.io/name=distenv 2; then
+	ok "deploy/distenv.yaml: caBundle is the generated CA; its 2 webhook pods pass the restricted profile"
+else
+	nok "deploy/distenv.yaml: caBundle or pods: $(kc -n distenv get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | head -c 400)"
+fi
+# Its webhook is live and points at the Service: with no replica serving (no
+# kubelet here), failurePolicy Fail refuses opted-in pods, and only those.
+if out=$(kc -n team-a create -f - <<<"$bare" 2>&1); then
+	nok "opted-in pod admitted while the manifest's webhook has no endpoint: $out"
+elif grep -q 'distenv.distenv.svc' <<<"$out" && kc -n team-a run unlabelled --image=x --restart=Never >/dev/null 2>&1; then
+	ok "deploy/distenv.yaml: opted-in pods go to service distenv.distenv.svc (refused while it has no endpoint); other pods are not affected"
+else
+	nok "deploy/distenv.yaml webhook: $out"
+fi
+
 echo "chart-install: $(($(date +%s) - t0)) s" >&2
 echo "chart-install: $pass passed, $fail failed"
 ((fail == 0))

@@ -590,6 +590,76 @@ def t_serve_chart_cert(helm, binary, tmp):
             proc.wait()
 
 
+def atomic_write(d, files, gen):
+    """Lays out files as the kubelet's AtomicWriter does for a projected volume:
+    ..<gen>/<path>, ..data -> ..<gen>, and <top dir> -> ..data/<top dir>;
+    an update renames a new ..data symlink over the old one."""
+    real = os.path.join(d, f"..{gen}")
+    for path, data in files.items():
+        os.makedirs(os.path.dirname(os.path.join(real, path)), exist_ok=True)
+        open(os.path.join(real, path), "wb").write(data)
+    tmp = os.path.join(d, "..data_tmp")
+    os.symlink(f"..{gen}", tmp)
+    os.rename(tmp, os.path.join(d, "..data"))
+    for top in {p.split("/")[0] for p in files}:
+        link = os.path.join(d, top)
+        if not os.path.islink(link):
+            os.symlink(os.path.join("..data", top), link)
+
+
+def t_hot_reload_projected(helm, binary, tmp):
+    """The certificate reaches the server the way the chart mounts it (one
+    projected volume, updated by swapping the ..data symlink): after a swap to
+    a new CA and certificate the server serves the new one without a restart."""
+    d = os.path.join(tmp, "projected")
+    os.makedirs(d)
+    renders = [helm.template("--set", "config.tls.checkIntervalSeconds=1") for _ in range(2)]
+    pairs = []
+    for r in renders:
+        sec = r.one("Secret")["data"]
+        pairs.append({k: base64.b64decode(sec[k]) for k in ("ca.crt", "tls.crt", "tls.key")})
+    assert pairs[0]["ca.crt"] != pairs[1]["ca.crt"], "the two renders share a CA"
+    for i, p in enumerate(pairs):
+        open(os.path.join(tmp, f"ca-{i}.crt"), "wb").write(p["ca.crt"])
+    cfg = renders[0].one("ConfigMap")["data"]["config.yaml"].replace("/etc/distenv/", d + "/")
+    atomic_write(d, {"config.yaml": cfg.encode(), "tls/tls.crt": pairs[0]["tls.crt"],
+                     "tls/tls.key": pairs[0]["tls.key"]}, "gen1")
+    port = free_port()
+    log = open(os.path.join(tmp, "reload.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
+                             "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
+    host = f"{RELEASE}.{NS}.svc"
+
+    def served_by(i):
+        return subprocess.run(["curl", "-fsS", "--max-time", "3", "--cacert", os.path.join(tmp, f"ca-{i}.crt"),
+                               "--resolve", f"{host}:{port}:127.0.0.1", f"https://{host}:{port}/healthz"],
+                              capture_output=True).returncode == 0
+
+    def wait(i, tries):
+        for _ in range(tries):
+            if proc.poll() is not None:
+                raise AssertionError("serve exited: " + open(os.path.join(tmp, "reload.log")).read()[-600:])
+            if served_by(i):
+                return True
+            time.sleep(0.25)
+        return False
+    try:
+        assert wait(0, 80), "first certificate not served"
+        assert not served_by(1), "second CA trusted before the swap"
+        atomic_write(d, {"config.yaml": cfg.encode(), "tls/tls.crt": pairs[1]["tls.crt"],
+                         "tls/tls.key": pairs[1]["tls.key"]}, "gen2")
+        shutil.rmtree(os.path.join(d, "..gen1"))  # as the kubelet removes the old generation
+        assert wait(1, 80), "new certificate not served 20 s after the ..data swap"
+        assert not served_by(0), "old certificate still served after the swap"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def t_manifests():
     r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "render-manifests.sh"), "--check"],
                        capture_output=True, text=True, timeout=300)
@@ -747,6 +817,8 @@ def main():
             check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
             check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS")(
                 t_serve_chart_cert, helm, binary, tmp)
+            check("hot reload: a ..data swap of the projected volume serves the new certificate")(
+                t_hot_reload_projected, helm, binary, tmp)
             check("render of each deploy/examples manifest gives the documented env")(t_examples_render, binary)
         else:
             results["fail"] += 1

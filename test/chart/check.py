@@ -490,7 +490,9 @@ REJECT = [
 def t_reject(helm, args, needle):
     code, err = helm.template_fails(*args)
     assert code != 0, f"accepted {args}"
-    assert needle in err, f"error does not name {needle!r}: {err.strip()[:600]}"
+    # Helm 4 names the key as /a/b, Helm 3 as a.b.
+    dotted = needle.strip("/").replace("/", ".")
+    assert needle in err or dotted in err, f"error does not name {needle!r}: {err.strip()[:600]}"
 
 
 def t_check_config(helm, binary, tmp):

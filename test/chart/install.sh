@@ -26,7 +26,7 @@ if [[ "${1:-}" == "--binary" ]]; then
 	binary=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 fi
 bin=$(bash scripts/deps-image.sh helm)
-helm="$bin/helm"
+helm=${DISTENV_HELM:-$bin/helm} # DISTENV_HELM: try another helm client
 if [[ -z "$binary" ]]; then
 	binary=$root/distenv-webhook
 	make -s distenv-webhook >&2 # a no-op when up to date

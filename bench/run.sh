@@ -6,6 +6,8 @@
 #   BENCH_SECONDS=N   seconds per wrk run (default 5, quick 2)
 #   DISTENV_BIN=PATH  the binary to measure (default ./distenv-webhook)
 #   BENCH_OUT=DIR     where results go (default bench/out)
+#   BENCH_SRC=DIR     the source tree core_cost is built from (default src)
+#   BENCH_CORE_ONLY=1 only the callgrind/core tables (no servers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,11 +22,15 @@ done
 
 cc=${CC:-cc}
 pkgs="libcjson yaml-0.1"
-core="src/admission.c src/topology.c src/envgen.c src/patch.c src/workload.c src/util.c src/config.c"
+srcdir=${BENCH_SRC:-src}
+core=""
+for m in admission topology envgen patch workload util config arena; do
+	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
+done
 # shellcheck disable=SC2086
-$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Isrc $(pkg-config --cflags $pkgs) \
-	-o "$out/bin/core_cost" bench/core_cost.c $core $(pkg-config --libs $pkgs)
+$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$srcdir" $(pkg-config --cflags $pkgs) \
+	-o "$out/bin/core_cost" bench/core_cost.c $core $(pkg-config --libs $pkgs) -lpthread
 $cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$out/bin/loadgen" bench/loadgen.c \
 	$(pkg-config --cflags --libs openssl) -lpthread
 
-exec python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick}
+exec python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick} ${BENCH_CORE_ONLY:+--core-only}

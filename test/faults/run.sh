@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make faults: soak and fault tests against the real binary on loopback.
-#   FAULTS_QUICK=1     CI size: 100,000 admissions in the soak, 300 under valgrind
+#   FAULTS_QUICK=1     CI size: 100,000 admissions in the soak (after 300,000 to warm up),
+#                      300 under valgrind
 #   FAULTS_SOAK=N      admissions in the soak (default 1,000,000)
 #   DISTENV_BIN=PATH   the binary (default ./distenv-webhook)
 #   test/faults/run.sh [CASE...]   tls_refused lookups slowloris cert_swap sigterm drain_deadline valgrind soak

@@ -4,6 +4,7 @@
  */
 #include "envgen.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,25 +52,74 @@ int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
 	return bounded_printf(out, outlen, "%s%s", host, t->domain);
 }
 
-/* TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}} */
+/* Writes v in decimal at out (room for 21 bytes); returns the length. */
+static size_t put_long(char *out, long v)
+{
+	char tmp[24];
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		tmp[n++] = '-';
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/*
+ * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}}
+ * Every host is "<workload>-<start+r><domain>:<port>" (topology_hostname plus
+ * the domain): only the ordinal changes, so the list is written with memcpy
+ * into one buffer sized up front, not with a printf per rank.
+ */
 static char *tf_config(const struct topology *t)
 {
-	struct strbuf sb;
-	char host[320];
+	static const char head[] = "{\"cluster\":{\"worker\":[";
+	char host0[320], suffix[600], tail[96];
+	size_t wl = strlen(t->workload), sl, tl, per, cap, len = 0;
 	long r;
+	char *buf;
+	int n;
 
-	strbuf_init(&sb);
-	strbuf_puts(&sb, "{\"cluster\":{\"worker\":[");
-	for (r = 0; r < t->world_size && !sb.oom; r++) {
-		if (topology_hostname(t, r, host, sizeof(host)) != 0) {
-			strbuf_free(&sb);
-			return NULL;
-		}
-		/* Hostnames and domains are validated DNS names: nothing to escape. */
-		strbuf_printf(&sb, "%s\"%s%s:%ld\"", r ? "," : "", host, t->domain, t->port);
+	/* The longest host must fit where topology_hostname would put it. */
+	if (topology_hostname(t, t->world_size > 0 ? t->world_size - 1 : 0, host0, sizeof(host0)) !=
+	    0)
+		return NULL;
+	n = snprintf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port);
+	if (n < 0 || (size_t)n >= sizeof(suffix))
+		return NULL;
+	sl = (size_t)n;
+	n = snprintf(tail, sizeof(tail), "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}",
+	             t->rank);
+	if (n < 0 || (size_t)n >= sizeof(tail))
+		return NULL;
+	tl = (size_t)n;
+	per = 2 + wl + 1 + 21 + sl; /* ',' '"' workload '-' ordinal suffix */
+	if (t->world_size < 0 || (size_t)t->world_size > (SIZE_MAX - sizeof(head) - tl) / per)
+		return NULL;
+	cap = sizeof(head) + per * (size_t)t->world_size + tl + 1;
+	buf = malloc(cap);
+	if (buf == NULL)
+		return NULL;
+	memcpy(buf, head, sizeof(head) - 1);
+	len = sizeof(head) - 1;
+	for (r = 0; r < t->world_size; r++) {
+		if (r)
+			buf[len++] = ',';
+		buf[len++] = '"';
+		memcpy(buf + len, t->workload, wl);
+		len += wl;
+		buf[len++] = '-';
+		len += put_long(buf + len, t->start + r);
+		memcpy(buf + len, suffix, sl);
+		len += sl;
 	}
-	strbuf_printf(&sb, "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}", t->rank);
-	return strbuf_take(&sb);
+	memcpy(buf + len, tail, tl + 1);
+	return buf;
 }
 
 int envgen_build(const struct topology *t, struct env_list *out)

@@ -6,6 +6,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -237,6 +238,25 @@ static void line_emit(struct line *l)
 		p = l->p;
 		left = l->len;
 	}
+	/*
+	 * A line up to PIPE_BUF goes out in one write(2), which pipes and O_APPEND
+	 * files keep whole: no lock, so workers do not queue (futex) behind each
+	 * other's system call. Longer lines, and the rest of a short write, take it.
+	 */
+	if (left <= PIPE_BUF) {
+		ssize_t w;
+		do
+			w = write(STDERR_FILENO, p, left);
+		while (w < 0 && errno == EINTR);
+		if (w > 0) {
+			p += w;
+			left -= (size_t)w;
+		} else {
+			left = 0; /* stderr is gone: nothing to do about it */
+		}
+	}
+	if (left == 0)
+		goto done;
 	pthread_mutex_lock(&log_write_lock);
 	while (left > 0) {
 		ssize_t w = write(STDERR_FILENO, p, left);
@@ -249,6 +269,7 @@ static void line_emit(struct line *l)
 		left -= (size_t)w;
 	}
 	pthread_mutex_unlock(&log_write_lock);
+done:
 	if (l->heap)
 		free(l->p);
 	errno = saved;

@@ -36,13 +36,14 @@
 #include "metrics.h"
 #include "util.h"
 
-#define TLS_PRIORITIES    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
-#define TLS_VERSIONS      "TLS1.2,TLS1.3"
-#define PEM_MAX_BYTES     (1024 * 1024)
-#define CHAIN_MAX         16
-#define DRAIN_POLL_NS     50000000L     /* 50 ms between in-flight checks while draining */
-#define BODY_INITIAL_CAP  (16 * 1024)   /* chunked uploads start here */
-#define BODY_PREALLOC_MAX (1024 * 1024) /* an announced length is allocated up to this */
+#define TLS_PRIORITIES     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define TLS_VERSIONS       "TLS1.2,TLS1.3"
+#define PEM_MAX_BYTES      (1024 * 1024)
+#define CHAIN_MAX          16
+#define DRAIN_POLL_NS      50000000L     /* 50 ms between in-flight checks while draining */
+#define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */
+#define BODY_PREALLOC_MAX  (1024 * 1024) /* an announced length is allocated up to this */
+#define WORKERS_PER_THREAD 4             /* admission workers per network thread (look-ups on) */
 
 /* ---- certificate holders ------------------------------------------------ */
 
@@ -87,6 +88,13 @@ enum route {
 	ROUTE_GET_ONLY,  /* a GET route with another method */
 };
 
+/* Where a /mutate request is when admissions run on the worker pool. */
+enum req_state {
+	REQ_READING = 0, /* headers and body arriving on a network thread */
+	REQ_QUEUED,      /* connection suspended, waiting for or running on a worker */
+	REQ_DONE,        /* res is filled and the connection resumed */
+};
+
 /* Per HTTP request. */
 struct req_ctx {
 	enum route route;
@@ -96,6 +104,12 @@ struct req_ctx {
 	int too_large;
 	size_t discarded; /* bytes dropped after the limit was passed */
 	int responded;    /* a response is queued; ignore further calls */
+	/* worker pool hand-off (look-ups on) */
+	atomic_int state; /* enum req_state */
+	struct MHD_Connection *conn;
+	struct req_ctx *qnext;
+	struct admission_result res;
+	int res_rc; /* admission_handle's return */
 };
 
 struct server {
@@ -124,6 +138,20 @@ struct server {
 
 	/* last libmicrohttpd message before start-up finished, for the error */
 	char start_error[512];
+
+	/*
+	 * Admission workers. With look-ups on, an admission may wait on the API
+	 * server for up to lookups.timeoutMs; it runs here, with its connection
+	 * suspended, so the network threads keep serving every other connection
+	 * (health probes included) meanwhile.
+	 */
+	pthread_t *workers;
+	int n_workers;
+	int pool_init;
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	struct req_ctx *q_head, *q_tail;
+	int q_stop;
 };
 
 /*
@@ -560,17 +588,25 @@ static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection
 	return respond_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 }
 
-static enum MHD_Result handle_mutate(struct server *s, struct MHD_Connection *c, struct req_ctx *r)
+/* Runs the core on the request body into r->res (any thread). */
+static void admit(struct server *s, struct req_ctx *r)
 {
-	struct admission_result res;
+	memset(&r->res, 0, sizeof(r->res));
+	r->res_rc = admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res);
+}
+
+/* Answers a /mutate request from r->res (filled by admit); takes the body. */
+static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection *c,
+                                         struct req_ctx *r)
+{
+	struct admission_result res = r->res;
 	enum MHD_Result ret;
 	double secs;
 	char *body;
 	size_t body_len;
 
-	memset(&res, 0, sizeof(res));
-	if (admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &res) != 0 ||
-	    res.body == NULL) {
+	memset(&r->res, 0, sizeof(r->res));
+	if (r->res_rc != 0 || res.body == NULL) {
 		admission_result_free(&res);
 		log_kv(LOG_ERROR, "admission_failed", "error", "out of memory", LOG_END);
 		return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -590,6 +626,86 @@ static enum MHD_Result handle_mutate(struct server *s, struct MHD_Connection *c,
 	              MHD_RESPMEM_MUST_FREE, NULL);
 	admission_result_free(&res);
 	return ret;
+}
+
+/* ---- admission workers ------------------------------------------------------ */
+
+static void *worker_main(void *arg)
+{
+	struct server *s = arg;
+	struct req_ctx *r;
+
+	for (;;) {
+		pthread_mutex_lock(&s->q_lock);
+		while (s->q_head == NULL && !s->q_stop)
+			pthread_cond_wait(&s->q_cond, &s->q_lock);
+		r = s->q_head;
+		if (r == NULL) { /* stopping and nothing left */
+			pthread_mutex_unlock(&s->q_lock);
+			return NULL;
+		}
+		s->q_head = r->qnext;
+		if (s->q_head == NULL)
+			s->q_tail = NULL;
+		pthread_mutex_unlock(&s->q_lock);
+
+		admit(s, r);
+		atomic_store(&r->state, REQ_DONE);
+		MHD_resume_connection(r->conn); /* the handler answers from r->res */
+	}
+}
+
+/* Queues a request whose connection the caller has just suspended. */
+static void pool_push(struct server *s, struct req_ctx *r)
+{
+	pthread_mutex_lock(&s->q_lock);
+	r->qnext = NULL;
+	if (s->q_tail != NULL)
+		s->q_tail->qnext = r;
+	else
+		s->q_head = r;
+	s->q_tail = r;
+	pthread_cond_signal(&s->q_cond);
+	pthread_mutex_unlock(&s->q_lock);
+}
+
+static int pool_start(struct server *s, int n)
+{
+	pthread_mutex_init(&s->q_lock, NULL);
+	pthread_cond_init(&s->q_cond, NULL);
+	s->pool_init = 1;
+	s->workers = calloc((size_t)n, sizeof(*s->workers));
+	if (s->workers == NULL)
+		return -1;
+	for (; s->n_workers < n; s->n_workers++)
+		if (pthread_create(&s->workers[s->n_workers], NULL, worker_main, s) != 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Stops the workers once the queue is empty: every queued admission is still
+ * run and its connection resumed, so none is left suspended when the daemon
+ * stops (libmicrohttpd forbids that). Bounded by the look-up deadline.
+ */
+static void pool_stop(struct server *s)
+{
+	int i;
+
+	if (!s->pool_init)
+		return;
+	pthread_mutex_lock(&s->q_lock);
+	s->q_stop = 1;
+	pthread_cond_broadcast(&s->q_cond);
+	pthread_mutex_unlock(&s->q_lock);
+	for (i = 0; i < s->n_workers; i++)
+		pthread_join(s->workers[i], NULL);
+	free(s->workers);
+	s->workers = NULL;
+	s->n_workers = 0;
+	pthread_cond_destroy(&s->q_cond);
+	pthread_mutex_destroy(&s->q_lock);
+	s->pool_init = 0;
 }
 
 /* Answers a request whose route is not ROUTE_MUTATE. */
@@ -783,12 +899,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	/* The whole request is in. */
-	r->responded = 1;
-	if (r->route != ROUTE_MUTATE)
+	if (r->route != ROUTE_MUTATE) {
+		r->responded = 1;
 		return handle_other(s, c, r->route);
-	if (r->too_large)
+	}
+	if (r->too_large) {
+		r->responded = 1;
 		return respond_too_large(s, c);
-	return handle_mutate(s, c, r);
+	}
+	if (s->n_workers > 0) {
+		switch (atomic_load(&r->state)) {
+		case REQ_READING:
+			/* Suspend first: the worker may resume as soon as it is queued. */
+			atomic_store(&r->state, REQ_QUEUED);
+			r->conn = c;
+			MHD_suspend_connection(c);
+			pool_push(s, r);
+			return MHD_YES;
+		case REQ_QUEUED:
+			return MHD_YES; /* not ours yet */
+		default:
+			break; /* REQ_DONE: answer below */
+		}
+	} else {
+		admit(s, r);
+	}
+	r->responded = 1;
+	return respond_admission(s, c, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
@@ -802,6 +939,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
+	admission_result_free(&r->res); /* an answer that was never sent */
 	free(r->body);
 	free(r);
 	*req_cls = NULL;
@@ -909,6 +1047,9 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct listen_add
 {
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 	                 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+
+	if (s->n_workers > 0)
+		flags |= MHD_ALLOW_SUSPEND_RESUME;
 	unsigned threads = (unsigned)(s->cfg->threads > 0 ? s->cfg->threads : 1);
 	const struct sockaddr *sa = NULL;
 
@@ -1037,6 +1178,12 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 	mask_set = 1;
 
+	if (lookup != NULL &&
+	    pool_start(&s, (int)(cfg->threads > 0 ? cfg->threads : 1) * WORKERS_PER_THREAD) != 0) {
+		snprintf(err, errlen, "cannot start the admission worker threads");
+		goto out_pool;
+	}
+
 	g_server = &s;
 	s.daemon = daemon_start(&s, &la, 1);
 	if (s.daemon == NULL && la.any_dual) {
@@ -1048,7 +1195,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	if (s.daemon == NULL) {
 		snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen,
 		         s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
-		goto out_cert;
+		goto out_pool;
 	}
 	atomic_store(&s.started, 1);
 	if (watcher_start(&s) != 0) {
@@ -1087,9 +1234,12 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 
 out_daemon:
 	watcher_stop(&s);
+	pool_stop(&s); /* resumes every suspended connection before the daemon stops */
 	MHD_stop_daemon(s.daemon);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
+out_pool:
+	pool_stop(&s);
 out_cert:
 	g_server = NULL;
 	/*

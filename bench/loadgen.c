@@ -347,12 +347,9 @@ static void conn_next(struct worker *w, struct conn *c)
 
 static void conn_fail(struct worker *w, struct conn *c, long *counter)
 {
-	int was_busy = c->st == C_WRITING || c->st == C_READING;
-
 	if (counter != NULL)
 		(*counter)++;
 	conn_close(w, c);
-	(void)was_busy;
 	if (!atomic_load(&g_stop) && !c->retired) {
 		if (conn_open(w, c) != 0)
 			c->st = C_DEAD;

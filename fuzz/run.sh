@@ -6,14 +6,14 @@
 # is committed to fuzz/regressions/<target>/ once fixed, so every later run
 # replays it.
 #   FUZZ_SECONDS=N     seconds per target (0: replay only)
-#   FUZZ_TARGETS="…"   subset of: admission render config
+#   FUZZ_TARGETS="…"   subset of: admission render config kube
 #   FUZZ_WORK=DIR      growing corpus and artifacts
 #                      (default ${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-admission render config}
+targets=${FUZZ_TARGETS:-admission render config kube}
 work=${FUZZ_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz}
 build=${BUILD:-build}/fuzz
 cc=${FUZZ_CC:-clang}
@@ -26,12 +26,14 @@ declare -A srcs=(
 	[admission]="$core"
 	[render]="$core yamljson render"
 	[config]="config util"
+	[kube]="kube util workload yamljson log metrics admission topology envgen patch config"
 )
-declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096)
-declare -A dict=([admission]=admission [render]=yaml [config]=yaml)
+declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384)
+declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission)
+declare -A libs=([kube]="libcurl openssl")
 
 pkgs="libcjson yaml-0.1"
-cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs)"
+cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs libcurl openssl)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$build/obj"
 
@@ -41,7 +43,7 @@ ok() { pass=$((pass + 1)); printf 'fuzz: ok   %s\n' "$*"; }
 bad() { fail=$((fail + 1)); printf 'fuzz: FAIL %s\n' "$*"; }
 
 # Objects, rebuilt when their source is newer.
-for m in $core yamljson render; do
+for m in $core yamljson render kube log metrics; do
 	o="$build/obj/$m.o"
 	if [ ! -f "$o" ] || [ "src/$m.c" -nt "$o" ] || [ -n "$(find src -name '*.h' -newer "$o" -print -quit)" ]; then
 		# shellcheck disable=SC2086
@@ -58,7 +60,8 @@ for t in $targets; do
 	objs=""
 	for m in ${srcs[$t]}; do objs="$objs $build/obj/$m.o"; done
 	# shellcheck disable=SC2086
-	if ! $cc $cflags $san -fsanitize=fuzzer -o "$exe" "fuzz/fuzz_$t.c" $objs $(pkg-config --libs $pkgs); then
+	if ! $cc $cflags $san -fsanitize=fuzzer -o "$exe" "fuzz/fuzz_$t.c" $objs \
+		$(pkg-config --libs $pkgs ${libs[$t]:-}) -lpthread; then
 		bad "$t: build"
 		continue
 	fi

@@ -85,42 +85,68 @@ static int bad_request(struct admission_result *res, const char *msg)
 	return rc;
 }
 
+/* Appends s as a JSON string literal. */
+static void json_string(struct strbuf *sb, const char *s)
+{
+	const char *run = s;
+
+	strbuf_puts(sb, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		strbuf_append(sb, run, (size_t)(s - run));
+		if (c == '"' || c == '\\')
+			strbuf_printf(sb, "\\%c", c);
+		else
+			strbuf_printf(sb, "\\u%04x", c);
+		run = s + 1;
+	}
+	strbuf_append(sb, run, (size_t)(s - run));
+	strbuf_puts(sb, "\"");
+}
+
 /*
  * 200 with the AdmissionReview response. patch (may be NULL) is printed and
- * base64-encoded; message non-NULL means a denial.
+ * base64-encoded; message non-NULL means a denial. The envelope is written
+ * directly: only uid and message need escaping, and the base64 patch (the bulk
+ * of a large answer) is copied once instead of re-scanned by a JSON printer.
  */
 static int review_response(struct admission_result *res, const cJSON *patch, const char *message)
 {
-	cJSON *root = cJSON_CreateObject(), *resp, *st;
+	struct strbuf sb;
 	char *ptxt = NULL, *b64 = NULL;
 	int rc = -1;
 
 	res->http_status = 200;
-	if (root == NULL ||
-	    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1") == NULL ||
-	    cJSON_AddStringToObject(root, "kind", "AdmissionReview") == NULL ||
-	    (resp = cJSON_AddObjectToObject(root, "response")) == NULL ||
-	    cJSON_AddStringToObject(resp, "uid", res->uid) == NULL ||
-	    cJSON_AddBoolToObject(resp, "allowed", message == NULL) == NULL)
-		goto out;
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+	                 "\"response\":{\"uid\":");
+	json_string(&sb, res->uid);
 	if (message != NULL) {
-		if ((st = cJSON_AddObjectToObject(resp, "status")) == NULL ||
-		    cJSON_AddNumberToObject(st, "code", 403) == NULL ||
-		    cJSON_AddStringToObject(st, "reason", "Forbidden") == NULL ||
-		    cJSON_AddStringToObject(st, "message", message) == NULL)
-			goto out;
-	} else if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
-		if ((ptxt = cJSON_PrintUnformatted(patch)) == NULL ||
-		    (b64 = base64_encode((const unsigned char *)ptxt, strlen(ptxt))) == NULL ||
-		    cJSON_AddStringToObject(resp, "patchType", "JSONPatch") == NULL ||
-		    cJSON_AddStringToObject(resp, "patch", b64) == NULL)
-			goto out;
+		strbuf_puts(&sb,
+		            ",\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\","
+		            "\"message\":");
+		json_string(&sb, message);
+		strbuf_puts(&sb, "}");
+	} else {
+		strbuf_puts(&sb, ",\"allowed\":true");
+		if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
+			if ((ptxt = cJSON_PrintUnformatted(patch)) == NULL ||
+			    (b64 = base64_encode((const unsigned char *)ptxt, strlen(ptxt))) ==
+			        NULL)
+				goto out;
+			strbuf_puts(&sb, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+			strbuf_puts(&sb, b64); /* base64: nothing to escape */
+			strbuf_puts(&sb, "\"");
+		}
 	}
-	rc = set_body(res, cJSON_PrintUnformatted(root));
+	strbuf_puts(&sb, "}}");
+	rc = set_body(res, strbuf_take(&sb));
 out:
+	strbuf_free(&sb);
 	free(ptxt);
 	free(b64);
-	cJSON_Delete(root);
 	return rc;
 }
 

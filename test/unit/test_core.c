@@ -383,6 +383,13 @@ static const struct {
             ",'operation':'CREATE','namespace':'ml','object':" STS_POD("0", "", "") "}"),
      200, ADMISSION_DENIED,
      "\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"distenv: "},
+    {"uid and message are escaped",
+     "!{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+     "\"uid\":\"q\\\"b\\\\s\\u0001\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+     "\"operation\":\"CREATE\",\"namespace\":\"ml\",\"object\":{\"metadata\":{\"name\":\"p\\\"q\","
+     "\"labels\":{\"distenv.dev/"
+     "inject\":\"true\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}",
+     200, ADMISSION_DENIED, "{\"uid\":\"q\\\"b\\\\s\\u0001\",\"allowed\":false"},
     {"patched",
      REVIEW("{'uid':'u6'," PODKIND ",'operation':'CREATE','namespace':'ml','object':" STS_POD(
          "0", "'distenv.dev/world-size':'1'", "") "}"),

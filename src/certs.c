@@ -37,20 +37,6 @@
 #define DEFAULT_DAYS     365
 #define MAX_DAYS         36500
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* "what: <first OpenSSL error>" */
 static void ssl_err(char *err, size_t errlen, const char *what)
 {
@@ -59,9 +45,9 @@ static void ssl_err(char *err, size_t errlen, const char *what)
 
 	if (e) {
 		ERR_error_string_n(e, buf, sizeof(buf));
-		set_err(err, errlen, "%s: %s", what, buf);
+		errf(err, errlen, "%s: %s", what, buf);
 	} else {
-		set_err(err, errlen, "%s", what);
+		errf(err, errlen, "%s", what);
 	}
 	ERR_clear_error();
 }
@@ -82,7 +68,7 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 	size_t i, n = strlen(dir);
 
 	if (n == 0 || n >= sizeof(path)) {
-		set_err(err, errlen, "output directory name is empty or too long");
+		errf(err, errlen, "output directory name is empty or too long");
 		return -1;
 	}
 	memcpy(path, dir, n + 1);
@@ -91,13 +77,13 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 			continue;
 		path[i] = '\0';
 		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+			errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
 			return -1;
 		}
 		path[i] = i == n ? '\0' : '/';
 	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		set_err(err, errlen, "%s is not a directory", dir);
+		errf(err, errlen, "%s is not a directory", dir);
 		return -1;
 	}
 	return 0;
@@ -115,12 +101,12 @@ static int write_temp(const char *dir, const char *name, const void *data, size_
 	int fd;
 
 	if (bounded_printf(tmp, tmplen, "%s/.%s.tmp-XXXXXX", dir, name) != 0) {
-		set_err(err, errlen, "output path too long");
+		errf(err, errlen, "output path too long");
 		return -1;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
+		errf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (fchmod(fd, mode) != 0)
@@ -142,7 +128,7 @@ static int write_temp(const char *dir, const char *name, const void *data, size_
 	}
 	return 0;
 fail:
-	set_err(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
+	errf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
@@ -154,7 +140,7 @@ static int rename_into(const char *tmp, const char *dir, const char *name, char 
 	char dst[PATH_MAX];
 
 	if (bounded_printf(dst, sizeof(dst), "%s/%s", dir, name) != 0 || rename(tmp, dst) != 0) {
-		set_err(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
+		errf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -315,42 +301,42 @@ static int check_opts(const struct certs_opts *o, long *days, char *err, size_t 
 	int i;
 
 	if (!o->service || !dns_label_valid(o->service)) {
-		set_err(err, errlen, "service '%s' is not a valid Service name (DNS label)",
-		        o->service ? o->service : "");
+		errf(err, errlen, "service '%s' is not a valid Service name (DNS label)",
+		     o->service ? o->service : "");
 		return -1;
 	}
 	if (!o->namespace || !dns_label_valid(o->namespace)) {
-		set_err(err, errlen, "namespace '%s' is not a valid namespace (DNS label)",
-		        o->namespace ? o->namespace : "");
+		errf(err, errlen, "namespace '%s' is not a valid namespace (DNS label)",
+		     o->namespace ? o->namespace : "");
 		return -1;
 	}
 	if (!o->out_dir || !o->out_dir[0]) {
-		set_err(err, errlen, "an output directory is required");
+		errf(err, errlen, "an output directory is required");
 		return -1;
 	}
 	*days = o->days == 0 ? DEFAULT_DAYS : o->days;
 	if (*days < 1 || *days > MAX_DAYS) {
-		set_err(err, errlen, "days must be from 1 to %d, got %ld", MAX_DAYS, o->days);
+		errf(err, errlen, "days must be from 1 to %d, got %ld", MAX_DAYS, o->days);
 		return -1;
 	}
 	if (o->n_dns < 0 || o->n_dns > CERTS_MAX_EXTRA || o->n_ip < 0 ||
 	    o->n_ip > CERTS_MAX_EXTRA) {
-		set_err(err, errlen, "at most %d extra DNS names and %d extra IP addresses",
-		        CERTS_MAX_EXTRA, CERTS_MAX_EXTRA);
+		errf(err, errlen, "at most %d extra DNS names and %d extra IP addresses",
+		     CERTS_MAX_EXTRA, CERTS_MAX_EXTRA);
 		return -1;
 	}
 	for (i = 0; i < o->n_dns; i++) {
 		if (!o->dns[i] || !san_dns_valid(o->dns[i])) {
-			set_err(err, errlen, "'%s' is not a valid DNS name",
-			        o->dns[i] ? o->dns[i] : "");
+			errf(err, errlen, "'%s' is not a valid DNS name",
+			     o->dns[i] ? o->dns[i] : "");
 			return -1;
 		}
 	}
 	for (i = 0; i < o->n_ip; i++) {
 		if (!o->ip[i] || (inet_pton(AF_INET, o->ip[i], addr) != 1 &&
 		                  inet_pton(AF_INET6, o->ip[i], addr) != 1)) {
-			set_err(err, errlen, "'%s' is not an IPv4 or IPv6 address",
-			        o->ip[i] ? o->ip[i] : "");
+			errf(err, errlen, "'%s' is not an IPv4 or IPv6 address",
+			     o->ip[i] ? o->ip[i] : "");
 			return -1;
 		}
 	}

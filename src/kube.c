@@ -89,20 +89,6 @@ struct kube_client {
 	int curl_ready;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -117,53 +103,6 @@ static void wipe_free(void *p, size_t len)
 		OPENSSL_cleanse(p, len);
 		free(p);
 	}
-}
-
-/* Reads a whole file of at most max bytes. Returns malloc'd data (NUL-terminated) or NULL with err.
- */
-static char *read_file(const char *path, long max, size_t *len, char *err, size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0) {
-		set_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "cannot read %s: not a regular file", path);
-		goto fail;
-	}
-	if (!(buf = malloc((size_t)max + 1))) {
-		set_err(err, errlen, "out of memory");
-		goto fail;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, (size_t)max + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			set_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > (size_t)max) {
-			set_err(err, errlen, "%s is larger than %ld bytes", path, max);
-			goto fail;
-		}
-	}
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-fail:
-	wipe_free(buf, buf ? (size_t)max + 1 : 0);
-	close(fd);
-	return NULL;
 }
 
 /* Standard base64 with optional padding, whitespace ignored. Returns malloc'd bytes or NULL. */
@@ -222,7 +161,7 @@ bad:
 static char *read_token(const char *path, size_t *len, char *err, size_t errlen)
 {
 	size_t n = 0, i, size;
-	char *t = read_file(path, TOKEN_MAX, &n, err, errlen);
+	char *t = file_read(path, TOKEN_MAX, &n, err, errlen);
 
 	if (!t)
 		return NULL;
@@ -232,14 +171,13 @@ static char *read_token(const char *path, size_t *len, char *err, size_t errlen)
 		t[--n] = '\0';
 	for (i = 0; i < n; i++) {
 		if ((unsigned char)t[i] < 0x21 || (unsigned char)t[i] == 0x7f) {
-			set_err(err, errlen, "token file %s holds a control character or space",
-			        path);
+			errf(err, errlen, "token file %s holds a control character or space", path);
 			wipe_free(t, size);
 			return NULL;
 		}
 	}
 	if (n == 0) {
-		set_err(err, errlen, "token file %s is empty", path);
+		errf(err, errlen, "token file %s is empty", path);
 		wipe_free(t, size);
 		return NULL;
 	}
@@ -299,7 +237,7 @@ static int get_str(const cJSON *obj, const char *key, const char **out, const ch
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsString(v)) {
-		set_err(err, errlen, "%s: '%s' is not a string", where, key);
+		errf(err, errlen, "%s: '%s' is not a string", where, key);
 		return -1;
 	}
 	*out = v->valuestring[0] ? v->valuestring : NULL;
@@ -313,7 +251,7 @@ static const cJSON *find_named(const cJSON *root, const char *list, const char *
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, list), *it;
 
 	if (!cJSON_IsArray(arr)) {
-		set_err(err, errlen, "'%s' is missing or not a list", list);
+		errf(err, errlen, "'%s' is missing or not a list", list);
 		return NULL;
 	}
 	cJSON_ArrayForEach(it, arr)
@@ -323,12 +261,12 @@ static const cJSON *find_named(const cJSON *root, const char *list, const char *
 		if (!cJSON_IsString(n) || strcmp(n->valuestring, name) != 0)
 			continue;
 		if (!cJSON_IsObject(v)) {
-			set_err(err, errlen, "%s '%s' has no '%s' mapping", field, name, field);
+			errf(err, errlen, "%s '%s' has no '%s' mapping", field, name, field);
 			return NULL;
 		}
 		return v;
 	}
-	set_err(err, errlen, "no %s named '%s' in '%s'", field, name, list);
+	errf(err, errlen, "no %s named '%s' in '%s'", field, name, list);
 	return NULL;
 }
 
@@ -354,18 +292,17 @@ static int set_server(struct kube_client *kc, const char *server, char *err, siz
 	} else if (is_loopback_url(server)) {
 		kc->plain_http = 1;
 	} else {
-		set_err(
-		    err, errlen,
-		    "server '%.200s' must be an https:// URL (http:// only to a loopback address)",
-		    server);
+		errf(err, errlen,
+		     "server '%.200s' must be an https:// URL (http:// only to a loopback address)",
+		     server);
 		return -1;
 	}
 	if (strpbrk(server, " \t\r\n?#")) {
-		set_err(err, errlen, "server '%.200s' is not a plain URL", server);
+		errf(err, errlen, "server '%.200s' is not a plain URL", server);
 		return -1;
 	}
 	if (bounded_printf(kc->server, sizeof(kc->server), "%s", server) != 0) {
-		set_err(err, errlen, "server URL is too long");
+		errf(err, errlen, "server URL is too long");
 		return -1;
 	}
 	n = strlen(kc->server);
@@ -377,7 +314,7 @@ static int set_server(struct kube_client *kc, const char *server, char *err, siz
 static int check_readable(const char *what, const char *path, char *err, size_t errlen)
 {
 	if (access(path, R_OK) != 0) {
-		set_err(err, errlen, "%s %s: %s", what, path, strerror(errno));
+		errf(err, errlen, "%s %s: %s", what, path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -390,7 +327,7 @@ static unsigned char *pem_data(const char *what, const char *b64, size_t *len, c
 	unsigned char *d = b64_decode(b64, len);
 
 	if (!d || !memmem(d, *len, "-----BEGIN ", 11)) {
-		set_err(err, errlen, "%s is not base64 of PEM data", what);
+		errf(err, errlen, "%s is not base64 of PEM data", what);
 		wipe_free(d, d ? *len : 0);
 		return NULL;
 	}
@@ -412,25 +349,24 @@ static int load_cluster(struct kube_client *kc, const char *path, const cJSON *c
 	    get_str(cl, "tls-server-name", &sni, where, err, errlen) < 0)
 		return -1;
 	if (!server) {
-		set_err(err, errlen, "%s has no server", where);
+		errf(err, errlen, "%s has no server", where);
 		return -1;
 	}
 	if (set_server(kc, server, err, errlen) < 0)
 		return -1;
 	if (cJSON_IsTrue(insecure)) {
-		set_err(err, errlen,
-		        "%s sets insecure-skip-tls-verify, which distenv refuses: give "
-		        "certificate-authority or certificate-authority-data",
-		        where);
+		errf(err, errlen,
+		     "%s sets insecure-skip-tls-verify, which distenv refuses: give "
+		     "certificate-authority or certificate-authority-data",
+		     where);
 		return -1;
 	}
 	if (sni) {
-		set_err(err, errlen, "%s sets tls-server-name, which distenv does not support",
-		        where);
+		errf(err, errlen, "%s sets tls-server-name, which distenv does not support", where);
 		return -1;
 	}
 	if (proxy && bounded_printf(kc->proxy, sizeof(kc->proxy), "%s", proxy) != 0) {
-		set_err(err, errlen, "%s: proxy-url is too long", where);
+		errf(err, errlen, "%s: proxy-url is too long", where);
 		return -1;
 	}
 	if (ca_data) {
@@ -439,7 +375,7 @@ static int load_cluster(struct kube_client *kc, const char *path, const cJSON *c
 			return -1;
 	} else if (ca) {
 		if (resolve_path(path, ca, kc->ca_file, sizeof(kc->ca_file)) != 0) {
-			set_err(err, errlen, "certificate-authority path is too long");
+			errf(err, errlen, "certificate-authority path is too long");
 			return -1;
 		}
 		if (check_readable("certificate-authority", kc->ca_file, err, errlen) < 0)
@@ -465,33 +401,32 @@ static int load_user(struct kube_client *kc, const char *path, const cJSON *u, c
 	    get_str(u, "as", &as, where, err, errlen) < 0)
 		return -1;
 	if (as) {
-		set_err(err, errlen, "%s impersonates ('as'), which distenv does not support",
-		        where);
+		errf(err, errlen, "%s impersonates ('as'), which distenv does not support", where);
 		return -1;
 	}
 	if ((cert || cert_data) != (key || key_data)) {
-		set_err(err, errlen,
-		        "%s has a client certificate without a key, or a key without "
-		        "a certificate",
-		        where);
+		errf(err, errlen,
+		     "%s has a client certificate without a key, or a key without "
+		     "a certificate",
+		     where);
 		return -1;
 	}
 	if (!token && !token_file && !cert && !cert_data) {
 		if (cJSON_GetObjectItemCaseSensitive(u, "exec") ||
 		    cJSON_GetObjectItemCaseSensitive(u, "auth-provider"))
-			set_err(err, errlen,
-			        "%s uses a credential plugin (exec or auth-provider), which "
-			        "distenv does not run: give it a token, tokenFile or client "
-			        "certificate",
-			        where);
+			errf(err, errlen,
+			     "%s uses a credential plugin (exec or auth-provider), which "
+			     "distenv does not run: give it a token, tokenFile or client "
+			     "certificate",
+			     where);
 		else if (user)
-			set_err(err, errlen,
-			        "%s uses basic authentication, which distenv does not support: "
-			        "give it a token, tokenFile or client certificate",
-			        where);
+			errf(err, errlen,
+			     "%s uses basic authentication, which distenv does not support: "
+			     "give it a token, tokenFile or client certificate",
+			     where);
 		else
-			set_err(err, errlen, "%s has no token, tokenFile or client certificate",
-			        where);
+			errf(err, errlen, "%s has no token, tokenFile or client certificate",
+			     where);
 		return -1;
 	}
 	if (cert_data) {
@@ -515,7 +450,7 @@ static int load_user(struct kube_client *kc, const char *path, const cJSON *u, c
 	if (token_file) {
 		/* read now, then each minute; the file's value takes precedence over token */
 		if (resolve_path(path, token_file, kc->token_file, sizeof(kc->token_file)) != 0) {
-			set_err(err, errlen, "tokenFile path is too long");
+			errf(err, errlen, "tokenFile path is too long");
 			return -1;
 		}
 		if (!(kc->token = read_token(kc->token_file, &kc->token_len, err, errlen)))
@@ -524,7 +459,7 @@ static int load_user(struct kube_client *kc, const char *path, const cJSON *u, c
 	} else if (token) {
 		kc->token_len = strlen(token) + 1;
 		if (!(kc->token = strdup(token))) {
-			set_err(err, errlen, "out of memory");
+			errf(err, errlen, "out of memory");
 			return -1;
 		}
 	}
@@ -540,25 +475,25 @@ static int load_kubeconfig(struct kube_client *kc, const char *path, char *err, 
 	const char *current, *cluster, *user;
 	int rc = -1;
 
-	if (!(text = read_file(path, KUBECONFIG_MAX, &len, perr, sizeof(perr)))) {
-		set_err(err, errlen, "kubeconfig: %s", perr);
+	if (!(text = file_read(path, KUBECONFIG_MAX, &len, perr, sizeof(perr)))) {
+		errf(err, errlen, "kubeconfig: %s", perr);
 		return -1;
 	}
 	docs = yamljson_parse(text, len, perr, sizeof(perr));
 	wipe_free(text, len + 1); /* it may hold keys */
 	if (!docs) {
-		set_err(err, errlen, "kubeconfig %s: %s", path, perr);
+		errf(err, errlen, "kubeconfig %s: %s", path, perr);
 		return -1;
 	}
 	root = cJSON_GetArrayItem(docs, 0);
 	if (!cJSON_IsObject(root)) {
-		set_err(err, errlen, "kubeconfig %s: not a kubeconfig (no mapping)", path);
+		errf(err, errlen, "kubeconfig %s: not a kubeconfig (no mapping)", path);
 		goto out;
 	}
 	if (get_str(root, "current-context", &current, "kubeconfig", perr, sizeof(perr)) < 0)
 		goto bad;
 	if (!current) {
-		set_err(err, errlen, "kubeconfig %s: no current-context", path);
+		errf(err, errlen, "kubeconfig %s: no current-context", path);
 		goto out;
 	}
 	snprintf(kc->context, sizeof(kc->context), "%s", current);
@@ -568,8 +503,8 @@ static int load_kubeconfig(struct kube_client *kc, const char *path, char *err, 
 	    get_str(ctx, "user", &user, "context", perr, sizeof(perr)) < 0)
 		goto bad;
 	if (!cluster || !user) {
-		set_err(err, errlen, "kubeconfig %s: context '%.200s' lacks a cluster or a user",
-		        path, current);
+		errf(err, errlen, "kubeconfig %s: context '%.200s' lacks a cluster or a user", path,
+		     current);
 		goto out;
 	}
 	if (!(cl = find_named(root, "clusters", "cluster", cluster, perr, sizeof(perr))) ||
@@ -581,7 +516,7 @@ static int load_kubeconfig(struct kube_client *kc, const char *path, char *err, 
 	rc = 0;
 	goto out;
 bad:
-	set_err(err, errlen, "kubeconfig %s: %s", path, perr);
+	errf(err, errlen, "kubeconfig %s: %s", path, perr);
 out:
 	/* wipe inline keys and tokens held in the parsed tree */
 	if (docs) {
@@ -608,7 +543,7 @@ static struct kube_client *client_alloc(const struct config *cfg, char *err, siz
 	size_t nb = 1;
 
 	if (!kc) {
-		set_err(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&kc->token_lock, NULL);
@@ -628,12 +563,12 @@ static struct kube_client *client_alloc(const struct config *cfg, char *err, siz
 		nb <<= 1;
 	kc->n_buckets = nb;
 	if (!(kc->buckets = calloc(nb, sizeof(*kc->buckets)))) {
-		set_err(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		kube_client_free(kc);
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		set_err(err, errlen, "cannot initialise libcurl");
+		errf(err, errlen, "cannot initialise libcurl");
 		kube_client_free(kc);
 		return NULL;
 	}
@@ -663,15 +598,14 @@ struct kube_client *kube_client_new_incluster(const struct config *cfg, const ch
 	if (errlen)
 		err[0] = '\0';
 	if (!host || !host[0] || !port || !port[0]) {
-		set_err(err, errlen,
-		        "no kubeconfig given and not running in a pod "
-		        "(KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set)");
+		errf(err, errlen,
+		     "no kubeconfig given and not running in a pod "
+		     "(KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set)");
 		return NULL;
 	}
 	if (parse_long(port, 1, 65535, &p) != 0 || strpbrk(host, "/[]@ ?#")) {
-		set_err(err, errlen,
-		        "KUBERNETES_SERVICE_HOST/PORT (%.100s:%.20s) are not an address", host,
-		        port);
+		errf(err, errlen, "KUBERNETES_SERVICE_HOST/PORT (%.100s:%.20s) are not an address",
+		     host, port);
 		return NULL;
 	}
 	if (!(kc = client_alloc(cfg, err, errlen)))
@@ -691,7 +625,7 @@ struct kube_client *kube_client_new_incluster(const struct config *cfg, const ch
 	return kc;
 fail:
 	if (err && errlen && !err[0])
-		set_err(err, errlen, "service account directory path is too long");
+		errf(err, errlen, "service account directory path is too long");
 	kube_client_free(kc);
 	return NULL;
 }
@@ -1095,21 +1029,20 @@ int kube_workload_path(enum workload_kind kind, const char *ns, const char *name
 	else if (kind == WORKLOAD_JOB)
 		fmt = "/apis/batch/v1/namespaces/%s/jobs/%s";
 	else {
-		set_err(err, errlen, "no workload kind to look up");
+		errf(err, errlen, "no workload kind to look up");
 		return -1;
 	}
 	if (!ns || !dns_label_valid(ns)) {
-		set_err(err, errlen, "namespace '%.100s' is not a valid namespace name",
-		        ns ? ns : "");
+		errf(err, errlen, "namespace '%.100s' is not a valid namespace name", ns ? ns : "");
 		return -1;
 	}
 	if (!name || !dns_subdomain_valid(name)) {
-		set_err(err, errlen, "'%.100s' is not a valid %s name", name ? name : "",
-		        workload_kind_name(kind));
+		errf(err, errlen, "'%.100s' is not a valid %s name", name ? name : "",
+		     workload_kind_name(kind));
 		return -1;
 	}
 	if (bounded_printf(out, outlen, fmt, ns, name) != 0) {
-		set_err(err, errlen, "path too long");
+		errf(err, errlen, "path too long");
 		return -1;
 	}
 	return 0;
@@ -1129,14 +1062,13 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 	case CURLE_OK:
 		break;
 	case CURLE_OPERATION_TIMEDOUT:
-		set_err(err, errlen, "timeout after %ldms getting %s %s/%s from the API server",
-		        timeout_ms, what, ns, name);
+		errf(err, errlen, "timeout after %ldms getting %s %s/%s from the API server",
+		     timeout_ms, what, ns, name);
 		return;
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
-		set_err(err, errlen, "cannot connect to the API server at %s: %s", kc->server,
-		        detail);
+		errf(err, errlen, "cannot connect to the API server at %s: %s", kc->server, detail);
 		return;
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CONNECT_ERROR:
@@ -1145,45 +1077,44 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 	case CURLE_SSL_CIPHER:
 	case CURLE_SSL_ISSUER_ERROR:
 	case CURLE_SSL_CLIENTCERT:
-		set_err(err, errlen, "TLS with the API server at %s failed: %s", kc->server,
-		        detail);
+		errf(err, errlen, "TLS with the API server at %s failed: %s", kc->server, detail);
 		return;
 	case CURLE_WRITE_ERROR:
 	case CURLE_FILESIZE_EXCEEDED:
 		if (b->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
-			set_err(err, errlen,
-			        "the API server's answer for %s %s/%s is larger than "
-			        "%ld bytes",
-			        what, ns, name, KUBE_MAX_BODY);
+			errf(err, errlen,
+			     "the API server's answer for %s %s/%s is larger than "
+			     "%ld bytes",
+			     what, ns, name, KUBE_MAX_BODY);
 			return;
 		}
 		/* fall through */
 	default:
-		set_err(err, errlen, "getting %s %s/%s from the API server failed: %s", what, ns,
-		        name, detail);
+		errf(err, errlen, "getting %s %s/%s from the API server failed: %s", what, ns, name,
+		     detail);
 		return;
 	}
 	status_message(b, msg, sizeof(msg));
 	switch (status) {
 	case 404:
-		set_err(err, errlen, "%s %s/%s not found", what, ns, name);
+		errf(err, errlen, "%s %s/%s not found", what, ns, name);
 		break;
 	case 401:
-		set_err(err, errlen,
-		        "unauthorized: the API server rejected the webhook's credentials (401)");
+		errf(err, errlen,
+		     "unauthorized: the API server rejected the webhook's credentials (401)");
 		break;
 	case 403:
-		set_err(err, errlen,
-		        "forbidden: the webhook's service account may not get %s in namespace %s "
-		        "(grant get on %s)",
-		        kind == WORKLOAD_STATEFULSET ? "statefulsets" : "jobs", ns, res);
+		errf(err, errlen,
+		     "forbidden: the webhook's service account may not get %s in namespace %s "
+		     "(grant get on %s)",
+		     kind == WORKLOAD_STATEFULSET ? "statefulsets" : "jobs", ns, res);
 		break;
 	case 429:
-		set_err(err, errlen, "the API server is throttling requests (429)");
+		errf(err, errlen, "the API server is throttling requests (429)");
 		break;
 	default:
-		set_err(err, errlen, "the API server answered HTTP %ld for %s %s/%s%s%s", status,
-		        what, ns, name, msg[0] ? ": " : "", msg);
+		errf(err, errlen, "the API server answered HTTP %ld for %s %s/%s%s%s", status, what,
+		     ns, name, msg[0] ? ": " : "", msg);
 		break;
 	}
 }
@@ -1267,7 +1198,7 @@ static int get_count(const cJSON *obj, const char *key, const char *path, long *
 		return 0;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
 	    v->valuedouble > 2147483647.0 || floor(v->valuedouble) != v->valuedouble) {
-		set_err(err, errlen, "%s is not a whole number from 0 to 2147483647", path);
+		errf(err, errlen, "%s is not a whole number from 0 to 2147483647", path);
 		return -1;
 	}
 	*out = (long)v->valuedouble;
@@ -1284,36 +1215,35 @@ int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
 	int rc = -1;
 
 	if (kind != WORKLOAD_STATEFULSET && kind != WORKLOAD_JOB) {
-		set_err(err, errlen, "no workload kind to parse");
+		errf(err, errlen, "no workload kind to parse");
 		return -1;
 	}
 	j = cJSON_ParseWithLengthOpts(json, len, &end, 0);
 	if (!j) {
-		set_err(err, errlen, "the API server's answer for the %s is not JSON", want);
+		errf(err, errlen, "the API server's answer for the %s is not JSON", want);
 		return -1;
 	}
 	while (end && end < json + len &&
 	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
 		end++;
 	if (end && end < json + len && *end != '\0') {
-		set_err(err, errlen, "the API server's answer for the %s has bytes after the JSON",
-		        want);
+		errf(err, errlen, "the API server's answer for the %s has bytes after the JSON",
+		     want);
 		goto out;
 	}
 	if (!cJSON_IsObject(j)) {
-		set_err(err, errlen, "the API server's answer for the %s is not a JSON object",
-		        want);
+		errf(err, errlen, "the API server's answer for the %s is not a JSON object", want);
 		goto out;
 	}
 	k = cJSON_GetObjectItemCaseSensitive(j, "kind");
 	if (k && (!cJSON_IsString(k) || strcmp(k->valuestring, want) != 0)) {
-		set_err(err, errlen, "expected a %s, got kind %.60s", want,
-		        cJSON_IsString(k) ? k->valuestring : "(not a string)");
+		errf(err, errlen, "expected a %s, got kind %.60s", want,
+		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
 		goto out;
 	}
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	if (spec && !cJSON_IsObject(spec)) {
-		set_err(err, errlen, "%s .spec is not an object", want);
+		errf(err, errlen, "%s .spec is not an object", want);
 		goto out;
 	}
 	if (kind == WORKLOAD_STATEFULSET) {
@@ -1324,7 +1254,7 @@ int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
 			goto out;
 		ord = cJSON_GetObjectItemCaseSensitive(spec, "ordinals");
 		if (ord && !cJSON_IsNull(ord) && !cJSON_IsObject(ord)) {
-			set_err(err, errlen, "StatefulSet .spec.ordinals is not an object");
+			errf(err, errlen, "StatefulSet .spec.ordinals is not an object");
 			goto out;
 		}
 		if (get_count(ord, "start", "StatefulSet .spec.ordinals.start", &s.ordinals_start,
@@ -1339,7 +1269,7 @@ int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
 			goto out;
 		mode = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
 		if (mode && !cJSON_IsNull(mode) && !cJSON_IsString(mode)) {
-			set_err(err, errlen, "Job .spec.completionMode is not a string");
+			errf(err, errlen, "Job .spec.completionMode is not a string");
 			goto out;
 		}
 		s.indexed = cJSON_IsString(mode) && strcmp(mode->valuestring, "Indexed") == 0;

@@ -185,56 +185,20 @@ static struct cert_holder *holder_acquire_current(struct server *s)
 	return h;
 }
 
-/* Reads a whole (small) file into a malloc'd buffer. Returns 0 or -1 with err. */
-static int read_file(const char *path, unsigned char **out, size_t *outlen, char *err,
-                     size_t errlen)
+/* Reads a non-empty PEM file of at most PEM_MAX_BYTES. Returns 0 or -1 with err. */
+static int read_pem(const char *path, unsigned char **out, size_t *outlen, char *err, size_t errlen)
 {
-	int fd, rc = -1;
-	unsigned char *buf = NULL;
-	size_t len = 0;
-	struct stat st;
+	char *buf = file_read(path, PEM_MAX_BYTES, outlen, err, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (buf == NULL)
+		return -1;
+	if (*outlen == 0) {
+		snprintf(err, errlen, "%s is empty", path);
+		free(buf);
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		goto out;
-	}
-	if (st.st_size <= 0 || st.st_size > PEM_MAX_BYTES) {
-		snprintf(err, errlen, "%s: size %lld out of range (1..%d bytes)", path,
-		         (long long)st.st_size, PEM_MAX_BYTES);
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	while (len < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			snprintf(err, errlen, "%s: read failed", path);
-			goto out;
-		}
-		len += (size_t)r;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	rc = 0;
-out:
-	if (buf != NULL) {
-		explicit_bzero(buf, (size_t)st.st_size);
-		free(buf);
-	}
-	close(fd);
-	return rc;
+	*out = (unsigned char *)buf;
+	return 0;
 }
 
 /* SHA-256 key id of a public key, for the key/certificate match. */
@@ -261,9 +225,9 @@ static struct cert_holder *holder_load(const char *cert_path, const char *key_pa
 	unsigned i;
 	int r;
 
-	if (read_file(cert_path, &cert_pem, &cert_len, err, errlen) != 0)
+	if (read_pem(cert_path, &cert_pem, &cert_len, err, errlen) != 0)
 		goto out;
-	if (read_file(key_path, &key_pem, &key_len, err, errlen) != 0)
+	if (read_pem(key_path, &key_pem, &key_len, err, errlen) != 0)
 		goto out;
 	h = calloc(1, sizeof(*h));
 	if (h == NULL) {

@@ -1,14 +1,17 @@
 /*
- * Pure helpers: strict integer parsing, string buffer, base64, DNS names.
- * Nothing here touches files, sockets or globals.
+ * Helpers: strict integer parsing, string buffer, base64, DNS names, error
+ * formatting, and one bounded whole-file reader (the only I/O here).
  */
 #include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int parse_long(const char *s, long min, long max, long *out)
 {
@@ -196,4 +199,63 @@ int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
 	n = vsnprintf(out, outlen, fmt, ap);
 	va_end(ap);
 	return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+char *file_read(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		errf(err, errlen, "cannot read %s: not a regular file", path);
+		goto fail;
+	}
+	if ((buf = malloc(max + 1)) == NULL) {
+		errf(err, errlen, "cannot read %s: out of memory", path);
+		goto fail;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			errf(err, errlen, "%s is larger than %zu bytes", path, max);
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	if (buf != NULL) {
+		explicit_bzero(buf, max + 1); /* it may have held part of a key */
+		free(buf);
+	}
+	close(fd);
+	return NULL;
 }

@@ -39,6 +39,18 @@ int dns_label_valid(const char *s);
 /* RFC 1123 subdomain: dot-separated labels, at most 253 bytes. */
 int dns_subdomain_valid(const char *s);
 
+/* snprintf into an error buffer (nothing when errlen is 0). */
+void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Reads a whole regular file of at most max bytes. Returns a malloc'd
+ * NUL-terminated buffer (caller frees; wipe it first if it held a secret) and
+ * its length in *len, or NULL with "cannot read PATH: why" / "PATH is larger
+ * than N bytes" in err. A partial read is wiped before it is freed.
+ */
+char *file_read(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
 /* snprintf that reports truncation: returns 0, or -1 when out was too small. */
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

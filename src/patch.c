@@ -141,8 +141,6 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-	const cJSON *ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
-	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers");
 	enum patch_status rc = PATCH_NOMEM;
 	cJSON *patch;
 	char base[64], path[96];
@@ -155,11 +153,9 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 
 	for (i = 0; i < t->n_targets; i++) {
 		const struct topology_target *tg = &t->targets[i];
-		const cJSON *ctr = cJSON_GetArrayItem(tg->init ? inits : ctrs, tg->index);
-
-		snprintf(base, sizeof(base), "/spec/%s/%d",
-		         tg->init ? "initContainers" : "containers", tg->index);
-		rc = container_ops(patch, ctr, base, env, max_env, err, errlen);
+		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
+		rc = container_ops(patch, topology_target_container(spec, tg), base, env, max_env,
+		                   err, errlen);
 		if (rc != PATCH_OK)
 			goto out;
 	}

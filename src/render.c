@@ -141,10 +141,7 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		              : pname ? pname
 		                      : "?");
 		for (k = 0; k < plan->topo.n_targets; k++) {
-			const cJSON *c = cJSON_GetArrayItem(
-			    cJSON_GetObjectItemCaseSensitive(
-			        spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
-			    plan->topo.targets[k].index);
+			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
 			strbuf_printf(out, "%s%s%s", k ? "," : " ", json_str(c, "name"),
 			              plan->topo.targets[k].init ? "(init)" : "");
 		}
@@ -171,10 +168,7 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		    !(env = cJSON_AddArrayToObject(r, "env")))
 			return -1;
 		for (k = 0; k < plan->topo.n_targets; k++) {
-			const cJSON *c = cJSON_GetArrayItem(
-			    cJSON_GetObjectItemCaseSensitive(
-			        spec, plan->topo.targets[k].init ? "initContainers" : "containers"),
-			    plan->topo.targets[k].index);
+			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
 			cJSON_AddItemToArray(ctrs, cJSON_CreateString(json_str(c, "name")));
 		}
 		for (i = 0; i < plan->env.n; i++) {

@@ -129,15 +129,24 @@ static long whole_quantity(const cJSON *q)
 	return -1;
 }
 
-static long max_gpu_limit(const struct topology *t, const cJSON *ctrs, const cJSON *inits,
-                          const struct config *cfg)
+const char *topology_target_array(const struct topology_target *tg)
+{
+	return tg->init ? "initContainers" : "containers";
+}
+
+const cJSON *topology_target_container(const cJSON *pod_spec, const struct topology_target *tg)
+{
+	return cJSON_GetArrayItem(
+	    cJSON_GetObjectItemCaseSensitive(pod_spec, topology_target_array(tg)), tg->index);
+}
+
+static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const struct config *cfg)
 {
 	long best = 0;
 	int i, g;
 
 	for (i = 0; i < t->n_targets; i++) {
-		const cJSON *c =
-		    cJSON_GetArrayItem(t->targets[i].init ? inits : ctrs, t->targets[i].index);
+		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]);
 		const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
 		const cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
 
@@ -409,9 +418,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			    "auto, gpu, cpu)",
 			    ANN_NPROC, v);
 	} else {
-		long g =
-		    max_gpu_limit(t, cJSON_GetObjectItemCaseSensitive(spec, "containers"),
-		                  cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), cfg);
+		long g = max_gpu_limit(t, spec, cfg);
 		snprintf(t->nproc, sizeof(t->nproc), "%ld", g > 0 ? g : 1);
 	}
 	rc = TOPOLOGY_OK;

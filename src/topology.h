@@ -71,6 +71,12 @@ enum topology_status topology_resolve(const cJSON *pod, const char *ns, const st
 
 void topology_free(struct topology *t);
 
+/* The pod spec array a target lives in: "containers" or "initContainers". */
+const char *topology_target_array(const struct topology_target *tg);
+
+/* The container object of target tg in pod_spec, or NULL. */
+const cJSON *topology_target_container(const cJSON *pod_spec, const struct topology_target *tg);
+
 /* Writes the hostname of rank r ("<workload>-<start+r>") into out. Returns 0 or -1 if too long. */
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen);
 

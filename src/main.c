@@ -19,13 +19,7 @@
 #include "render.h"
 #include "server.h"
 #include "util.h"
-
-#ifndef DISTENV_VERSION
-#define DISTENV_VERSION "0.0.0"
-#endif
-#ifndef DISTENV_GIT_REV
-#define DISTENV_GIT_REV "unknown"
-#endif
+#include "version.h"
 
 #define MANIFEST_MAX (16L * 1024 * 1024)
 

@@ -4,17 +4,11 @@
  * returns a malloc'd string the caller frees.
  */
 #include "metrics.h"
+#include "version.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#ifndef DISTENV_VERSION
-#define DISTENV_VERSION "0.0.0"
-#endif
-#ifndef DISTENV_GIT_REV
-#define DISTENV_GIT_REV "unknown"
-#endif
 
 /* Upper bounds (seconds) of the latency buckets; +Inf is implied. */
 static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,

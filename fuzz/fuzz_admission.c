@@ -17,12 +17,12 @@
  * the input's length, so a crash always replays the same way, and both the
  * success and the failure paths of the look-up are reached.
  */
-static int fake_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+static int fake_get(void *ctx, const struct workload_ref *ref, int fresh,
 		    struct workload_spec *out, char *err, size_t errlen)
 {
 	size_t len = *(const size_t *)ctx;
+	const char *ns = ref->ns, *name = ref->name;
 
-	(void)kind;
 	if (ns == NULL || name == NULL)
 		abort(); /* the core must never look up without a name */
 	if (len % 7 == 0) {
@@ -34,6 +34,10 @@ static int fake_get(void *ctx, enum workload_kind kind, const char *ns, const ch
 	out->completions = (long)(1 + len % 9);
 	out->parallelism = len % 11 == 0 ? 1 : out->completions;
 	out->indexed = len % 13 != 0;
+	out->uid[0] = '\0';
+	if (len % 17 == 0)
+		snprintf(out->uid, sizeof(out->uid), "other-uid");
+	out->cached = !fresh && len % 3 == 0;
 	return 0;
 }
 

@@ -40,7 +40,7 @@
 #define TOKEN_REFRESH_MS                                                                           \
 	60000LL /* the kubelet rotates projected tokens; client-go re-reads each minute */
 #define POOL_MAX          8
-#define CACHE_KEY_MAX     330
+#define CACHE_KEY_MAX     400
 #define CACHE_BUCKETS_MAX 65536
 
 struct cache_entry {
@@ -1119,10 +1119,13 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 	}
 }
 
-int kube_get_workload(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen)
 {
 	struct kube_client *kc = ctx;
+	enum workload_kind kind = ref->kind;
+	const char *ns = ref->ns, *name = ref->name;
+	const char *uid = ref->uid ? ref->uid : "";
 	char path[600], key[CACHE_KEY_MAX], token[TOKEN_MAX + 1], errbuf[CURL_ERROR_SIZE];
 	struct body b = {NULL, 0, 0, 0};
 	struct workload_spec spec;
@@ -1138,10 +1141,20 @@ int kube_get_workload(void *ctx, enum workload_kind kind, const char *ns, const 
 		metrics_lookup(0, 0);
 		return -1;
 	}
-	snprintf(key, sizeof(key), "%c/%s/%s", kind == WORKLOAD_STATEFULSET ? 'S' : 'J', ns, name);
+	/*
+	 * The owner's uid is part of the key: a workload deleted and created again
+	 * under the same name is another object and never gets the old answer.
+	 */
+	if (bounded_printf(key, sizeof(key), "%c/%s/%s/%.63s",
+	                   kind == WORKLOAD_STATEFULSET ? 'S' : 'J', ns, name, uid) != 0) {
+		errf(err, errlen, "the look-up key of %s/%s is too long", ns, name);
+		metrics_lookup(0, 0);
+		return -1;
+	}
 	deadline = now_ms() + kc->timeout_ms;
-	if (kc->max_entries > 0) {
+	if (kc->max_entries > 0 && !fresh) {
 		if (cache_get_or_claim(kc, key, out, &node, deadline)) {
+			out->cached = 1;
 			metrics_lookup(1, 1);
 			return 0;
 		}
@@ -1176,8 +1189,11 @@ int kube_get_workload(void *ctx, enum workload_kind kind, const char *ns, const 
 	*out = spec;
 	rc_out = 0;
 out:
-	if (claimed)
-		cache_finish(kc, &node, key, rc_out == 0 ? &spec : NULL);
+	/* A fresh read replaces what the cache holds; an answer for another uid is not kept. */
+	if (claimed || (fresh && kc->max_entries > 0))
+		cache_finish(kc, claimed ? &node : NULL, key,
+		             rc_out == 0 && (uid[0] == '\0' || strcmp(spec.uid, uid) == 0) ? &spec
+		                                                                           : NULL);
 	metrics_lookup(rc_out == 0, 0);
 	if (rc_out != 0)
 		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
@@ -1210,7 +1226,8 @@ int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
 {
 	const char *want = workload_kind_name(kind), *end = NULL;
 	const cJSON *k, *spec, *ord, *mode;
-	struct workload_spec s = {-1, -1, -1, -1, 0};
+	struct workload_spec s = {-1, -1, -1, -1, 0, "", 0};
+	const char *uid;
 	cJSON *j;
 	int rc = -1;
 
@@ -1241,6 +1258,10 @@ int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
 		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
 		goto out;
 	}
+	uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "metadata"), "uid"));
+	if (uid != NULL && strlen(uid) < sizeof(s.uid))
+		strcpy(s.uid, uid);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	if (spec && !cJSON_IsObject(spec)) {
 		errf(err, errlen, "%s .spec is not an object", want);

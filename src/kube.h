@@ -52,11 +52,12 @@ int kube_workload_path(enum workload_kind kind, const char *ns, const char *name
                        size_t outlen, char *err, size_t errlen);
 
 /*
- * GETs the workload (cached for cfg->cache_ttl_ms). Thread-safe. Returns 0 or
+ * GETs the workload (cached for cfg->cache_ttl_ms under kind/ns/name/uid;
+ * fresh = 1 skips the cache and replaces its entry). Thread-safe. Returns 0 or
  * -1 with a one-line reason in err. Matches struct workload_lookup's get when
  * ctx is the client.
  */
-int kube_get_workload(void *kc, enum workload_kind kind, const char *ns, const char *name,
+int kube_get_workload(void *kc, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen);
 
 /* Pure parsers, exposed for tests. Return 0 or -1 with err. */

@@ -19,12 +19,11 @@ struct manifest_lookup {
 	struct workload_spec spec;
 };
 
-static int manifest_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+static int manifest_get(void *ctx, const struct workload_ref *ref, int fresh,
                         struct workload_spec *out, char *err, size_t errlen)
 {
-	(void)kind;
-	(void)ns;
-	(void)name;
+	(void)ref;
+	(void)fresh;
 	(void)err;
 	(void)errlen;
 	*out = ((struct manifest_lookup *)ctx)->spec;
@@ -232,7 +231,7 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct manifest_lookup ml = {{-1, -1, -1, -1, 0}};
+	struct manifest_lookup ml = {{-1, -1, -1, -1, 0, "", 0}};
 	struct workload_lookup lk = {manifest_get, &ml};
 	enum workload_kind wk;
 	const char *service = NULL;

@@ -220,6 +220,34 @@ out:
 	return rc;
 }
 
+/* 1 when the look-up answered for another object of the same name (deleted and re-created). */
+static int spec_is_foreign(const struct workload_spec *ws, const struct workload_ref *ref)
+{
+	return ws->uid[0] != '\0' && ref->uid != NULL && ref->uid[0] != '\0' &&
+	       strcmp(ws->uid, ref->uid) != 0;
+}
+
+/* 1 when the answer ws would deny the pod at ordinal ord (so a cached one is read again). */
+static int spec_would_deny(enum workload_kind kind, const struct workload_spec *ws, long ann_world,
+                           long ord)
+{
+	long start = 0, world = ann_world;
+
+	if (kind == WORKLOAD_JOB) {
+		if (!ws->indexed || (ws->completions > 0 && ws->parallelism >= 0 &&
+		                     ws->parallelism < ws->completions))
+			return 1;
+		if (world <= 0)
+			world = ws->completions;
+	} else {
+		if (ws->ordinals_start > 0)
+			start = ws->ordinals_start;
+		if (world <= 0)
+			world = ws->replicas;
+	}
+	return world < 0 || ord - start < 0 || ord - start >= world;
+}
+
 enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
                                       const struct config *cfg,
                                       const struct workload_lookup *lookup, struct topology *t,
@@ -234,7 +262,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	const char *ns, *kind, *owner_name, *pod_name, *v, *subdomain;
 	const char *kname;
 	long ann_world = -1, ord = -1;
-	struct workload_spec ws = {-1, -1, -1, -1, 0};
+	struct workload_spec ws = {-1, -1, -1, -1, 0, "", 0};
 	int r;
 
 	memset(t, 0, sizeof(*t));
@@ -325,10 +353,25 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 
 	if (lookup != NULL && lookup->get != NULL) {
+		struct workload_ref ref = {t->kind, ns, owner_name, json_str(owner, "uid")};
 		char lerr[256];
+		int fresh, failed = 0;
 
 		lerr[0] = '\0';
-		if (lookup->get(lookup->ctx, t->kind, ns, owner_name, &ws, lerr, sizeof(lerr)) != 0)
+		/*
+		 * A cached answer that would deny the pod, or that belongs to another
+		 * object of the same name, is read again before it is believed.
+		 */
+		for (fresh = 0; fresh < 2; fresh++) {
+			if (lookup->get(lookup->ctx, &ref, fresh, &ws, lerr, sizeof(lerr)) != 0) {
+				failed = 1;
+				break;
+			}
+			if (!ws.cached || (!spec_is_foreign(&ws, &ref) &&
+			                   !spec_would_deny(t->kind, &ws, ann_world, ord)))
+				break;
+		}
+		if (failed)
 			DENY("cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, "
 			     "or check the webhook's access to the API",
 			     kname, ns, owner_name, lerr[0] ? lerr : "look-up failed",
@@ -336,6 +379,12 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 			     : t->kind == WORKLOAD_STATEFULSET
 			         ? "the start ordinal is not known"
 			         : "its completion mode and parallelism cannot be checked");
+		if (spec_is_foreign(&ws, &ref))
+			DENY("%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names "
+			     "as its "
+			     "owner: the workload was deleted (and perhaps created again); the "
+			     "controller of the new one creates new pods",
+			     kname, ns, owner_name, ws.uid, ref.uid);
 		if (t->kind == WORKLOAD_JOB) {
 			if (!ws.indexed)
 				DENY("Job %s/%s is not an Indexed Job: distenv supports only pods "

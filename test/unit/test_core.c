@@ -24,10 +24,10 @@ static char *dq(const char *s)
 
 #define STS_OWNER                                                                                  \
 	"'ownerReferences':[{'apiVersion':'apps/"                                                  \
-	"v1','kind':'StatefulSet','name':'ddp','controller':true}]"
+	"v1','kind':'StatefulSet','name':'ddp','uid':'u-ddp','controller':true}]"
 #define JOB_OWNER                                                                                  \
 	"'ownerReferences':[{'apiVersion':'batch/"                                                 \
-	"v1','kind':'Job','name':'train','controller':true}]"
+	"v1','kind':'Job','name':'train','uid':'u-train','controller':true}]"
 #define LABEL "'distenv.dev/inject':'true'"
 #define CTR   "'containers':[{'name':'trainer','image':'x'}]"
 
@@ -43,33 +43,51 @@ static char *dq(const char *s)
 	"'annotations':{'batch.kubernetes.io/job-completion-index':'" idx "'" anns "}," JOB_OWNER  \
 	"},'spec':{'hostname':'train-" idx "'" spec_extra "," CTR "}}"
 
+/*
+ * A look-up answer. With fresh set, spec plays a cache's answer (cached = 1)
+ * and fresh what a read that bypasses the cache returns.
+ */
 struct lookup_answer {
 	int fail;
 	struct workload_spec spec;
+	const struct workload_spec *fresh;
 };
 
-static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
                      struct workload_spec *out, char *err, size_t errlen)
 {
 	const struct lookup_answer *a = ctx;
 
-	(void)kind;
-	(void)ns;
-	(void)name;
+	(void)ref;
+	(void)fresh;
 	if (a->fail) {
 		snprintf(err, errlen, "connection refused");
 		return -1;
 	}
-	*out = a->spec;
+	*out = fresh && a->fresh ? *a->fresh : a->spec;
+	out->cached = !fresh && a->fresh != NULL;
 	return 0;
 }
 
-static const struct lookup_answer STS4 = {0, {4, -1, -1, -1, 0}};
-static const struct lookup_answer STS3_START1 = {0, {3, 1, -1, -1, 0}};
-static const struct lookup_answer JOB3 = {0, {-1, -1, 3, 3, 1}};
-static const struct lookup_answer JOB3_PAR2 = {0, {-1, -1, 3, 2, 1}};
-static const struct lookup_answer JOB_NONINDEXED = {0, {-1, -1, 3, 3, 0}};
-static const struct lookup_answer FAILS = {1, {-1, -1, -1, -1, 0}};
+static const struct lookup_answer STS4 = {0, {4, -1, -1, -1, 0, "", 0}, NULL};
+static const struct lookup_answer STS3_START1 = {0, {3, 1, -1, -1, 0, "", 0}, NULL};
+static const struct lookup_answer JOB3 = {0, {-1, -1, 3, 3, 1, "", 0}, NULL};
+static const struct lookup_answer JOB3_PAR2 = {0, {-1, -1, 3, 2, 1, "", 0}, NULL};
+static const struct lookup_answer JOB_NONINDEXED = {0, {-1, -1, 3, 3, 0, "", 0}, NULL};
+static const struct lookup_answer FAILS = {1, {-1, -1, -1, -1, 0, "", 0}, NULL};
+
+static const struct workload_spec STS4_FRESH = {4, -1, -1, -1, 0, "u-ddp", 0};
+static const struct workload_spec STS2_OLD_UID = {2, -1, -1, -1, 0, "u-old", 0};
+/* cached: 2 replicas (scaled up since), or the same name's deleted object */
+static const struct lookup_answer STS2_CACHED = {0, {2, -1, -1, -1, 0, "u-ddp", 0}, &STS4_FRESH};
+static const struct lookup_answer STS_OTHER_UID_CACHED = {
+    0, {2, -1, -1, -1, 0, "u-old", 0}, &STS4_FRESH};
+static const struct lookup_answer STS_OTHER_UID = {
+    0, {2, -1, -1, -1, 0, "u-old", 0}, &STS2_OLD_UID};
+static const struct workload_spec STS2_FRESH = {2, -1, -1, -1, 0, "u-ddp", 0};
+static const struct lookup_answer STS2_STILL = {0, {2, -1, -1, -1, 0, "u-ddp", 0}, &STS2_FRESH};
+static const struct workload_spec JOB4_FRESH = {-1, -1, 4, 4, 1, "u-train", 0};
+static const struct lookup_answer JOB2_RECREATED = {0, {-1, -1, 2, 2, 1, "u-old", 0}, &JOB4_FRESH};
 
 #define A_ "ddp-0.ddp.ml.svc.cluster.local"
 #define J_ "train-0.train.default.svc.cluster.local"
@@ -95,6 +113,19 @@ static const struct {
      "'name':'my-big-job','controller':true}]},'spec':{'subdomain':'svc-a'," CTR "}}",
      "ml", NULL, "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n",
      NULL},
+    {"cached world too small: read again, the new size wins", STS_POD("3", "", ""), "ml",
+     &STS2_CACHED, "RANK=3\nWORLD_SIZE=4\n", NULL},
+    {"cached answer of a deleted namesake: read again", STS_POD("1", "", ""), "ml",
+     &STS_OTHER_UID_CACHED, "RANK=1\nWORLD_SIZE=4\n", NULL},
+    {"the API has only the namesake: denied", STS_POD("1", "", ""), "ml", &STS_OTHER_UID, NULL,
+     "not the uid u-ddp the pod names as its owner"},
+    {"fresh read agrees the rank is too high", STS_POD("3", "", ""), "ml", &STS2_STILL, NULL,
+     "rank 3 of StatefulSet ml/ddp is not below the world size 2"},
+    {"re-created Job: pod 0 never gets the old completions",
+     JOB_POD("0", "", ",'subdomain':'train'"), "default", &JOB2_RECREATED, "RANK=0\nWORLD_SIZE=4\n",
+     NULL},
+    {"re-created Job: pod 3 is not denied", JOB_POD("3", "", ",'subdomain':'train'"), "default",
+     &JOB2_RECREATED, "RANK=3\nWORLD_SIZE=4\n", NULL},
     {"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
      "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
     {"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,
@@ -315,7 +346,7 @@ static const struct {
 static void test_patches(void)
 {
 	struct config cfg;
-	struct lookup_answer two = {0, {2, 0, 2, 2, 1}};
+	struct lookup_answer two = {0, {2, 0, 2, 2, 1, "", 0}, NULL};
 	struct workload_lookup lk = {table_get, &two};
 	size_t i;
 

@@ -70,12 +70,11 @@ static char *b64decode(const char *s)
 	return out;
 }
 
-static int table_get(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
                      struct workload_spec *out, char *err, size_t errlen)
 {
-	(void)kind;
-	(void)ns;
-	(void)name;
+	(void)ref;
+	(void)fresh;
 	(void)err;
 	(void)errlen;
 	*out = *(const struct workload_spec *)ctx;
@@ -93,7 +92,7 @@ static void run_case(const char *name, int update)
 	char path[512], *req, *lk_txt, *want_txt;
 	size_t len, l2, l3;
 	struct config cfg;
-	struct workload_spec spec = {-1, -1, -1, -1, 0};
+	struct workload_spec spec = {-1, -1, -1, -1, 0, "", 0};
 	struct workload_lookup lk = {table_get, &spec};
 	struct admission_result res;
 	cJSON *got = NULL, *want = NULL, *resp, *p;

@@ -56,125 +56,140 @@ static const struct {
      STS,
      "{\"kind\":\"StatefulSet\",\"spec\":{\"replicas\":3,\"ordinals\":{\"start\":5}}}",
      0,
-     {3, 5, -1, -1, 0},
+     {3, 5, -1, -1, 0, "", 0},
      NULL},
-    {"sts defaults", STS, "{\"kind\":\"StatefulSet\",\"spec\":{}}", 0, {1, 0, -1, -1, 0}, NULL},
-    {"sts no spec", STS, "{\"kind\":\"StatefulSet\"}", 0, {1, 0, -1, -1, 0}, NULL},
-    {"sts no kind", STS, "{\"spec\":{\"replicas\":2}}", 0, {2, 0, -1, -1, 0}, NULL},
-    {"sts scaled to zero", STS, "{\"spec\":{\"replicas\":0}}", 0, {0, 0, -1, -1, 0}, NULL},
+    {"sts defaults",
+     STS,
+     "{\"kind\":\"StatefulSet\",\"spec\":{}}",
+     0,
+     {1, 0, -1, -1, 0, "", 0},
+     NULL},
+    {"sts no spec", STS, "{\"kind\":\"StatefulSet\"}", 0, {1, 0, -1, -1, 0, "", 0}, NULL},
+    {"sts no kind", STS, "{\"spec\":{\"replicas\":2}}", 0, {2, 0, -1, -1, 0, "", 0}, NULL},
+    {"sts scaled to zero", STS, "{\"spec\":{\"replicas\":0}}", 0, {0, 0, -1, -1, 0, "", 0}, NULL},
     {"sts null replicas",
      STS,
      "{\"spec\":{\"replicas\":null,\"ordinals\":null}}",
      0,
-     {1, 0, -1, -1, 0},
+     {1, 0, -1, -1, 0, "", 0},
      NULL},
-    {"sts ordinals without start", STS, "{\"spec\":{\"ordinals\":{}}}", 0, {1, 0, -1, -1, 0}, NULL},
+    {"sts ordinals without start",
+     STS,
+     "{\"spec\":{\"ordinals\":{}}}",
+     0,
+     {1, 0, -1, -1, 0, "", 0},
+     NULL},
     {"sts whitespace around",
      STS,
      "  \n{\"spec\":{\"replicas\":7}}\n ",
      0,
-     {7, 0, -1, -1, 0},
+     {7, 0, -1, -1, 0, "", 0},
      NULL},
     {"sts replicas string",
      STS,
      "{\"spec\":{\"replicas\":\"3\"}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "StatefulSet .spec.replicas is not a whole number"},
     {"sts replicas negative",
      STS,
      "{\"spec\":{\"replicas\":-1}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      ".spec.replicas is not a whole number"},
     {"sts replicas fraction",
      STS,
      "{\"spec\":{\"replicas\":1.5}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      ".spec.replicas"},
     {"sts replicas huge",
      STS,
      "{\"spec\":{\"replicas\":1e12}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      ".spec.replicas"},
     {"sts start string",
      STS,
      "{\"spec\":{\"ordinals\":{\"start\":\"1\"}}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      ".spec.ordinals.start is not a whole number"},
     {"sts ordinals a list",
      STS,
      "{\"spec\":{\"ordinals\":[1]}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      ".spec.ordinals is not an object"},
-    {"sts spec a list", STS, "{\"spec\":[]}", -1, {0, 0, 0, 0, 0}, ".spec is not an object"},
+    {"sts spec a list", STS, "{\"spec\":[]}", -1, {0, 0, 0, 0, 0, "", 0}, ".spec is not an object"},
     {"sts got a job",
      STS,
      "{\"kind\":\"Job\",\"spec\":{}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "expected a StatefulSet, got kind Job"},
-    {"sts kind a number", STS, "{\"kind\":5}", -1, {0, 0, 0, 0, 0}, "got kind (not a string)"},
-    {"not json", STS, "<html>", -1, {0, 0, 0, 0, 0}, "is not JSON"},
-    {"empty", STS, "", -1, {0, 0, 0, 0, 0}, "is not JSON"},
-    {"json array", STS, "[1]", -1, {0, 0, 0, 0, 0}, "not a JSON object"},
-    {"trailing bytes", STS, "{\"spec\":{}} x", -1, {0, 0, 0, 0, 0}, "bytes after the JSON"},
-    {"two objects", JOB, "{}{}", -1, {0, 0, 0, 0, 0}, "bytes after the JSON"},
+    {"sts kind a number",
+     STS,
+     "{\"kind\":5}",
+     -1,
+     {0, 0, 0, 0, 0, "", 0},
+     "got kind (not a string)"},
+    {"not json", STS, "<html>", -1, {0, 0, 0, 0, 0, "", 0}, "is not JSON"},
+    {"empty", STS, "", -1, {0, 0, 0, 0, 0, "", 0}, "is not JSON"},
+    {"json array", STS, "[1]", -1, {0, 0, 0, 0, 0, "", 0}, "not a JSON object"},
+    {"trailing bytes", STS, "{\"spec\":{}} x", -1, {0, 0, 0, 0, 0, "", 0}, "bytes after the JSON"},
+    {"two objects", JOB, "{}{}", -1, {0, 0, 0, 0, 0, "", 0}, "bytes after the JSON"},
     {"job indexed",
      JOB,
      "{\"kind\":\"Job\",\"spec\":{\"completions\":8,\"parallelism\":8,\"completionMode\":"
      "\"Indexed\"}}",
      0,
-     {-1, -1, 8, 8, 1},
+     {-1, -1, 8, 8, 1, "", 0},
      NULL},
-    {"job defaults", JOB, "{\"kind\":\"Job\",\"spec\":{}}", 0, {-1, -1, -1, 1, 0}, NULL},
+    {"job defaults", JOB, "{\"kind\":\"Job\",\"spec\":{}}", 0, {-1, -1, -1, 1, 0, "", 0}, NULL},
     {"job non-indexed",
      JOB,
      "{\"spec\":{\"completions\":4,\"completionMode\":\"NonIndexed\"}}",
      0,
-     {-1, -1, 4, 1, 0},
+     {-1, -1, 4, 1, 0, "", 0},
      NULL},
     {"job parallelism below completions",
      JOB,
      "{\"spec\":{\"completions\":4,\"parallelism\":2}}",
      0,
-     {-1, -1, 4, 2, 0},
+     {-1, -1, 4, 2, 0, "", 0},
      NULL},
     {"job suspended parallelism 0",
      JOB,
      "{\"spec\":{\"parallelism\":0}}",
      0,
-     {-1, -1, -1, 0, 0},
+     {-1, -1, -1, 0, 0, "", 0},
      NULL},
     {"job mode a number",
      JOB,
      "{\"spec\":{\"completionMode\":1}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "Job .spec.completionMode is not a string"},
     {"job completions bool",
      JOB,
      "{\"spec\":{\"completions\":true}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "Job .spec.completions is not a whole number"},
     {"job parallelism negative",
      JOB,
      "{\"spec\":{\"parallelism\":-2}}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "Job .spec.parallelism"},
     {"job got a sts",
      JOB,
      "{\"kind\":\"StatefulSet\"}",
      -1,
-     {0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, "", 0},
      "expected a Job, got kind StatefulSet"},
-    {"no kind", WORKLOAD_NONE, "{}", -1, {0, 0, 0, 0, 0}, "no workload kind"},
+    {"no kind", WORKLOAD_NONE, "{}", -1, {0, 0, 0, 0, 0, "", 0}, "no workload kind"},
 };
 
 static void test_parse(void)
@@ -182,7 +197,7 @@ static void test_parse(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
-		struct workload_spec got = {42, 42, 42, 42, 42};
+		struct workload_spec got = {42, 42, 42, 42, 42, "", 0};
 		char err[256] = "";
 		int rc = kube_parse_workload(parse_cases[i].kind, parse_cases[i].json,
 		                             strlen(parse_cases[i].json), &got, err, sizeof(err));
@@ -841,6 +856,15 @@ static const char sts_body[] =
 static const char job_body[] = "{\"kind\":\"Job\",\"spec\":{\"completions\":6,\"parallelism\":6,"
                                "\"completionMode\":\"Indexed\"}}";
 
+/* kube_get_workload for an owner reference without a uid, through the cache. */
+static int kget(struct kube_client *kc, enum workload_kind kind, const char *ns, const char *name,
+                struct workload_spec *out, char *err, size_t errlen)
+{
+	struct workload_ref ref = {kind, ns, name, NULL};
+
+	return kube_get_workload(kc, &ref, 0, out, err, errlen);
+}
+
 /* In-cluster credentials against the TLS server: success, cache, errors, token rotation. */
 static void test_incluster_tls(void)
 {
@@ -882,8 +906,7 @@ static void test_incluster_tls(void)
 	m_cached = lookups_metric("cached");
 	m_err = lookups_metric("error");
 	fake_answer(&f, 200, sts_body);
-	CHECK(kube_get_workload(kc, STS, "team-a", "ddp", &ws, err, sizeof(err)) == 0,
-	      "get sts: %s", err);
+	CHECK(kget(kc, STS, "team-a", "ddp", &ws, err, sizeof(err)) == 0, "get sts: %s", err);
 	CHECK(ws.replicas == 4 && ws.ordinals_start == 2, "sts spec %ld/%ld", ws.replicas,
 	      ws.ordinals_start);
 	CHECK(fake_requests(&f) == 1, "one request, got %d", fake_requests(&f));
@@ -893,8 +916,7 @@ static void test_incluster_tls(void)
 
 	/* cached: no second request */
 	memset(&ws, 0, sizeof(ws));
-	CHECK(kube_get_workload(kc, STS, "team-a", "ddp", &ws, err, sizeof(err)) == 0 &&
-	          ws.replicas == 4,
+	CHECK(kget(kc, STS, "team-a", "ddp", &ws, err, sizeof(err)) == 0 && ws.replicas == 4,
 	      "cached sts: %s", err);
 	CHECK(fake_requests(&f) == 1, "cache hit went to the server");
 	CHECK(lookups_metric("ok") == m_ok + 1 && lookups_metric("cached") == m_cached + 1,
@@ -902,8 +924,7 @@ static void test_incluster_tls(void)
 
 	/* a Job of the same name is another entry */
 	fake_answer(&f, 200, job_body);
-	CHECK(kube_get_workload(kc, JOB, "team-a", "ddp", &ws, err, sizeof(err)) == 0,
-	      "get job: %s", err);
+	CHECK(kget(kc, JOB, "team-a", "ddp", &ws, err, sizeof(err)) == 0, "get job: %s", err);
 	CHECK(ws.completions == 6 && ws.parallelism == 6 && ws.indexed == 1, "job spec");
 	CHECK_STR(S(f.path), "/apis/batch/v1/namespaces/team-a/jobs/ddp", "job path");
 	CHECK(fake_requests(&f) == 2, "job request");
@@ -912,38 +933,38 @@ static void test_incluster_tls(void)
 	fake_answer(&f, 404,
 	            "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"message\":\"statefulsets.apps "
 	            "\\\"gone\\\" not found\"}");
-	CHECK(kube_get_workload(kc, STS, "team-a", "gone", &ws, err, sizeof(err)) != 0, "404 ok");
+	CHECK(kget(kc, STS, "team-a", "gone", &ws, err, sizeof(err)) != 0, "404 ok");
 	CHECK_STR(S(err), "statefulset team-a/gone not found", "404 message");
 	fake_answer(&f, 200, sts_body);
-	CHECK(kube_get_workload(kc, STS, "team-a", "gone", &ws, err, sizeof(err)) == 0,
+	CHECK(kget(kc, STS, "team-a", "gone", &ws, err, sizeof(err)) == 0,
 	      "after 404 the next look-up asks again: %s", err);
 	CHECK(fake_requests(&f) == 4, "404 was cached");
 	CHECK(lookups_metric("error") == m_err + 1, "error metric");
 
 	fake_answer(&f, 403, "{\"kind\":\"Status\",\"reason\":\"Forbidden\"}");
-	CHECK(kube_get_workload(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0, "403 ok");
+	CHECK(kget(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0, "403 ok");
 	CHECK_STR(S(err),
 	          "forbidden: the webhook's service account may not get jobs in namespace team-b "
 	          "(grant get on jobs.batch)",
 	          "403 message");
 	fake_answer(&f, 500,
 	            "{\"kind\":\"Status\",\"message\":\"etcdserver: request timed\nout\"}");
-	CHECK(kube_get_workload(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0, "500 ok");
+	CHECK(kget(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0, "500 ok");
 	CHECK_STR(
 	    S(err),
 	    "the API server answered HTTP 500 for job team-b/train: etcdserver: request timed "
 	    "out",
 	    "500 message");
 	fake_answer(&f, 429, "");
-	CHECK(kube_get_workload(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
+	CHECK(kget(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
 	          strstr(err, "throttling"),
 	      "429: %s", err);
 	fake_answer(&f, 200, "<html>proxy error</html>");
-	CHECK(kube_get_workload(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
+	CHECK(kget(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
 	          strstr(err, "is not JSON"),
 	      "bad JSON: %s", err);
 	fake_answer(&f, 200, sts_body);
-	CHECK(kube_get_workload(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
+	CHECK(kget(kc, JOB, "team-b", "train", &ws, err, sizeof(err)) != 0 &&
 	          strstr(err, "expected a Job, got kind StatefulSet"),
 	      "wrong kind: %s", err);
 	{
@@ -953,18 +974,17 @@ static void test_incluster_tls(void)
 		b[big] = '\0';
 		fake_answer(&f, 200, b);
 		free(b);
-		CHECK(kube_get_workload(kc, JOB, "team-b", "big", &ws, err, sizeof(err)) != 0 &&
+		CHECK(kget(kc, JOB, "team-b", "big", &ws, err, sizeof(err)) != 0 &&
 		          strstr(err, "is larger than 4194304 bytes"),
 		      "5 MiB answer: %s", err);
 	}
 
 	/* invalid names never reach the server */
 	before = fake_requests(&f);
-	CHECK(kube_get_workload(kc, STS, "team-a", "../../api/v1/secrets", &ws, err, sizeof(err)) !=
-	              0 &&
+	CHECK(kget(kc, STS, "team-a", "../../api/v1/secrets", &ws, err, sizeof(err)) != 0 &&
 	          strstr(err, "not a valid StatefulSet name"),
 	      "traversal: %s", err);
-	CHECK(kube_get_workload(kc, JOB, "Team", "x", &ws, err, sizeof(err)) != 0, "bad ns");
+	CHECK(kget(kc, JOB, "Team", "x", &ws, err, sizeof(err)) != 0, "bad ns");
 	CHECK(fake_requests(&f) == before, "an invalid name reached the server");
 
 	/* the token rotated: 401, the file is re-read, the request is repeated once */
@@ -975,8 +995,8 @@ static void test_incluster_tls(void)
 	pthread_mutex_unlock(&f.mu);
 	fake_answer(&f, 200, job_body);
 	before = fake_requests(&f);
-	CHECK(kube_get_workload(kc, JOB, "team-c", "rotated", &ws, err, sizeof(err)) == 0,
-	      "after rotation: %s", err);
+	CHECK(kget(kc, JOB, "team-c", "rotated", &ws, err, sizeof(err)) == 0, "after rotation: %s",
+	      err);
 	CHECK(fake_requests(&f) == before + 2, "401 then 200: %d requests",
 	      fake_requests(&f) - before);
 	CHECK_STR(S(f.auth), "Bearer tok2", "new token sent");
@@ -986,7 +1006,7 @@ static void test_incluster_tls(void)
 	snprintf(f.want_token, sizeof(f.want_token), "tok3");
 	pthread_mutex_unlock(&f.mu);
 	before = fake_requests(&f);
-	CHECK(kube_get_workload(kc, JOB, "team-c", "other", &ws, err, sizeof(err)) != 0, "401 ok");
+	CHECK(kget(kc, JOB, "team-c", "other", &ws, err, sizeof(err)) != 0, "401 ok");
 	CHECK_STR(S(err), "unauthorized: the API server rejected the webhook's credentials (401)",
 	          "401 message");
 	CHECK(fake_requests(&f) == before + 1, "401 repeated without a new token");
@@ -1025,8 +1045,7 @@ static void test_kubeconfig_tls(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	CHECK(kc != NULL, "inline kubeconfig: %s", err);
 	if (kc) {
-		CHECK(kube_get_workload(kc, STS, "ns", "ddp", &ws, err, sizeof(err)) == 0 &&
-		          ws.replicas == 4,
+		CHECK(kget(kc, STS, "ns", "ddp", &ws, err, sizeof(err)) == 0 && ws.replicas == 4,
 		      "GET with inline credentials: %s", err);
 		CHECK_STR(S(f.client_cn), "client.test.svc", "client certificate from -data");
 		CHECK_STR(S(f.auth), "", "no token sent");
@@ -1046,7 +1065,7 @@ static void test_kubeconfig_tls(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	CHECK(kc != NULL, "file kubeconfig: %s", err);
 	if (kc) {
-		CHECK(kube_get_workload(kc, STS, "ns", "ddp2", &ws, err, sizeof(err)) == 0,
+		CHECK(kget(kc, STS, "ns", "ddp2", &ws, err, sizeof(err)) == 0,
 		      "GET with file credentials: %s", err);
 		CHECK_STR(S(f.client_cn), "client.test.svc", "client certificate from a file");
 		CHECK_STR(S(f.auth), "Bearer file-user", "token with a client certificate");
@@ -1068,8 +1087,7 @@ static void test_kubeconfig_tls(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	CHECK(kc != NULL, "wrong-CA kubeconfig: %s", err);
 	if (kc) {
-		CHECK(kube_get_workload(kc, STS, "ns", "ddp", &ws, err, sizeof(err)) != 0,
-		      "wrong CA accepted");
+		CHECK(kget(kc, STS, "ns", "ddp", &ws, err, sizeof(err)) != 0, "wrong CA accepted");
 		CHECK(strstr(err, "TLS with the API server at https://127.0.0.1:") != NULL,
 		      "wrong CA: %s", err);
 	}
@@ -1102,18 +1120,15 @@ static void test_plain_and_cache(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	CHECK(kc != NULL, "http kubeconfig: %s", err);
 	if (kc) {
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "a: %s",
-		      err);
-		CHECK(kube_get_workload(kc, STS, "ns", "b", &ws, err, sizeof(err)) == 0, "b: %s",
-		      err);
-		CHECK(kube_get_workload(kc, STS, "ns", "c", &ws, err, sizeof(err)) == 0, "c: %s",
-		      err);
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "a: %s", err);
+		CHECK(kget(kc, STS, "ns", "b", &ws, err, sizeof(err)) == 0, "b: %s", err);
+		CHECK(kget(kc, STS, "ns", "c", &ws, err, sizeof(err)) == 0, "c: %s", err);
 		CHECK(fake_requests(&f) == 3, "three misses");
 		before = fake_requests(&f);
-		CHECK(kube_get_workload(kc, STS, "ns", "c", &ws, err, sizeof(err)) == 0, "c again");
-		CHECK(kube_get_workload(kc, STS, "ns", "b", &ws, err, sizeof(err)) == 0, "b again");
+		CHECK(kget(kc, STS, "ns", "c", &ws, err, sizeof(err)) == 0, "c again");
+		CHECK(kget(kc, STS, "ns", "b", &ws, err, sizeof(err)) == 0, "b again");
 		CHECK(fake_requests(&f) == before, "b and c should be cached");
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "a again");
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "a again");
 		CHECK(fake_requests(&f) == before + 1, "a should have been evicted (cap 2)");
 	}
 	kube_client_free(kc);
@@ -1125,12 +1140,47 @@ static void test_plain_and_cache(void)
 	if (kc) {
 		struct timespec ts = {0, 5 * 1000 * 1000};
 		before = fake_requests(&f);
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "ttl a");
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "ttl a");
 		nanosleep(&ts, NULL);
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "ttl a 2");
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "ttl a 2");
 		CHECK(fake_requests(&f) == before + 2, "an expired entry was served");
 	}
 	kube_client_free(kc);
+
+	/* the owner's uid is part of the key; a fresh read skips and replaces the entry */
+	cfg.cache_entries = 10;
+	cfg.cache_ttl_ms = 60000;
+	fake_answer(&f, 200,
+	            "{\"kind\":\"StatefulSet\",\"metadata\":{\"uid\":\"uid-new\"},"
+	            "\"spec\":{\"replicas\":5}}");
+	kc = kube_client_new(&cfg, err, sizeof(err));
+	if (kc) {
+		struct workload_ref old_owner = {STS, "ns", "re", "uid-old"};
+		struct workload_ref new_owner = {STS, "ns", "re", "uid-new"};
+		before = fake_requests(&f);
+		CHECK(kube_get_workload(kc, &new_owner, 0, &ws, err, sizeof(err)) == 0 &&
+		          ws.replicas == 5 && strcmp(ws.uid, "uid-new") == 0 && !ws.cached,
+		      "uid: first read %s", err);
+		CHECK(kube_get_workload(kc, &new_owner, 0, &ws, err, sizeof(err)) == 0 && ws.cached,
+		      "uid: same uid is a hit");
+		CHECK(fake_requests(&f) == before + 1, "uid: one GET for the same owner");
+		CHECK(kube_get_workload(kc, &old_owner, 0, &ws, err, sizeof(err)) == 0 &&
+		          strcmp(ws.uid, "uid-new") == 0 && !ws.cached,
+		      "uid: another owner uid is a miss");
+		CHECK(kube_get_workload(kc, &old_owner, 0, &ws, err, sizeof(err)) == 0 &&
+		          !ws.cached,
+		      "uid: an answer for another uid is not cached");
+		CHECK(fake_requests(&f) == before + 3, "uid: old owner read twice");
+		CHECK(kube_get_workload(kc, &new_owner, 1, &ws, err, sizeof(err)) == 0 &&
+		          !ws.cached,
+		      "fresh: not from the cache");
+		CHECK(fake_requests(&f) == before + 4, "fresh: a GET");
+		CHECK(kube_get_workload(kc, &new_owner, 0, &ws, err, sizeof(err)) == 0 && ws.cached,
+		      "fresh: the fresh answer is cached");
+		CHECK(fake_requests(&f) == before + 4, "fresh: then a hit");
+	}
+	kube_client_free(kc);
+	fake_answer(&f, 200, sts_body);
 
 	/* cache off */
 	cfg.cache_entries = 0;
@@ -1138,8 +1188,8 @@ static void test_plain_and_cache(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	if (kc) {
 		before = fake_requests(&f);
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "off a");
-		CHECK(kube_get_workload(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "off a 2");
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "off a");
+		CHECK(kget(kc, STS, "ns", "a", &ws, err, sizeof(err)) == 0, "off a 2");
 		CHECK(fake_requests(&f) == before + 2, "cache off still cached");
 	}
 	kube_client_free(kc);
@@ -1161,8 +1211,7 @@ static void *worker_main(void *arg)
 
 	for (i = 0; i < 50; i++) {
 		snprintf(name, sizeof(name), "job-%d", i % 5);
-		if (kube_get_workload(w->kc, STS, "ns", name, &ws, err, sizeof(err)) == 0 &&
-		    ws.replicas == 4)
+		if (kget(w->kc, STS, "ns", name, &ws, err, sizeof(err)) == 0 && ws.replicas == 4)
 			w->ok++;
 	}
 	return NULL;
@@ -1234,8 +1283,7 @@ static void test_refused(void)
 	kc = kube_client_new(&cfg, err, sizeof(err));
 	CHECK(kc != NULL, "refused client: %s", err);
 	if (kc) {
-		CHECK(kube_get_workload(kc, STS, "ns", "x", &ws, err, sizeof(err)) != 0,
-		      "refused ok");
+		CHECK(kget(kc, STS, "ns", "x", &ws, err, sizeof(err)) != 0, "refused ok");
 		CHECK(strstr(err, "cannot connect to the API server at https://127.0.0.1:") != NULL,
 		      "refused: %s", err);
 	}
@@ -1275,7 +1323,7 @@ static void test_timeout(void)
 		if (!kc)
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		CHECK(kube_get_workload(kc, JOB, "ns", "slow", &ws, err, sizeof(err)) != 0,
+		CHECK(kget(kc, JOB, "ns", "slow", &ws, err, sizeof(err)) != 0,
 		      "silent server answered");
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		CHECK_STR(S(err), "timeout after 300ms getting job ns/slow from the API server",

@@ -22,45 +22,6 @@ const char *admission_outcome_name(enum admission_outcome o)
 	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
 }
 
-enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct config *cfg,
-                                const struct workload_lookup *lookup, struct pod_plan *plan,
-                                char *err, size_t errlen)
-{
-	char addr[512], marker[640];
-	enum topology_status ts;
-	enum patch_status ps;
-
-	memset(plan, 0, sizeof(*plan));
-	ts = topology_resolve(pod, ns, cfg, lookup, &plan->topo, err, errlen);
-	if (ts != TOPOLOGY_OK)
-		return ts == TOPOLOGY_DENY ? PLAN_DENY : PLAN_NOMEM;
-	if (envgen_build(&plan->topo, &plan->env) != 0 ||
-	    envgen_master_addr(&plan->topo, addr, sizeof(addr)) != 0) {
-		topology_free(&plan->topo);
-		return PLAN_NOMEM;
-	}
-	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld", plan->topo.rank,
-	         plan->topo.world_size, addr, plan->topo.port);
-	ps = patch_build(pod, &plan->topo, &plan->env, marker, cfg->max_env_per_container,
-	                 &plan->patch, err, errlen);
-	if (ps != PATCH_OK) {
-		topology_free(&plan->topo);
-		env_list_free(&plan->env);
-		return ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
-	}
-	return PLAN_OK;
-}
-
-void pod_plan_free(struct pod_plan *plan)
-{
-	if (plan == NULL)
-		return;
-	topology_free(&plan->topo);
-	env_list_free(&plan->env);
-	cJSON_Delete(plan->patch);
-	plan->patch = NULL;
-}
-
 static int set_body(struct admission_result *res, char *json)
 {
 	if (json == NULL)
@@ -116,7 +77,7 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 {
 	struct strbuf sb;
 	char *ptxt = NULL, *b64 = NULL;
-	int rc = -1;
+	int rc = -1, i;
 
 	res->http_status = 200;
 	strbuf_init(&sb);
@@ -131,6 +92,12 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 		strbuf_puts(&sb, "}");
 	} else {
 		strbuf_puts(&sb, ",\"allowed\":true");
+		for (i = 0; i < res->n_warnings; i++) {
+			strbuf_puts(&sb, i == 0 ? ",\"warnings\":[" : ",");
+			json_string(&sb, res->warnings[i]);
+		}
+		if (res->n_warnings > 0)
+			strbuf_puts(&sb, "]");
 		if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
 			if ((ptxt = cJSON_PrintUnformatted(patch)) == NULL ||
 			    (b64 = base64_encode((const unsigned char *)ptxt, strlen(ptxt))) ==
@@ -182,8 +149,16 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 	}
 	req = cJSON_GetObjectItemCaseSensitive(root, "request");
 	uid = json_str(req, "uid");
-	if (!cJSON_IsObject(req) || uid == NULL || uid[0] == '\0' || strlen(uid) > UID_MAX) {
+	if (!cJSON_IsObject(req) || uid == NULL || uid[0] == '\0') {
 		rc = bad_request(res, "AdmissionReview has no request.uid");
+		goto out;
+	}
+	if (strlen(uid) > UID_MAX) {
+		char msg[96];
+		snprintf(msg, sizeof(msg),
+		         "AdmissionReview request.uid is %zu characters long, more than %d",
+		         strlen(uid), UID_MAX);
+		rc = bad_request(res, msg);
 		goto out;
 	}
 	strcpy(res->uid, uid);
@@ -205,7 +180,7 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 	}
 
 	err[0] = '\0';
-	ps = pod_plan_build(obj, ns ? ns : "", cfg, lookup, &plan, err, sizeof(err));
+	ps = pod_plan_build(obj, ns ? ns : "", len, cfg, lookup, &plan, err, sizeof(err));
 	if (ps == PLAN_NOMEM)
 		goto out;
 	if (ps == PLAN_DENY) {
@@ -218,6 +193,13 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", workload_kind_name(plan.topo.kind),
 	         plan.topo.workload);
 	res->rank = plan.topo.rank;
+	for (int w = 0; w < plan.n_warnings; w++) {
+		size_t used = strlen(res->message);
+		memcpy(res->warnings[w], plan.warnings[w], sizeof(res->warnings[w]));
+		snprintf(res->message + used, sizeof(res->message) - used, "%s%s", w ? "; " : "",
+		         plan.warnings[w]);
+	}
+	res->n_warnings = plan.n_warnings;
 	res->outcome = cJSON_GetArraySize(plan.patch) > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
 	rc = review_response(res, plan.patch, NULL);
 	pod_plan_free(&plan);

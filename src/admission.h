@@ -12,6 +12,7 @@
 #include "workload.h"
 #include "envgen.h"
 #include "topology.h"
+#include "plan.h"
 #include <cjson/cJSON.h>
 
 enum admission_outcome {
@@ -32,7 +33,9 @@ struct admission_result {
 	char ns[64];
 	char workload[256]; /* "StatefulSet/name", "Job/name" or "" */
 	long rank;          /* -1 when not known */
-	char message[512];  /* denial or error text, "" otherwise */
+	char message[512];  /* denial or error text, or the warnings joined by "; " */
+	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* the response's warnings */
+	int n_warnings;
 };
 
 /*
@@ -44,25 +47,6 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
                      const struct workload_lookup *lookup, struct admission_result *res);
 
 void admission_result_free(struct admission_result *res);
-
-/* What distenv does to one opted-in pod; shared by /mutate and render. */
-struct pod_plan {
-	struct topology topo;
-	struct env_list env; /* every variable of the rank, before the user's overrides */
-	cJSON *patch;        /* JSON Patch array, empty when there is nothing to add */
-};
-
-enum plan_status { PLAN_OK = 0, PLAN_DENY = 1, PLAN_NOMEM = -1 };
-
-/*
- * Plans the mutation of pod (an opted-in Pod object) in namespace ns. On PLAN_OK
- * the caller frees plan with pod_plan_free; otherwise err says why (PLAN_DENY:
- * a user-facing message starting "distenv: ") and plan holds nothing.
- */
-enum plan_status pod_plan_build(const cJSON *pod, const char *ns, const struct config *cfg,
-                                const struct workload_lookup *lookup, struct pod_plan *plan,
-                                char *err, size_t errlen) __attribute__((warn_unused_result));
-void pod_plan_free(struct pod_plan *plan);
 
 /* "skipped", "patched", "unchanged", "denied", "bad_request". */
 const char *admission_outcome_name(enum admission_outcome o);

@@ -124,20 +124,31 @@ static char *tf_config(const struct topology *t)
 
 int envgen_build(const struct topology *t, struct env_list *out)
 {
+	return envgen_build_master(t, NULL, 0, out);
+}
+
+int envgen_build_master(const struct topology *t, const char *master_addr, long master_port,
+                        struct env_list *out)
+{
 	char addr[512], endpoint[544], buf[64], rdzv_id[330];
 	char *tf = NULL;
+	long port = master_port > 0 ? master_port : t->port;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (envgen_master_addr(t, addr, sizeof(addr)) != 0)
+	if (master_addr != NULL) {
+		if (bounded_printf(addr, sizeof(addr), "%s", master_addr) != 0)
+			goto out;
+	} else if (envgen_master_addr(t, addr, sizeof(addr)) != 0) {
 		goto out;
-	snprintf(endpoint, sizeof(endpoint), "%s:%ld", addr, t->port);
+	}
+	if (bounded_printf(endpoint, sizeof(endpoint), "%s:%ld", addr, port) != 0)
+		goto out;
 
 	if (t->frameworks & FW_PYTORCH) {
-		if (env_add(out, "MASTER_ADDR", addr) || env_addl(out, "MASTER_PORT", t->port) ||
+		if (env_add(out, "MASTER_ADDR", addr) || env_addl(out, "MASTER_PORT", port) ||
 		    env_addl(out, "RANK", t->rank) || env_addl(out, "WORLD_SIZE", t->world_size) ||
-		    env_add(out, "PET_MASTER_ADDR", addr) ||
-		    env_addl(out, "PET_MASTER_PORT", t->port))
+		    env_add(out, "PET_MASTER_ADDR", addr) || env_addl(out, "PET_MASTER_PORT", port))
 			goto out;
 		if (t->elastic_min > 0) {
 			snprintf(buf, sizeof(buf), "%ld:%ld", t->elastic_min, t->elastic_max);

@@ -27,6 +27,16 @@ struct env_list {
 int envgen_build(const struct topology *t, struct env_list *out)
     __attribute__((warn_unused_result));
 
+/*
+ * envgen_build for a container that sets MASTER_ADDR and/or MASTER_PORT itself:
+ * every variable that carries the rendezvous address (PET_MASTER_*,
+ * PET_RDZV_ENDPOINT, JAX_COORDINATOR_ADDRESS) uses master_addr (NULL: the
+ * topology's) and master_port (0: the topology's), so torchrun, env:// and JAX
+ * agree. TF_CONFIG lists every rank's own host and port and is unchanged.
+ */
+int envgen_build_master(const struct topology *t, const char *master_addr, long master_port,
+                        struct env_list *out) __attribute__((warn_unused_result));
+
 /* The rank-0 address "<host 0><domain>" into out. Returns 0 or -1 if it does not fit. */
 int envgen_master_addr(const struct topology *t, char *out, size_t outlen);
 

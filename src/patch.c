@@ -93,6 +93,17 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 	int have = cJSON_IsArray(cenv), pos = 0;
 	cJSON *arr = NULL;
 
+	/*
+	 * Idempotence first: a container that already defines every variable is
+	 * left as it is, however many entries it has (reinvocation after a
+	 * mutation that took it to the limit).
+	 */
+	if (have) {
+		for (i = 0; i < env->n && env_defines(cenv, env->vars[i].name); i++)
+			;
+		if (i == env->n)
+			return PATCH_OK;
+	}
 	if (have && cJSON_GetArraySize(cenv) > max_env) {
 		snprintf(err, errlen,
 		         "distenv: container %.63s has %d env entries, more than the "
@@ -135,7 +146,7 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 }
 
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
-                              const struct env_list *env, const char *marker, long max_env,
+                              const struct env_list *const *envs, const char *marker, long max_env,
                               cJSON **out, char *err, size_t errlen)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
@@ -154,8 +165,8 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 	for (i = 0; i < t->n_targets; i++) {
 		const struct topology_target *tg = &t->targets[i];
 		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
-		rc = container_ops(patch, topology_target_container(spec, tg), base, env, max_env,
-		                   err, errlen);
+		rc = container_ops(patch, topology_target_container(spec, tg), base, envs[i],
+		                   max_env, err, errlen);
 		if (rc != PATCH_OK)
 			goto out;
 	}

@@ -5,6 +5,7 @@
  */
 #include "render.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +90,11 @@ static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *n
 	if (kind == WORKLOAD_STATEFULSET) {
 		if (set_str(meta, "name", buf) || set_str(labels, LABEL_POD_INDEX, idx) ||
 		    set_str(labels, "statefulset.kubernetes.io/pod-name", buf) ||
-		    set_str(spec, "hostname", buf) ||
-		    (service && service[0] && set_str(spec, "subdomain", service)))
+		    set_str(spec, "hostname", buf))
+			goto fail;
+		/* The controller sets spec.subdomain to serviceName, empty or not. */
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "subdomain");
+		if (service && service[0] && set_str(spec, "subdomain", service))
 			goto fail;
 	} else {
 		char gen[330];
@@ -148,6 +152,18 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		for (i = 0; i < plan->env.n; i++)
 			strbuf_printf(out, "%s=%s\n", plan->env.vars[i].name,
 			              plan->env.vars[i].value);
+		/* A container with its own MASTER_ADDR/MASTER_PORT: what differs for it. */
+		for (k = 0; k < plan->topo.n_targets; k++) {
+			const struct env_list *own = pod_plan_target_env(plan, k);
+			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
+			if (own == &plan->env)
+				continue;
+			for (i = 0; i < own->n && i < plan->env.n; i++)
+				if (strcmp(own->vars[i].value, plan->env.vars[i].value) != 0)
+					strbuf_printf(out, "  (container %s) %s=%s\n",
+					              json_str(c, "name"), own->vars[i].name,
+					              own->vars[i].value);
+		}
 		return out->oom ? -1 : 0;
 	} else {
 		cJSON *r = cJSON_CreateObject(), *env, *ctrs;
@@ -183,19 +199,41 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 	}
 }
 
+static void warn_add(char *warn, size_t warnlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void warn_add(char *warn, size_t warnlen, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	if (warn == NULL)
+		return;
+	used = strlen(warn);
+	if (used >= warnlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(warn + used, warnlen - used, fmt, ap);
+	va_end(ap);
+}
+
 static int render_pod(const cJSON *pod, const char *ns, const struct config *cfg,
                       const struct workload_lookup *lk, const struct render_opts *o,
-                      struct strbuf *out, cJSON *jarr, char *err, size_t errlen)
+                      struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
+                      size_t errlen)
 {
 	struct pod_plan plan;
 	enum plan_status ps;
-	int rc;
+	int rc, w;
 
-	ps = pod_plan_build(pod, ns, cfg, lk, &plan, err, errlen);
+	ps = pod_plan_build(pod, ns, 0, cfg, lk, &plan, err, errlen);
 	if (ps == PLAN_NOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (ps != PLAN_OK)
 		return -1;
+	for (w = 0; w < plan.n_warnings; w++)
+		warn_add(warn, warnlen, "warning: rank %ld: %s\n", plan.topo.rank,
+		         plan.warnings[w]);
 	rc = emit_rank(out, jarr, o, pod, &plan);
 	pod_plan_free(&plan);
 	if (rc != 0)
@@ -241,7 +279,7 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 		ns = o->namespace ? o->namespace : "default";
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {
 		warn_label(meta, "Pod", name ? name : "(unnamed)", warn, warnlen);
-		return render_pod(doc, ns, cfg, NULL, o, out, jarr, err, errlen);
+		return render_pod(doc, ns, cfg, NULL, o, out, jarr, warn, warnlen, err, errlen);
 	}
 	if (kind != NULL && strcmp(kind, "StatefulSet") == 0)
 		wk = WORKLOAD_STATEFULSET;
@@ -287,10 +325,17 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		rc = render_pod(pod, ns, cfg, &lk, o, out, jarr, err, errlen);
+		rc = render_pod(pod, ns, cfg, &lk, o, out, jarr, warn, warnlen, err, errlen);
 		cJSON_Delete(pod);
-		if (rc != 0)
+		if (rc != 0) {
+			/* What /mutate would deny for this rank is render's error, naming the rank.
+			 */
+			char why[512];
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "%s %s/%s, pod %ld: %s", kind, ns, name, start + i,
+			         why);
 			return -1;
+		}
 	}
 	return 0;
 }

@@ -308,10 +308,14 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	if (ann_long(anns, ANN_PORT, 1, 65535, "a port number", &t->port, err, errlen) < 0)
 		goto out;
 	t->frameworks = cfg->default_frameworks;
-	if ((v = map_get(anns, ANN_FRAMEWORKS)) != NULL &&
-	    config_parse_frameworks(v, &t->frameworks) != 0)
-		DENY("annotation %s: \"%.128s\" is not a comma list of pytorch, tensorflow, jax",
-		     ANN_FRAMEWORKS, v);
+	if ((v = map_get(anns, ANN_FRAMEWORKS)) != NULL) {
+		if (config_parse_frameworks(v, &t->frameworks) != 0)
+			DENY(
+			    "annotation %s: \"%.128s\" is not a comma list of pytorch, tensorflow, "
+			    "jax",
+			    ANN_FRAMEWORKS, v);
+		t->frameworks_asked = t->frameworks;
+	}
 	if ((v = map_get(anns, ANN_ELASTIC)) != NULL) {
 		if (parse_elastic(v, cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
 			DENY("annotation %s: \"%.64s\" is not MIN:MAX with whole numbers between 1 "
@@ -416,6 +420,10 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		DENY("%s %s/%s has a world size of %ld, above the limit of %ld", kname, ns,
 		     owner_name, t->world_size, cfg->max_world_size);
 
+	if (t->elastic_min > t->world_size)
+		DENY("annotation %s: MIN %ld is above the world size %ld of %s %s/%s, so torchrun "
+		     "would wait for nodes that never exist: lower MIN or scale the workload",
+		     ANN_ELASTIC, t->elastic_min, t->world_size, kname, ns, owner_name);
 	t->rank = ord - t->start;
 	if (t->rank < 0)
 		DENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
@@ -433,6 +441,13 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	} else if ((v = map_get(anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
+	} else if (t->kind == WORKLOAD_STATEFULSET) {
+		/* The StatefulSet controller sets spec.subdomain to spec.serviceName. */
+		DENY(
+		    "pod of StatefulSet %s/%s has no spec.subdomain because the StatefulSet has no "
+		    "spec.serviceName: set spec.serviceName to a headless Service that selects its "
+		    "pods",
+		    ns, owner_name);
 	} else {
 		DENY("pod of %s %s/%s has no spec.subdomain: point spec.subdomain (the Job's pod "
 		     "template) at a headless Service, or set the annotation %s",

@@ -43,9 +43,10 @@ struct topology {
 	long world_size;
 	long start; /* StatefulSet start ordinal; 0 for Jobs */
 	long port;
-	char nproc[24];      /* PET_NPROC_PER_NODE value */
-	unsigned frameworks; /* FW_* */
-	long elastic_min;    /* 0 when not elastic */
+	char nproc[24];            /* PET_NPROC_PER_NODE value */
+	unsigned frameworks;       /* FW_* */
+	unsigned frameworks_asked; /* FW_* named by the pod's annotation; 0 when defaulted */
+	long elastic_min;          /* 0 when not elastic */
 	long elastic_max;
 	long max_restarts;               /* -1 when not annotated */
 	char domain[384];                /* ".<service>.<ns>.svc.<clusterDomain>" */

@@ -203,6 +203,14 @@ static const struct {
      "PET_RDZV_BACKEND=c10d\nPET_RDZV_ENDPOINT=" A_ ":29500\nPET_RDZV_ID=ml-ddp\n"
      "PET_MAX_RESTARTS=3\n",
      NULL},
+    {"elastic MIN above the world size", STS_POD("0", "'distenv.dev/elastic':'5:8'", ""), "ml",
+     &STS4, NULL, "MIN 5 is above the world size 4 of StatefulSet ml/ddp"},
+    {"elastic MAX above the world size is allowed", STS_POD("0", "'distenv.dev/elastic':'2:8'", ""),
+     "ml", &STS4, "PET_NNODES=2:8\n", NULL},
+    {"sts pod without subdomain speaks of serviceName",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'distenv.dev/world-size':'2'}," STS_OWNER "},'spec':{'hostname':'ddp-0'," CTR "}}",
+     "ml", NULL, NULL, "the StatefulSet has no spec.serviceName: set spec.serviceName"},
     {"elastic MIN > MAX", STS_POD("0", "'distenv.dev/elastic':'4:2'", ""), "ml", &STS4, NULL,
      "annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX"},
     {"elastic not a range", STS_POD("0", "'distenv.dev/elastic':'4'", ""), "ml", &STS4, NULL,
@@ -268,7 +276,7 @@ static void test_plans(void)
 		enum plan_status st;
 
 		CHECK(pod != NULL, "%s: test pod JSON does not parse", plan_cases[i].name);
-		st = pod_plan_build(pod, plan_cases[i].req_ns, &cfg,
+		st = pod_plan_build(pod, plan_cases[i].req_ns, 0, &cfg,
 		                    plan_cases[i].lookup ? &lk : NULL, &plan, err, sizeof(err));
 		if (plan_cases[i].want_deny) {
 			CHECK(st == PLAN_DENY && strstr(err, plan_cases[i].want_deny) != NULL &&
@@ -359,7 +367,8 @@ static void test_patches(void)
 		char err[512] = "";
 
 		CHECK(pod != NULL, "%s: test pod JSON does not parse", patch_cases[i].name);
-		if (pod_plan_build(pod, "default", &cfg, &lk, &plan, err, sizeof(err)) == PLAN_OK) {
+		if (pod_plan_build(pod, "default", 0, &cfg, &lk, &plan, err, sizeof(err)) ==
+		    PLAN_OK) {
 			got = cJSON_PrintUnformatted(plan.patch);
 			CHECK_STR(got, want, patch_cases[i].name);
 			pod_plan_free(&plan);
@@ -394,6 +403,12 @@ static const struct {
     {"no uid", REVIEW("{" PODKIND ",'operation':'CREATE'}"), 400, ADMISSION_BAD_REQUEST,
      "request.uid"},
     {"empty uid", REVIEW("{'uid':''}"), 400, ADMISSION_BAD_REQUEST, "request.uid"},
+    {"uid of 128 characters",
+     REVIEW("{'uid':'"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "'}"),
+     400, ADMISSION_BAD_REQUEST, "request.uid is 128 characters long, more than 127"},
     {"non-Pod object",
      REVIEW("{'uid':'u1','kind':{'group':'apps','version':'v1','kind':"
             "'StatefulSet'},'operation':'CREATE','object':{'metadata':{}}}"),
@@ -548,35 +563,300 @@ static void test_dns(void)
 	}
 }
 
-/* TF_CONFIG for a large world stays well formed JSON with every host. */
+/* The plan of an opted-in StatefulSet pod NAME-ORD in ns NS of world W with extra annotations. */
+static enum plan_status plan_sts(const char *name, const char *ns, long ord, long w,
+                                 const char *anns, struct pod_plan *plan, char *err, size_t errlen)
+{
+	char buf[2048];
+	cJSON *pod;
+	enum plan_status st;
+	struct config cfg;
+
+	config_defaults(&cfg);
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"metadata\":{\"name\":\"%s-%ld\",\"namespace\":\"%s\",\"labels\":{\"distenv.dev/"
+	    "inject\":\"true\"},\"annotations\":{\"distenv.dev/world-size\":\"%ld\"%s},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\","
+	    "\"name\":\"%s\",\"controller\":true}]},\"spec\":{\"hostname\":\"%s-%ld\","
+	    "\"subdomain\":\"%s\",\"containers\":[{\"name\":\"train\",\"image\":\"x\"}]}}",
+	    name, ord, ns, w, anns, name, name, ord, name);
+	pod = cJSON_Parse(buf);
+	st = pod_plan_build(pod, ns, strlen(buf), &cfg, NULL, plan, err, errlen);
+	cJSON_Delete(pod);
+	return st;
+}
+
+static const char *plan_var(const struct pod_plan *plan, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < plan->env.n; i++)
+		if (strcmp(plan->env.vars[i].name, name) == 0)
+			return plan->env.vars[i].value;
+	return NULL;
+}
+
+/* 1 when every injected "NAME=value" fits what execve() accepts. */
+static int plan_exec_safe(const struct pod_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->env.n; i++)
+		if (strlen(plan->env.vars[i].name) + 1 + strlen(plan->env.vars[i].value) + 1 >
+		    ENV_STRING_MAX)
+			return 0;
+	return 1;
+}
+
+/* TF_CONFIG: well formed up to the exec limit, left out past it by default, denied when asked. */
 static void test_large_world(void)
 {
-	struct config cfg;
-	char *txt = dq(STS_POD("4095", "'distenv.dev/world-size':'4096'", ""));
-	cJSON *pod = cJSON_Parse(txt), *tf = NULL;
 	struct pod_plan plan;
-	char err[256];
+	char err[512];
+	const char *tfv, *marker;
+	cJSON *tf;
+	long lo = 1, hi = 65536;
+
+	/* 1,024 ranks: TF_CONFIG with every host, exec-safe */
+	if (plan_sts("ddp", "ml", 1023, 1024, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		tfv = plan_var(&plan, "TF_CONFIG");
+		tf = tfv ? cJSON_Parse(tfv) : NULL;
+		CHECK(tf != NULL, "TF_CONFIG of 1024 ranks does not parse");
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"),
+		                                             "worker")) == 1024,
+		      "TF_CONFIG worker count");
+		CHECK(tf &&
+		          cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "task"), "index")->valueint ==
+		              1023,
+		      "TF_CONFIG index");
+		CHECK(plan.n_warnings == 0 && plan.omitted[0] == '\0',
+		      "1024 ranks: nothing omitted");
+		cJSON_Delete(tf);
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "1024 ranks: %s", err);
+	}
+
+	/* the issue's case: llama-pretrain in research, 2,048 ranks, default frameworks */
+	if (plan_sts("llama-pretrain", "research", 5, 2048, "", &plan, err, sizeof(err)) ==
+	    PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL, "2048 ranks: TF_CONFIG left out");
+		CHECK(plan_var(&plan, "MASTER_ADDR") != NULL &&
+		          strcmp(plan_var(&plan, "WORLD_SIZE"), "2048") == 0,
+		      "2048 ranks: pytorch variables stay");
+		CHECK(plan_exec_safe(&plan), "2048 ranks: every variable exec-safe");
+		CHECK(plan.n_warnings == 1 && strstr(plan.warnings[0], "TF_CONFIG left out") &&
+		          strstr(plan.warnings[0], "2048 ranks") &&
+		          strlen(plan.warnings[0]) < PLAN_WARNING_LEN,
+		      "2048 ranks: warning '%s'", plan.n_warnings ? plan.warnings[0] : "");
+		CHECK(strcmp(plan.omitted, "TF_CONFIG") == 0, "2048 ranks: omitted");
+		marker = NULL;
+		{
+			const cJSON *op;
+			cJSON_ArrayForEach(op, plan.patch)
+			{
+				if (strcmp(json_str(op, "path"),
+				           "/metadata/annotations/distenv.dev~1injected") == 0)
+					marker = json_str(op, "value");
+			}
+		}
+		CHECK(marker != NULL && strstr(marker, ",omitted=TF_CONFIG") != NULL,
+		      "2048 ranks: marker '%s'", marker ? marker : "");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "2048 ranks: %s", err);
+	}
+
+	/* asked for tensorflow by annotation: denied, naming the limit and the world */
+	CHECK(plan_sts("llama-pretrain", "research", 5, 2048,
+	               ",\"distenv.dev/frameworks\":\"pytorch,tensorflow\"", &plan, err,
+	               sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "131072") && strstr(err, "2048") && strstr(err, "TF_CONFIG") &&
+	          strstr(err, "distenv.dev/frameworks"),
+	      "asked tensorflow: '%s'", err);
+
+	/* the largest world whose TF_CONFIG fits, for ddp in ml (the README's figure) */
+	while (lo < hi) {
+		long mid = (lo + hi + 1) / 2;
+		if (plan_sts("ddp", "ml", 0, mid, "", &plan, err, sizeof(err)) != PLAN_OK)
+			break;
+		if (plan_var(&plan, "TF_CONFIG") != NULL)
+			lo = mid;
+		else
+			hi = mid - 1;
+		pod_plan_free(&plan);
+	}
+	printf("core: the largest TF_CONFIG world for StatefulSet ddp in ml is %ld ranks\n", lo);
+	CHECK(lo > 3000 && lo < 3200, "ddp/ml TF_CONFIG limit %ld", lo);
+	if (plan_sts("ddp", "ml", 0, lo, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(strlen(plan_var(&plan, "TF_CONFIG")) + strlen("TF_CONFIG=") + 1 <=
+		          ENV_STRING_MAX,
+		      "at the limit TF_CONFIG fits");
+		pod_plan_free(&plan);
+	}
+
+	/* 65,536 ranks (the README's maximum): pytorch and jax only, exec-safe, storable */
+	if (plan_sts("ddp", "ml", 65535, 65536, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_exec_safe(&plan) && plan_var(&plan, "TF_CONFIG") == NULL,
+		      "65536 ranks: exec-safe");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "65536 ranks: %s", err);
+	}
+}
+
+/* A container env of n entries "E0".."En-1", plus extra (single-quoted JSON entries). */
+static char *env_pod(int n, const char *extra)
+{
+	struct strbuf sb;
+	int i;
+
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"metadata\":{\"name\":\"ddp-1\",\"namespace\":\"ml\","
+	                 "\"labels\":{\"distenv.dev/inject\":\"true\"},\"annotations\":{"
+	                 "\"distenv.dev/world-size\":\"2\"},\"ownerReferences\":[{\"kind\":"
+	                 "\"StatefulSet\",\"apiVersion\":\"apps/v1\",\"name\":\"ddp\","
+	                 "\"controller\":true}]},\"spec\":{\"subdomain\":\"ddp\",\"containers\":["
+	                 "{\"name\":\"t\",\"env\":[");
+	for (i = 0; i < n; i++)
+		strbuf_printf(&sb, "%s{\"name\":\"E%d\",\"value\":\"v\"}", i ? "," : "", i);
+	if (extra != NULL) {
+		char *q = dq(extra);
+		strbuf_printf(&sb, "%s%s", n ? "," : "", q);
+		free(q);
+	}
+	strbuf_puts(&sb, "]}]}}");
+	return strbuf_take(&sb);
+}
+
+/* Applies the add-ops of plan's patch to the env of container 0 (the only shape env_pod makes). */
+static void apply_env_ops(cJSON *pod, const cJSON *patch)
+{
+	cJSON *env = cJSON_GetObjectItem(
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"),
+	                       0),
+	    "env");
+	cJSON *anns = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "annotations");
+	cJSON *merged = cJSON_CreateArray(), *e;
+	const cJSON *op;
+	int pos = 0;
+
+	/* The ops insert at 0, 1, 2, ... in order: the result is they, then the old entries. */
+	cJSON_ArrayForEach(op, patch)
+	{
+		const char *path = json_str(op, "path");
+		const char *slash = strrchr(path, '/');
+		if (strncmp(path, "/spec/containers/0/env/", 23) == 0) {
+			CHECK(atoi(slash + 1) == pos++, "env op %s out of order", path);
+			cJSON_AddItemToArray(merged,
+			                     cJSON_Duplicate(cJSON_GetObjectItem(op, "value"), 1));
+		} else if (strcmp(path, "/metadata/annotations/distenv.dev~1injected") == 0)
+			cJSON_AddItemToObject(anns, "distenv.dev/injected",
+			                      cJSON_Duplicate(cJSON_GetObjectItem(op, "value"), 1));
+	}
+	cJSON_ArrayForEach(e, env) cJSON_AddItemToArray(merged, cJSON_Duplicate(e, 1));
+	cJSON_ReplaceItemInObject(
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"),
+	                       0),
+	    "env", merged);
+}
+
+/* Reinvocation at the env limit: 4,090 entries patched to 4,100 are then allowed unchanged. */
+static void test_reinvocation_at_limit(void)
+{
+	struct config cfg;
+	struct pod_plan plan;
+	char err[512], *txt = env_pod(4090, NULL);
+	cJSON *pod = cJSON_Parse(txt);
+	int n;
+
+	config_defaults(&cfg);
+	CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK,
+	      "4090 entries: %s", err);
+	apply_env_ops(pod, plan.patch);
+	pod_plan_free(&plan);
+	n = cJSON_GetArraySize(cJSON_GetObjectItem(
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"),
+	                       0),
+	    "env"));
+	CHECK(n > cfg.max_env_per_container, "patched to %d entries, above the limit", n);
+	CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK &&
+	          cJSON_GetArraySize(plan.patch) == 0,
+	      "reinvocation at %d entries: allowed unchanged (%s)", n, err);
+	pod_plan_free(&plan);
+	cJSON_Delete(pod);
+	free(txt);
+
+	/* a container over the limit that still needs variables is denied */
+	txt = env_pod(4097, NULL);
+	pod = cJSON_Parse(txt);
+	CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "more than the limit of 4096"),
+	      "4097 entries needing more: '%s'", err);
+	cJSON_Delete(pod);
+	free(txt);
+}
+
+/* A container's own MASTER_ADDR / MASTER_PORT: every address variable follows it. */
+static void test_own_master(void)
+{
+	static const struct {
+		const char *name;
+		const char *extra; /* the container's own entries */
+		const char *frameworks;
+		const char *want; /* "NAME=VALUE\n" subset of the container's env; NULL: denied */
+		const char *deny;
+	} cases[] = {
+	    {"literal MASTER_ADDR", "{'name':'MASTER_ADDR','value':'head.example'}", "pytorch,jax",
+	     "PET_MASTER_ADDR=head.example\nPET_MASTER_PORT=29500\n"
+	     "JAX_COORDINATOR_ADDRESS=head.example:29500\n",
+	     NULL},
+	    {"literal MASTER_PORT", "{'name':'MASTER_PORT','value':'1234'}", "pytorch,jax",
+	     "MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local\nPET_MASTER_PORT=1234\n"
+	     "JAX_COORDINATOR_ADDRESS=ddp-0.ddp.ml.svc.cluster.local:1234\n",
+	     NULL},
+	    {"MASTER_ADDR from a fieldRef",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}",
+	     "pytorch", NULL, "sets MASTER_ADDR from valueFrom"},
+	    {"MASTER_PORT as a reference", "{'name':'MASTER_PORT','value':'$(P)'}", "pytorch", NULL,
+	     "sets MASTER_PORT from valueFrom or a $(reference)"},
+	    {"MASTER_PORT not a port", "{'name':'MASTER_PORT','value':'http'}", "pytorch", NULL,
+	     "not a port number"},
+	    {"fieldRef with every derived variable set too",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}},"
+	     "{'name':'PET_MASTER_ADDR','value':'x'}",
+	     "pytorch", "RANK=1\n", NULL},
+	};
+	struct config cfg;
 	size_t i;
 
 	config_defaults(&cfg);
-	if (pod_plan_build(pod, "ml", &cfg, NULL, &plan, err, sizeof(err)) != PLAN_OK) {
-		CHECK(0, "large world: %s", err);
-		goto out;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *txt = env_pod(0, cases[i].extra), err[512] = "", why[256] = "";
+		cJSON *pod = cJSON_Parse(txt);
+		struct pod_plan plan;
+		enum plan_status st;
+
+		cJSON_AddStringToObject(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "annotations"),
+		    "distenv.dev/frameworks", cases[i].frameworks);
+		st = pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err));
+		if (cases[i].want == NULL) {
+			CHECK(st == PLAN_DENY && strstr(err, cases[i].deny), "%s: '%s'",
+			      cases[i].name, err);
+		} else {
+			CHECK(st == PLAN_OK, "%s: %s", cases[i].name, err);
+			if (st == PLAN_OK) {
+				CHECK(env_has_in_order(pod_plan_target_env(&plan, 0), cases[i].want,
+				                       why, sizeof(why)),
+				      "%s: %s", cases[i].name, why);
+				pod_plan_free(&plan);
+			}
+		}
+		cJSON_Delete(pod);
+		free(txt);
 	}
-	for (i = 0; i < plan.env.n; i++)
-		if (strcmp(plan.env.vars[i].name, "TF_CONFIG") == 0)
-			tf = cJSON_Parse(plan.env.vars[i].value);
-	CHECK(tf != NULL, "TF_CONFIG does not parse");
-	CHECK(cJSON_GetArraySize(
-	          cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"), "worker")) == 4096,
-	      "TF_CONFIG worker count");
-	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "task"), "index")->valueint == 4095,
-	      "TF_CONFIG index");
-	cJSON_Delete(tf);
-	pod_plan_free(&plan);
-out:
-	cJSON_Delete(pod);
-	free(txt);
 }
 
 int main(void)
@@ -589,5 +869,7 @@ int main(void)
 	test_parse_long();
 	test_dns();
 	test_large_world();
+	test_reinvocation_at_limit();
+	test_own_master();
 	TEST_MAIN_END("core");
 }

@@ -68,6 +68,22 @@ static const struct {
      "{metadata: {annotations: {distenv.dev/port: '99999'}}, spec: {containers: "
      "[{name: c}]}}}\n",
      0, RENDER_TEXT, NULL, "annotation distenv.dev/port: \"99999\"", NULL},
+    {"statefulset without serviceName: the template's subdomain is replaced, as the controller "
+     "does",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {replicas: 2, template: "
+     "{metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {subdomain: ddp, containers: "
+     "[{name: t}]}}}\n",
+     0, RENDER_TEXT, NULL,
+     "StatefulSet ml/ddp, pod 0: distenv: pod of StatefulSet ml/ddp has no spec.subdomain "
+     "because the StatefulSet has no spec.serviceName",
+     NULL},
+    {"TF_CONFIG past the exec limit: left out with a warning", STS, 4000, RENDER_TEXT,
+     "--- rank 3999/4000:", NULL, "warning: rank 0: distenv: TF_CONFIG left out"},
+    {"a container's own MASTER_PORT",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "1, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {containers: "
+     "[{name: t, env: [{name: MASTER_PORT, value: '1234'}]}]}}}\n",
+     0, RENDER_TEXT, "  (container t) PET_MASTER_PORT=1234\n", NULL, NULL},
 };
 
 int main(void)

@@ -1,0 +1,305 @@
+/*
+ * Planning one pod: topology, then the environment of each target container,
+ * budgeted so that no variable makes exec fail and the patched pod stays
+ * storable, then the patch. The plan owns its topology, env lists and patch.
+ */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+#include "util.h"
+
+/* Per-entry overhead of a patched env entry: {"name":"","value":""}, and an op around it. */
+#define ENV_ENTRY_OVERHEAD 64
+
+static void plan_warn(struct pod_plan *plan, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void plan_warn(struct pod_plan *plan, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (plan->n_warnings >= PLAN_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(plan->warnings[plan->n_warnings++], PLAN_WARNING_LEN, fmt, ap);
+	va_end(ap);
+}
+
+const struct env_list *pod_plan_target_env(const struct pod_plan *plan, int i)
+{
+	if (plan->own_env != NULL && plan->own_env[i].n > 0)
+		return &plan->own_env[i];
+	return &plan->env;
+}
+
+/* Removes the variable name from l (its strings are freed). */
+static void env_remove(struct env_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->vars[i].name, name) != 0)
+			continue;
+		free(l->vars[i].name);
+		free(l->vars[i].value);
+		memmove(&l->vars[i], &l->vars[i + 1], (l->n - i - 1) * sizeof(l->vars[0]));
+		l->n--;
+		return;
+	}
+}
+
+static const struct env_var *env_find(const struct env_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->vars[i].name, name) == 0)
+			return &l->vars[i];
+	return NULL;
+}
+
+/* The size of "NAME=value" with its NUL, as execve() counts it. */
+static size_t env_string_size(const struct env_var *v)
+{
+	return strlen(v->name) + 1 + strlen(v->value) + 1;
+}
+
+/* Bytes the patch adds to the pod for one container that gets l. */
+static size_t env_patch_bytes(const struct env_list *l)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += env_string_size(&l->vars[i]) + ENV_ENTRY_OVERHEAD;
+	return n;
+}
+
+/* A user env entry: 1 with a literal value in *value, 0 absent, -1 set by valueFrom or $(ref). */
+static int user_env(const cJSON *ctr, const char *name, const char **value)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ctr, "env"))
+	{
+		const char *n = json_str(e, "name");
+		const char *v = json_str(e, "value");
+
+		if (n == NULL || strcmp(n, name) != 0)
+			continue;
+		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL))
+			return -1;
+		*value = v != NULL ? v : "";
+		return 1;
+	}
+	return 0;
+}
+
+/* 1 when ctr defines every variable of l that is derived from master ("MASTER_ADDR"/"_PORT"). */
+static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const char *master)
+{
+	static const char *const derived[] = {"PET_MASTER_ADDR", "PET_MASTER_PORT",
+	                                      "PET_RDZV_ENDPOINT", "JAX_COORDINATOR_ADDRESS"};
+	int port = strcmp(master, "MASTER_PORT") == 0;
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(derived) / sizeof(derived[0]); i++) {
+		if ((port && i == 0) || (!port && i == 1))
+			continue; /* PET_MASTER_ADDR follows only the address, _PORT only the port
+			           */
+		if (env_find(l, derived[i]) != NULL && user_env(ctr, derived[i], &v) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A container that sets MASTER_ADDR or MASTER_PORT itself gets every other
+ * address variable from those values, so that env://, torchrun and JAX agree.
+ */
+static enum plan_status plan_own_master(struct pod_plan *plan, const cJSON *spec, char *err,
+                                        size_t errlen)
+{
+	const struct topology *t = &plan->topo;
+	int i;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const cJSON *ctr = topology_target_container(spec, &t->targets[i]);
+		const char *cname = json_str(ctr, "name"), *addr = NULL, *port_s = NULL;
+		int ha = user_env(ctr, "MASTER_ADDR", &addr);
+		int hp = user_env(ctr, "MASTER_PORT", &port_s);
+		long port = 0;
+
+		/* Nothing of distenv's would carry another address than the user's. */
+		if ((ha == 0 || defines_all_derived(ctr, &plan->env, "MASTER_ADDR")) &&
+		    (hp == 0 || defines_all_derived(ctr, &plan->env, "MASTER_PORT")))
+			continue;
+		if ((ha < 0 && !defines_all_derived(ctr, &plan->env, "MASTER_ADDR")) ||
+		    (hp < 0 && !defines_all_derived(ctr, &plan->env, "MASTER_PORT"))) {
+			snprintf(
+			    err, errlen,
+			    "distenv: container %.63s sets %s from valueFrom or a $(reference), "
+			    "which distenv cannot read at admission, so PET_MASTER_ADDR, "
+			    "PET_MASTER_PORT and JAX_COORDINATOR_ADDRESS would disagree with it: "
+			    "give it a literal value, or remove it and use distenv's",
+			    cname ? cname : "?", ha < 0 ? "MASTER_ADDR" : "MASTER_PORT");
+			return PLAN_DENY;
+		}
+		if (hp > 0 && parse_long(port_s, 1, 65535, &port) != 0) {
+			snprintf(
+			    err, errlen,
+			    "distenv: container %.63s sets MASTER_PORT to \"%.32s\", which is not "
+			    "a port number between 1 and 65535",
+			    cname ? cname : "?", port_s);
+			return PLAN_DENY;
+		}
+		if (ha > 0 && (addr[0] == '\0' || strlen(addr) > 253)) {
+			snprintf(
+			    err, errlen,
+			    "distenv: container %.63s sets MASTER_ADDR to an empty or over-long "
+			    "value",
+			    cname ? cname : "?");
+			return PLAN_DENY;
+		}
+		if (plan->own_env == NULL &&
+		    (plan->own_env = calloc((size_t)t->n_targets, sizeof(*plan->own_env))) == NULL)
+			return PLAN_NOMEM;
+		if (envgen_build_master(t, ha > 0 ? addr : NULL, port, &plan->own_env[i]) != 0)
+			return PLAN_NOMEM;
+	}
+	return PLAN_OK;
+}
+
+/* Leaves name out of every env list of the plan. */
+static void plan_omit(struct pod_plan *plan, const char *name)
+{
+	int i;
+
+	env_remove(&plan->env, name);
+	for (i = 0; plan->own_env != NULL && i < plan->topo.n_targets; i++)
+		env_remove(&plan->own_env[i], name);
+	snprintf(plan->omitted, sizeof(plan->omitted), "%s", name);
+}
+
+/*
+ * Budgets: every "NAME=value" within ENV_STRING_MAX, the pod with its patch
+ * within POD_BYTES_MAX. TF_CONFIG, the one variable that grows with the world,
+ * is left out (with a warning) when TensorFlow was only a default, and denies
+ * the pod when the pod asked for it.
+ */
+static enum plan_status plan_budget(struct pod_plan *plan, size_t pod_bytes, char *err,
+                                    size_t errlen)
+{
+	const struct topology *t = &plan->topo;
+	const struct env_var *tf = env_find(&plan->env, "TF_CONFIG");
+	size_t i, total = pod_bytes;
+	int k;
+
+	for (i = 0; i < plan->env.n; i++) {
+		const struct env_var *v = &plan->env.vars[i];
+		size_t sz = env_string_size(v);
+
+		if (sz <= ENV_STRING_MAX)
+			continue;
+		if (v == tf && !(t->frameworks_asked & FW_TENSORFLOW)) {
+			plan_warn(
+			    plan,
+			    "distenv: TF_CONFIG left out: %zu bytes for %ld ranks, over Linux's "
+			    "%d per variable",
+			    sz, t->world_size, ENV_STRING_MAX);
+			plan_omit(plan, "TF_CONFIG");
+			return plan_budget(plan, pod_bytes, err, errlen);
+		}
+		snprintf(
+		    err, errlen,
+		    "distenv: %s would be %zu bytes for a world size of %ld, above Linux's limit "
+		    "of %d bytes for one environment string (exec would fail with E2BIG): %s",
+		    v->name, sz, t->world_size, ENV_STRING_MAX,
+		    v == tf ? "drop tensorflow from the annotation distenv.dev/frameworks, or use "
+		              "a smaller world"
+		            : "use shorter names or a smaller world");
+		return PLAN_DENY;
+	}
+	for (k = 0; k < t->n_targets; k++)
+		total += env_patch_bytes(pod_plan_target_env(plan, k));
+	if (total <= POD_BYTES_MAX)
+		return PLAN_OK;
+	if (tf != NULL && !(t->frameworks_asked & FW_TENSORFLOW)) {
+		plan_warn(plan,
+		          "distenv: TF_CONFIG left out: the pod would pass %d bytes with it in %d "
+		          "containers",
+		          POD_BYTES_MAX, t->n_targets);
+		plan_omit(plan, "TF_CONFIG");
+		return plan_budget(plan, pod_bytes, err, errlen);
+	}
+	snprintf(err, errlen,
+	         "distenv: the pod with its injected environment would be about %zu bytes, above "
+	         "the %d bytes distenv keeps pods under so that the API server can store them: "
+	         "%sinject into fewer containers (annotation distenv.dev/containers)",
+	         total, POD_BYTES_MAX,
+	         tf != NULL ? "drop tensorflow from distenv.dev/frameworks, or " : "");
+	return PLAN_DENY;
+}
+
+enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_bytes,
+                                const struct config *cfg, const struct workload_lookup *lookup,
+                                struct pod_plan *plan, char *err, size_t errlen)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const struct env_list **envs = NULL;
+	char addr[512], marker[700];
+	enum topology_status ts;
+	enum patch_status ps;
+	enum plan_status rc = PLAN_NOMEM;
+	int i;
+
+	memset(plan, 0, sizeof(*plan));
+	ts = topology_resolve(pod, ns, cfg, lookup, &plan->topo, err, errlen);
+	if (ts != TOPOLOGY_OK)
+		return ts == TOPOLOGY_DENY ? PLAN_DENY : PLAN_NOMEM;
+	if (envgen_build(&plan->topo, &plan->env) != 0 ||
+	    envgen_master_addr(&plan->topo, addr, sizeof(addr)) != 0)
+		goto out;
+	if ((rc = plan_own_master(plan, spec, err, errlen)) != PLAN_OK)
+		goto out;
+	if ((rc = plan_budget(plan, pod_bytes, err, errlen)) != PLAN_OK)
+		goto out;
+	rc = PLAN_NOMEM;
+	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s",
+	         plan->topo.rank, plan->topo.world_size, addr, plan->topo.port,
+	         plan->omitted[0] ? ",omitted=" : "", plan->omitted);
+	envs = calloc((size_t)plan->topo.n_targets, sizeof(*envs));
+	if (envs == NULL)
+		goto out;
+	for (i = 0; i < plan->topo.n_targets; i++)
+		envs[i] = pod_plan_target_env(plan, i);
+	ps = patch_build(pod, &plan->topo, envs, marker, cfg->max_env_per_container, &plan->patch,
+	                 err, errlen);
+	rc = ps == PATCH_OK ? PLAN_OK : ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
+out:
+	free(envs);
+	if (rc != PLAN_OK)
+		pod_plan_free(plan);
+	return rc;
+}
+
+void pod_plan_free(struct pod_plan *plan)
+{
+	int i;
+
+	if (plan == NULL)
+		return;
+	for (i = 0; plan->own_env != NULL && i < plan->topo.n_targets; i++)
+		env_list_free(&plan->own_env[i]);
+	free(plan->own_env);
+	plan->own_env = NULL;
+	topology_free(&plan->topo);
+	env_list_free(&plan->env);
+	cJSON_Delete(plan->patch);
+	plan->patch = NULL;
+}

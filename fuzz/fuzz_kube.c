@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kind = data[0] & 1 ? WORKLOAD_JOB : WORKLOAD_STATEFULSET;
 	memset(&spec, 0x5a, sizeof(spec));
 	err[0] = '\0';
-	if (kube_parse_workload(kind, (const char *)data + 1, size - 1, &spec, err, sizeof(err)) !=
+	if (workload_parse(kind, (const char *)data + 1, size - 1, &spec, err, sizeof(err)) !=
 	    0) {
 		if (err[0] == '\0' || memchr(err, '\0', sizeof(err)) == NULL)
 			abort();

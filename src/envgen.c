@@ -47,79 +47,145 @@ int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
 {
 	char host[320];
 
-	if (topology_hostname(t, 0, host, sizeof(host)) != 0)
+	if (topology_hostname(t, t->master_rank, host, sizeof(host)) < 0)
 		return -1;
 	return bounded_printf(out, outlen, "%s%s", host, t->domain);
 }
 
-/* Writes v in decimal at out (room for 21 bytes); returns the length. */
-static size_t put_long(char *out, long v)
-{
-	char tmp[24];
-	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
-	size_t n = 0, i;
+/* What a framework's variables are made from, besides the topology. */
+struct fw_input {
+	const char *addr;     /* the rendezvous host */
+	const char *endpoint; /* "<addr>:<port>" */
+	long port;
+};
 
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		tmp[n++] = '-';
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return n;
+/*
+ * Appends "\"<host r><domain>:<port>\"" for ranks [from, to), comma-separated,
+ * to buf. The one host-list writer: TF_CONFIG's lists and any later framework
+ * that lists every rank. Returns 0 or -1 (out of memory, or a host too long).
+ */
+static int host_list(const struct topology *t, long from, long to, struct strbuf *buf)
+{
+	char suffix[420], host[320];
+	size_t sl;
+	long r;
+	int hl;
+
+	if (bounded_printf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port) != 0)
+		return -1;
+	sl = strlen(suffix);
+	for (r = from; r < to; r++) {
+		if ((hl = topology_hostname(t, r, host, sizeof(host))) < 0)
+			return -1;
+		strbuf_append(buf, r > from ? ",\"" : "\"", r > from ? 2 : 1);
+		strbuf_append(buf, host, (size_t)hl);
+		strbuf_append(buf, suffix, sl);
+	}
+	return buf->oom ? -1 : 0;
 }
 
 /*
- * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}}
- * Every host is "<workload>-<start+r><domain>:<port>" (topology_hostname plus
- * the domain): only the ordinal changes, so the list is written with memcpy
- * into one buffer sized up front, not with a printf per rank.
+ * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},
+ * or, for a JobSet whose replicated Jobs are named after TensorFlow's task
+ * types, one list per role and the pod's own role and index in it.
  */
-static char *tf_config(const struct topology *t)
+static int add_tensorflow(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {
-	static const char head[] = "{\"cluster\":{\"worker\":[";
-	char host0[320], suffix[600], tail[96];
-	size_t wl = strlen(t->workload), sl, tl, per, cap, len = 0;
-	long r;
-	char *buf;
-	int n;
+	const struct topology_rjob *own = t->tf_roles ? topology_rjob_of(t, t->rank) : NULL;
+	struct strbuf buf;
+	int k, rc = -1;
 
-	/* The longest host must fit where topology_hostname would put it. */
-	if (topology_hostname(t, t->world_size > 0 ? t->world_size - 1 : 0, host0, sizeof(host0)) !=
-	    0)
-		return NULL;
-	n = snprintf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port);
-	if (n < 0 || (size_t)n >= sizeof(suffix))
-		return NULL;
-	sl = (size_t)n;
-	n = snprintf(tail, sizeof(tail), "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}",
-	             t->rank);
-	if (n < 0 || (size_t)n >= sizeof(tail))
-		return NULL;
-	tl = (size_t)n;
-	per = 2 + wl + 1 + 21 + sl; /* ',' '"' workload '-' ordinal suffix */
-	if (t->world_size < 0 || (size_t)t->world_size > (SIZE_MAX - sizeof(head) - tl) / per)
-		return NULL;
-	cap = sizeof(head) + per * (size_t)t->world_size + tl + 1;
-	buf = malloc(cap);
-	if (buf == NULL)
-		return NULL;
-	memcpy(buf, head, sizeof(head) - 1);
-	len = sizeof(head) - 1;
-	for (r = 0; r < t->world_size; r++) {
-		if (r)
-			buf[len++] = ',';
-		buf[len++] = '"';
-		memcpy(buf + len, t->workload, wl);
-		len += wl;
-		buf[len++] = '-';
-		len += put_long(buf + len, t->start + r);
-		memcpy(buf + len, suffix, sl);
-		len += sl;
+	(void)in;
+	strbuf_init(&buf);
+	strbuf_puts(&buf, "{\"cluster\":{");
+	if (own != NULL) {
+		for (k = 0; k < t->n_rjobs; k++) {
+			const struct topology_rjob *r = &t->rjobs[k];
+			strbuf_printf(&buf, "%s\"%s\":[", k ? "," : "", r->name);
+			if (host_list(t, r->first, r->first + r->jobs * r->pods, &buf) != 0)
+				goto out;
+			strbuf_puts(&buf, "]");
+		}
+		strbuf_printf(&buf, "},\"task\":{\"type\":\"%s\",\"index\":%ld}}", own->name,
+		              t->rank - own->first);
+	} else {
+		strbuf_puts(&buf, "\"worker\":[");
+		if (host_list(t, 0, t->world_size, &buf) != 0)
+			goto out;
+		strbuf_printf(&buf, "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}", t->rank);
 	}
-	memcpy(buf + len, tail, tl + 1);
-	return buf;
+	if (buf.oom)
+		goto out;
+	rc = env_add(out, "TF_CONFIG", buf.buf);
+out:
+	strbuf_free(&buf);
+	return rc;
+}
+
+static int add_pytorch(const struct topology *t, const struct fw_input *in, struct env_list *out)
+{
+	char buf[64];
+
+	if (env_add(out, "MASTER_ADDR", in->addr) || env_addl(out, "MASTER_PORT", in->port) ||
+	    env_addl(out, "RANK", t->rank) || env_addl(out, "WORLD_SIZE", t->world_size) ||
+	    env_add(out, "PET_MASTER_ADDR", in->addr) || env_addl(out, "PET_MASTER_PORT", in->port))
+		return -1;
+	if (t->elastic_min > 0) {
+		snprintf(buf, sizeof(buf), "%ld:%ld", t->elastic_min, t->elastic_max);
+		if (env_add(out, "PET_NNODES", buf))
+			return -1;
+	} else if (env_addl(out, "PET_NNODES", t->world_size)) {
+		return -1;
+	}
+	if (env_addl(out, "PET_NODE_RANK", t->rank) || env_add(out, "PET_NPROC_PER_NODE", t->nproc))
+		return -1;
+	if (t->elastic_min > 0) {
+		if (env_add(out, "PET_RDZV_BACKEND", "c10d") ||
+		    env_add(out, "PET_RDZV_ENDPOINT", in->endpoint) ||
+		    env_add(out, "PET_RDZV_ID", t->rdzv_id))
+			return -1;
+		if (t->max_restarts >= 0 && env_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
+			return -1;
+	}
+	return 0;
+}
+
+static int add_jax(const struct topology *t, const struct fw_input *in, struct env_list *out)
+{
+	if (env_add(out, "JAX_COORDINATOR_ADDRESS", in->endpoint) ||
+	    env_addl(out, "JAX_NUM_PROCESSES", t->world_size) ||
+	    env_addl(out, "JAX_PROCESS_ID", t->rank))
+		return -1;
+	return 0;
+}
+
+/* The framework table, in the order variables are injected. */
+static const struct framework {
+	unsigned bit;
+	const char *name;
+	int (*add)(const struct topology *t, const struct fw_input *in, struct env_list *out);
+} frameworks[] = {
+    {FW_PYTORCH, "pytorch", add_pytorch},
+    {FW_TENSORFLOW, "tensorflow", add_tensorflow},
+    {FW_JAX, "jax", add_jax},
+};
+
+int envgen_framework_bit(const char *name, size_t n, unsigned *bit)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(frameworks) / sizeof(frameworks[0]); i++) {
+		if (strlen(frameworks[i].name) == n && memcmp(frameworks[i].name, name, n) == 0) {
+			*bit = frameworks[i].bit;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *envgen_framework_names(void)
+{
+	return "pytorch, tensorflow, jax";
 }
 
 int envgen_build(const struct topology *t, struct env_list *out)
@@ -130,65 +196,29 @@ int envgen_build(const struct topology *t, struct env_list *out)
 int envgen_build_master(const struct topology *t, const char *master_addr, long master_port,
                         struct env_list *out)
 {
-	char addr[512], endpoint[544], buf[64], rdzv_id[330];
-	char *tf = NULL;
-	long port = master_port > 0 ? master_port : t->port;
-	int rc = -1;
+	char addr[512], endpoint[544];
+	struct fw_input in;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
+	in.port = master_port > 0 ? master_port : t->port;
 	if (master_addr != NULL) {
 		if (bounded_printf(addr, sizeof(addr), "%s", master_addr) != 0)
-			goto out;
+			return -1;
 	} else if (envgen_master_addr(t, addr, sizeof(addr)) != 0) {
-		goto out;
+		return -1;
 	}
-	if (bounded_printf(endpoint, sizeof(endpoint), "%s:%ld", addr, port) != 0)
-		goto out;
-
-	if (t->frameworks & FW_PYTORCH) {
-		if (env_add(out, "MASTER_ADDR", addr) || env_addl(out, "MASTER_PORT", port) ||
-		    env_addl(out, "RANK", t->rank) || env_addl(out, "WORLD_SIZE", t->world_size) ||
-		    env_add(out, "PET_MASTER_ADDR", addr) || env_addl(out, "PET_MASTER_PORT", port))
-			goto out;
-		if (t->elastic_min > 0) {
-			snprintf(buf, sizeof(buf), "%ld:%ld", t->elastic_min, t->elastic_max);
-			if (env_add(out, "PET_NNODES", buf))
-				goto out;
-		} else if (env_addl(out, "PET_NNODES", t->world_size)) {
-			goto out;
-		}
-		if (env_addl(out, "PET_NODE_RANK", t->rank) ||
-		    env_add(out, "PET_NPROC_PER_NODE", t->nproc))
-			goto out;
-		if (t->elastic_min > 0) {
-			if (bounded_printf(rdzv_id, sizeof(rdzv_id), "%s-%s", t->ns, t->workload) !=
-			        0 ||
-			    env_add(out, "PET_RDZV_BACKEND", "c10d") ||
-			    env_add(out, "PET_RDZV_ENDPOINT", endpoint) ||
-			    env_add(out, "PET_RDZV_ID", rdzv_id))
-				goto out;
-			if (t->max_restarts >= 0 &&
-			    env_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
-				goto out;
+	if (bounded_printf(endpoint, sizeof(endpoint), "%s:%ld", addr, in.port) != 0)
+		return -1;
+	in.addr = addr;
+	in.endpoint = endpoint;
+	for (i = 0; i < sizeof(frameworks) / sizeof(frameworks[0]); i++) {
+		if ((t->frameworks & frameworks[i].bit) && frameworks[i].add(t, &in, out) != 0) {
+			env_list_free(out);
+			return -1;
 		}
 	}
-	if (t->frameworks & FW_TENSORFLOW) {
-		tf = tf_config(t);
-		if (tf == NULL || env_add(out, "TF_CONFIG", tf))
-			goto out;
-	}
-	if (t->frameworks & FW_JAX) {
-		if (env_add(out, "JAX_COORDINATOR_ADDRESS", endpoint) ||
-		    env_addl(out, "JAX_NUM_PROCESSES", t->world_size) ||
-		    env_addl(out, "JAX_PROCESS_ID", t->rank))
-			goto out;
-	}
-	rc = 0;
-out:
-	free(tf);
-	if (rc != 0)
-		env_list_free(out);
-	return rc;
+	return 0;
 }
 
 void env_list_free(struct env_list *l)

@@ -1019,35 +1019,6 @@ static void status_message(const struct body *b, char *out, size_t outlen)
 	cJSON_Delete(j);
 }
 
-int kube_workload_path(enum workload_kind kind, const char *ns, const char *name, char *out,
-                       size_t outlen, char *err, size_t errlen)
-{
-	const char *fmt;
-
-	if (kind == WORKLOAD_STATEFULSET)
-		fmt = "/apis/apps/v1/namespaces/%s/statefulsets/%s";
-	else if (kind == WORKLOAD_JOB)
-		fmt = "/apis/batch/v1/namespaces/%s/jobs/%s";
-	else {
-		errf(err, errlen, "no workload kind to look up");
-		return -1;
-	}
-	if (!ns || !dns_label_valid(ns)) {
-		errf(err, errlen, "namespace '%.100s' is not a valid namespace name", ns ? ns : "");
-		return -1;
-	}
-	if (!name || !dns_subdomain_valid(name)) {
-		errf(err, errlen, "'%.100s' is not a valid %s name", name ? name : "",
-		     workload_kind_name(kind));
-		return -1;
-	}
-	if (bounded_printf(out, outlen, fmt, ns, name) != 0) {
-		errf(err, errlen, "path too long");
-		return -1;
-	}
-	return 0;
-}
-
 static void describe_failure(const struct kube_client *kc, CURLcode rc, long status,
                              const struct body *b, const char *errbuf, enum workload_kind kind,
                              const char *ns, const char *name, long timeout_ms, char *err,
@@ -1137,7 +1108,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 
 	if (errlen)
 		err[0] = '\0';
-	if (kube_workload_path(kind, ns, name, path, sizeof(path), err, errlen) < 0) {
+	if (workload_api_path(kind, ns, name, path, sizeof(path), err, errlen) < 0) {
 		metrics_lookup(0, 0);
 		return -1;
 	}
@@ -1145,8 +1116,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	 * The owner's uid is part of the key: a workload deleted and created again
 	 * under the same name is another object and never gets the old answer.
 	 */
-	if (bounded_printf(key, sizeof(key), "%c/%s/%s/%.63s",
-	                   kind == WORKLOAD_STATEFULSET ? 'S' : 'J', ns, name, uid) != 0) {
+	if (bounded_printf(key, sizeof(key), "%d/%s/%s/%.63s", (int)kind, ns, name, uid) != 0) {
 		errf(err, errlen, "the look-up key of %s/%s is too long", ns, name);
 		metrics_lookup(0, 0);
 		return -1;
@@ -1184,7 +1154,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 		                 errlen);
 		goto out;
 	}
-	if (kube_parse_workload(kind, b.p ? b.p : "", b.len, &spec, err, errlen) < 0)
+	if (workload_parse(kind, b.p ? b.p : "", b.len, &spec, err, errlen) < 0)
 		goto out;
 	*out = spec;
 	rc_out = 0;
@@ -1200,104 +1170,4 @@ out:
 		       "name", name, "error", err, LOG_END);
 	free(b.p);
 	return rc_out;
-}
-
-/* ---- parsing ---- */
-
-/* A whole number in [0, 2^31-1] at obj.key; absent or null leaves *out. Returns 0 or -1. */
-static int get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
-                     size_t errlen)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
-	    v->valuedouble > 2147483647.0 || floor(v->valuedouble) != v->valuedouble) {
-		errf(err, errlen, "%s is not a whole number from 0 to 2147483647", path);
-		return -1;
-	}
-	*out = (long)v->valuedouble;
-	return 0;
-}
-
-int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
-                        struct workload_spec *out, char *err, size_t errlen)
-{
-	const char *want = workload_kind_name(kind), *end = NULL;
-	const cJSON *k, *spec, *ord, *mode;
-	struct workload_spec s = {-1, -1, -1, -1, 0, "", 0};
-	const char *uid;
-	cJSON *j;
-	int rc = -1;
-
-	if (kind != WORKLOAD_STATEFULSET && kind != WORKLOAD_JOB) {
-		errf(err, errlen, "no workload kind to parse");
-		return -1;
-	}
-	j = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	if (!j) {
-		errf(err, errlen, "the API server's answer for the %s is not JSON", want);
-		return -1;
-	}
-	while (end && end < json + len &&
-	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
-		end++;
-	if (end && end < json + len && *end != '\0') {
-		errf(err, errlen, "the API server's answer for the %s has bytes after the JSON",
-		     want);
-		goto out;
-	}
-	if (!cJSON_IsObject(j)) {
-		errf(err, errlen, "the API server's answer for the %s is not a JSON object", want);
-		goto out;
-	}
-	k = cJSON_GetObjectItemCaseSensitive(j, "kind");
-	if (k && (!cJSON_IsString(k) || strcmp(k->valuestring, want) != 0)) {
-		errf(err, errlen, "expected a %s, got kind %.60s", want,
-		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
-		goto out;
-	}
-	uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(j, "metadata"), "uid"));
-	if (uid != NULL && strlen(uid) < sizeof(s.uid))
-		strcpy(s.uid, uid);
-	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
-	if (spec && !cJSON_IsObject(spec)) {
-		errf(err, errlen, "%s .spec is not an object", want);
-		goto out;
-	}
-	if (kind == WORKLOAD_STATEFULSET) {
-		s.replicas = 1;       /* the API default */
-		s.ordinals_start = 0; /* no .spec.ordinals: start at 0 */
-		if (get_count(spec, "replicas", "StatefulSet .spec.replicas", &s.replicas, err,
-		              errlen) < 0)
-			goto out;
-		ord = cJSON_GetObjectItemCaseSensitive(spec, "ordinals");
-		if (ord && !cJSON_IsNull(ord) && !cJSON_IsObject(ord)) {
-			errf(err, errlen, "StatefulSet .spec.ordinals is not an object");
-			goto out;
-		}
-		if (get_count(ord, "start", "StatefulSet .spec.ordinals.start", &s.ordinals_start,
-		              err, errlen) < 0)
-			goto out;
-	} else {
-		s.parallelism = 1; /* the API default */
-		if (get_count(spec, "completions", "Job .spec.completions", &s.completions, err,
-		              errlen) < 0 ||
-		    get_count(spec, "parallelism", "Job .spec.parallelism", &s.parallelism, err,
-		              errlen) < 0)
-			goto out;
-		mode = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
-		if (mode && !cJSON_IsNull(mode) && !cJSON_IsString(mode)) {
-			errf(err, errlen, "Job .spec.completionMode is not a string");
-			goto out;
-		}
-		s.indexed = cJSON_IsString(mode) && strcmp(mode->valuestring, "Indexed") == 0;
-	}
-	*out = s;
-	rc = 0;
-out:
-	cJSON_Delete(j);
-	return rc;
 }

@@ -44,14 +44,6 @@ struct kube_client_info {
 void kube_client_describe(const struct kube_client *kc, struct kube_client_info *info);
 
 /*
- * The API path of kind/ns/name ("/apis/apps/v1/namespaces/NS/statefulsets/NAME"
- * or ".../batch/v1/.../jobs/NAME") after checking ns is a DNS label and name a
- * DNS subdomain. Returns 0, or -1 with err. Pure; exposed for tests.
- */
-int kube_workload_path(enum workload_kind kind, const char *ns, const char *name, char *out,
-                       size_t outlen, char *err, size_t errlen);
-
-/*
  * GETs the workload (cached for cfg->cache_ttl_ms under kind/ns/name/uid;
  * fresh = 1 skips the cache and replaces its entry). Thread-safe. Returns 0 or
  * -1 with a one-line reason in err. Matches struct workload_lookup's get when
@@ -59,9 +51,5 @@ int kube_workload_path(enum workload_kind kind, const char *ns, const char *name
  */
 int kube_get_workload(void *kc, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen);
-
-/* Pure parsers, exposed for tests. Return 0 or -1 with err. */
-int kube_parse_workload(enum workload_kind kind, const char *json, size_t len,
-                        struct workload_spec *out, char *err, size_t errlen);
 
 #endif

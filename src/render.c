@@ -269,12 +269,13 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct manifest_lookup ml = {{-1, -1, -1, -1, 0, "", 0}};
+	struct manifest_lookup ml;
 	struct workload_lookup lk = {manifest_get, &ml};
 	enum workload_kind wk;
 	const char *service = NULL;
 	long n, start = 0, i;
 
+	workload_spec_init(&ml.spec);
 	if (ns == NULL || ns[0] == '\0')
 		ns = o->namespace ? o->namespace : "default";
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {

@@ -227,25 +227,711 @@ static int spec_is_foreign(const struct workload_spec *ws, const struct workload
 	       strcmp(ws->uid, ref->uid) != 0;
 }
 
-/* 1 when the answer ws would deny the pod at ordinal ord (so a cached one is read again). */
-static int spec_would_deny(enum workload_kind kind, const struct workload_spec *ws, long ann_world,
-                           long ord)
-{
-	long start = 0, world = ann_world;
+/* ---- the resolution, step by step ---- */
 
-	if (kind == WORKLOAD_JOB) {
-		if (!ws->indexed || (ws->completions > 0 && ws->parallelism >= 0 &&
-		                     ws->parallelism < ws->completions))
-			return 1;
-		if (world <= 0)
-			world = ws->completions;
-	} else {
-		if (ws->ordinals_start > 0)
-			start = ws->ordinals_start;
-		if (world <= 0)
-			world = ws->replicas;
+/* What the steps share: the pod's parts, the inputs, and the topology being filled. */
+struct resolve {
+	const cJSON *meta, *spec, *anns, *labels, *owner;
+	const char *ns, *pod_name, *owner_name;
+	const struct config *cfg;
+	const struct workload_lookup *lookup;
+	long ann_world; /* distenv.dev/world-size, -1 when absent */
+	struct topology *t;
+	char *err;
+	size_t errlen;
+};
+
+#define RDENY(...)                                                                                 \
+	do {                                                                                       \
+		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
+		return TOPOLOGY_DENY;                                                              \
+	} while (0)
+
+/* A value the controller writes as a label, an annotation or both: the label first. */
+static const char *pod_mark(const struct resolve *rs, const char *key)
+{
+	const char *v = map_get(rs->labels, key);
+
+	return v != NULL ? v : map_get(rs->anns, key);
+}
+
+/* Reads pod_mark(key) as a whole number in [0, INT_MAX]: 0 absent, 1 set, deny when bad. */
+static enum topology_status mark_long(const struct resolve *rs, const char *key, long *out,
+                                      int *present)
+{
+	const char *v = pod_mark(rs, key);
+
+	*present = v != NULL;
+	if (v != NULL && parse_long(v, 0, INT_MAX, out) != 0)
+		RDENY("%s \"%.32s\" is not a whole number", key, v);
+	return TOPOLOGY_OK;
+}
+
+/*
+ * Fetches the workload through the look-up. A cached answer that would deny
+ * the pod (would_deny, may be NULL), or that belongs to another object of the
+ * same name, is read again before it is believed.
+ */
+static enum topology_status fetch(struct resolve *rs, const struct workload_ref *ref,
+                                  int (*would_deny)(const struct resolve *,
+                                                    const struct workload_spec *),
+                                  struct workload_spec *ws, const char *why)
+{
+	const char *kname = workload_kind_name(ref->kind);
+	char lerr[256];
+	int fresh;
+
+	lerr[0] = '\0';
+	for (fresh = 0; fresh < 2; fresh++) {
+		workload_spec_init(ws);
+		if (rs->lookup->get(rs->lookup->ctx, ref, fresh, ws, lerr, sizeof(lerr)) != 0)
+			RDENY("cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, or "
+			      "check the webhook's access to the API",
+			      kname, rs->ns, ref->name, lerr[0] ? lerr : "look-up failed", why);
+		if (!ws->cached ||
+		    (!spec_is_foreign(ws, ref) && (would_deny == NULL || !would_deny(rs, ws))))
+			break;
 	}
-	return world < 0 || ord - start < 0 || ord - start >= world;
+	if (spec_is_foreign(ws, ref))
+		RDENY("%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names as its "
+		      "owner: the workload was deleted (and perhaps created again); the controller "
+		      "of the new one creates new pods",
+		      kname, rs->ns, ref->name, ws->uid, ref->uid);
+	return TOPOLOGY_OK;
+}
+
+/* The world: the annotation when set, else what the workload says (< 0: not known). */
+static enum topology_status set_world(struct resolve *rs, long from_api)
+{
+	struct topology *t = rs->t;
+
+	if (rs->ann_world > 0)
+		t->world_size = rs->ann_world;
+	else if (from_api >= 0)
+		t->world_size = from_api;
+	else
+		RDENY("the world size of %s %s/%s is not known: set the annotation %s%s",
+		      workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
+		      rs->lookup ? "" : " (look-ups of the workload are turned off)");
+	return TOPOLOGY_OK;
+}
+
+/* -- StatefulSet -- */
+
+static int sts_would_deny(const struct resolve *rs, const struct workload_spec *ws)
+{
+	long start = ws->ordinals_start > 0 ? ws->ordinals_start : 0;
+	long world = rs->ann_world > 0 ? rs->ann_world : ws->replicas;
+
+	return world < 0 || rs->t->rank - start < 0 || rs->t->rank - start >= world;
+}
+
+static enum topology_status place_statefulset(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	struct workload_spec ws;
+	const char *v = map_get(rs->labels, LABEL_POD_INDEX);
+	long ord = -1;
+	enum topology_status rc;
+
+	if (v != NULL) {
+		if (parse_long(v, 0, INT_MAX, &ord) != 0)
+			RDENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
+	} else if (name_ordinal(rs->pod_name, rs->owner_name, &ord) != 0) {
+		RDENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
+		      "the name does not end in -N",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
+		      LABEL_POD_INDEX);
+	}
+	workload_spec_init(&ws);
+	t->rank = ord; /* the ordinal until the start is known */
+	if (rs->lookup != NULL) {
+		struct workload_ref ref = {WORKLOAD_STATEFULSET, rs->ns, rs->owner_name,
+		                           json_str(rs->owner, "uid")};
+		rc = fetch(rs, &ref, sts_would_deny, &ws,
+		           rs->ann_world <= 0 ? "the world size is not known"
+		                              : "the start ordinal is not known");
+		if (rc != TOPOLOGY_OK)
+			return rc;
+		if (ws.ordinals_start > 0)
+			t->start = ws.ordinals_start;
+	}
+	if ((rc = set_world(rs, ws.replicas)) != TOPOLOGY_OK)
+		return rc;
+	t->rank = ord - t->start;
+	if (t->rank < 0)
+		RDENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
+		      t->start, rs->ns, rs->owner_name);
+	return TOPOLOGY_OK;
+}
+
+static int host_statefulset(const struct topology *t, long r, char *out, size_t outlen)
+{
+	return bounded_printf(out, outlen, "%s-%ld", t->workload, t->start + r);
+}
+
+/* -- Indexed Job -- */
+
+static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
+{
+	long world = rs->ann_world > 0 ? rs->ann_world : ws->completions;
+
+	return !ws->indexed ||
+	       (ws->completions > 0 && ws->parallelism >= 0 && ws->parallelism < ws->completions) ||
+	       world < 0 || rs->t->rank >= world;
+}
+
+/* The completion index the Job controller writes on every Indexed Job pod. */
+static enum topology_status completion_index(struct resolve *rs, const char *what, long *idx)
+{
+	const char *v = pod_mark(rs, ANN_JOB_INDEX);
+
+	if (v == NULL)
+		RDENY("pod of %s %s/%s has no completion index: distenv supports only pods of a "
+		      "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
+		      what, rs->ns, rs->owner_name);
+	if (parse_long(v, 0, INT_MAX, idx) != 0)
+		RDENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX, v);
+	return TOPOLOGY_OK;
+}
+
+static enum topology_status place_job(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	struct workload_spec ws;
+	enum topology_status rc;
+
+	if ((rc = completion_index(rs, "Job", &t->rank)) != TOPOLOGY_OK)
+		return rc;
+	workload_spec_init(&ws);
+	if (rs->lookup != NULL) {
+		struct workload_ref ref = {WORKLOAD_JOB, rs->ns, rs->owner_name,
+		                           json_str(rs->owner, "uid")};
+		rc = fetch(rs, &ref, job_would_deny, &ws,
+		           rs->ann_world <= 0
+		               ? "the world size is not known"
+		               : "its completion mode and parallelism cannot be checked");
+		if (rc != TOPOLOGY_OK)
+			return rc;
+		if (!ws.indexed)
+			RDENY("Job %s/%s is not an Indexed Job: distenv supports only pods of a "
+			      "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
+			      rs->ns, rs->owner_name);
+		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
+			RDENY(
+			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "
+			    "can run at once: set parallelism equal to completions",
+			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
+	}
+	return set_world(rs, ws.completions);
+}
+
+static int host_job(const struct topology *t, long r, char *out, size_t outlen)
+{
+	return bounded_printf(out, outlen, "%s-%ld", t->workload, r);
+}
+
+/* -- JobSet: one world across every pod of every replicated Job -- */
+
+static int tf_role(const char *name)
+{
+	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
+	size_t i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (strcmp(name, roles[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Finds the replicated Job called name; NULL when the JobSet has none. */
+static struct topology_rjob *rjob_named(struct topology *t, const char *name)
+{
+	int k;
+
+	for (k = 0; k < t->n_rjobs; k++)
+		if (strcmp(t->rjobs[k].name, name) == 0)
+			return &t->rjobs[k];
+	return NULL;
+}
+
+static int jobset_would_deny(const struct resolve *rs, const struct workload_spec *ws)
+{
+	const char *rjob = pod_mark(rs, JOBSET_RJOB);
+	int k;
+
+	for (k = 0; k < ws->n_rjobs; k++)
+		if (rjob != NULL && strcmp(ws->rjobs[k].name, rjob) == 0)
+			return 0;
+	return 1; /* a replicated Job the (cached) JobSet does not list */
+}
+
+/* The replicated Jobs from the JobSet in the API (look-ups on). */
+static enum topology_status jobset_from_api(struct resolve *rs, struct workload_spec *ws)
+{
+	struct topology *t = rs->t;
+	struct workload_ref ref = {WORKLOAD_JOBSET, rs->ns, t->workload, pod_mark(rs, JOBSET_UID)};
+	enum topology_status rc;
+	long first = 0;
+	int k;
+
+	rc = fetch(rs, &ref, jobset_would_deny, ws, "its replicated Jobs are not known");
+	if (rc != TOPOLOGY_OK)
+		return rc;
+	for (k = 0; k < ws->n_rjobs; k++) {
+		const struct workload_rjob *w = &ws->rjobs[k];
+		struct topology_rjob *r = &t->rjobs[k];
+
+		if (!w->indexed)
+			RDENY(
+			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
+			    "completionMode: Indexed in its template, so that every pod has a rank",
+			    w->name, rs->ns, t->workload);
+		if (w->completions < 1)
+			RDENY(
+			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
+			    "(the pods of each Job)",
+			    w->name, rs->ns, t->workload);
+		if (w->parallelism < w->completions)
+			RDENY("replicated Job %s of JobSet %s/%s has parallelism %ld below "
+			      "completions %ld, so not all ranks can run at once: set parallelism "
+			      "equal to completions",
+			      w->name, rs->ns, t->workload, w->parallelism, w->completions);
+		snprintf(r->name, sizeof(r->name), "%s", w->name);
+		r->jobs = w->replicas;
+		r->pods = w->completions;
+		r->first = first;
+		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
+		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
+			RDENY("JobSet %s/%s has more pods than the world size limit of %ld", rs->ns,
+			      t->workload, rs->cfg->max_world_size);
+	}
+	t->n_rjobs = ws->n_rjobs;
+	if (rs->ann_world > 0 && rs->ann_world != first)
+		RDENY("annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
+		      "every pod of every replicated Job: remove the annotation",
+		      ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
+	t->world_size = first;
+	return TOPOLOGY_OK;
+}
+
+/*
+ * The replicated Jobs from the pod's labels alone (look-ups off): exact only
+ * when the JobSet has one replicated Job and the world size is annotated.
+ */
+static enum topology_status jobset_from_labels(struct resolve *rs, const char *rjob)
+{
+	struct topology *t = rs->t;
+	long reps = -1, global = -1;
+	int have_r, have_g;
+	enum topology_status rc;
+
+	if ((rc = mark_long(rs, JOBSET_RJOB_REPS, &reps, &have_r)) != TOPOLOGY_OK ||
+	    (rc = mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
+		return rc;
+	if (!have_r || !have_g || reps < 1 || global != reps)
+		RDENY("JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
+		      "object tells: turn look-ups on (the webhook needs get on jobsets)",
+		      rs->ns, t->workload);
+	if (rs->ann_world <= 0)
+		RDENY("the world size of JobSet %s/%s is not known: set the annotation %s to "
+		      "all its pods (look-ups of the workload are turned off)",
+		      rs->ns, t->workload, ANN_WORLD_SIZE);
+	if (rs->ann_world % reps != 0)
+		RDENY("annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
+		      ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
+	t->n_rjobs = 1;
+	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
+	t->rjobs[0].jobs = reps;
+	t->rjobs[0].pods = rs->ann_world / reps;
+	t->rjobs[0].first = 0;
+	t->world_size = rs->ann_world;
+	return TOPOLOGY_OK;
+}
+
+/* The rank of pod i of Job j of replicated Job r, or -1 when there is no such pod. */
+static long jobset_rank(const struct topology_rjob *r, long j, long i)
+{
+	if (r == NULL || j < 0 || j >= r->jobs || i < 0 || i >= r->pods)
+		return -1;
+	return r->first + j * r->pods + i;
+}
+
+/* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a rank. */
+static long coordinator_from_label(struct topology *t, const char *v)
+{
+	size_t wl = strlen(t->workload);
+	int k;
+
+	if (strncmp(v, t->workload, wl) != 0 || v[wl] != '-')
+		return -1;
+	for (k = 0; k < t->n_rjobs; k++) {
+		size_t nl = strlen(t->rjobs[k].name);
+		const char *p = v + wl + 1;
+		char *end;
+		long j, i;
+
+		if (strncmp(p, t->rjobs[k].name, nl) != 0 || p[nl] != '-')
+			continue;
+		j = strtol(p + nl + 1, &end, 10);
+		if (*end != '-')
+			continue;
+		i = strtol(end + 1, &end, 10);
+		if (*end != '.' && *end != '\0')
+			continue;
+		return jobset_rank(&t->rjobs[k], j, i);
+	}
+	return -1;
+}
+
+static enum topology_status place_jobset(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *rjob = pod_mark(rs, JOBSET_RJOB), *coord;
+	struct workload_spec ws;
+	long j = -1, idx = -1;
+	int have_j;
+	char want_owner[320];
+	enum topology_status rc;
+
+	if (rjob == NULL || !dns_label_valid(rjob))
+		RDENY("pod of JobSet %s/%s has no valid %s", rs->ns, t->workload, JOBSET_RJOB);
+	if ((rc = mark_long(rs, JOBSET_JOB_INDEX, &j, &have_j)) != TOPOLOGY_OK)
+		return rc;
+	if (!have_j)
+		RDENY("pod of JobSet %s/%s has no %s", rs->ns, t->workload, JOBSET_JOB_INDEX);
+	/* The JobSet controller names each Job <js>-<rjob>-<j>: the labels must agree. */
+	if (bounded_printf(want_owner, sizeof(want_owner), "%s-%s-%ld", t->workload, rjob, j) !=
+	        0 ||
+	    strcmp(want_owner, rs->owner_name) != 0)
+		RDENY("pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
+		      "trust labels its owner contradicts",
+		      rs->ns, rs->owner_name, want_owner);
+	if ((rc = completion_index(rs, "JobSet Job", &idx)) != TOPOLOGY_OK)
+		return rc;
+	workload_spec_init(&ws);
+	rc = rs->lookup != NULL ? jobset_from_api(rs, &ws) : jobset_from_labels(rs, rjob);
+	if (rc != TOPOLOGY_OK)
+		return rc;
+	t->rank = jobset_rank(rjob_named(t, rjob), j, idx);
+	if (t->rank < 0)
+		RDENY(
+		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
+		    "now (re-created or resized?): retry",
+		    idx, j, rjob, rs->ns, t->workload);
+	/* MASTER_ADDR: the JobSet's coordinator when it names one, else rank 0. */
+	if (ws.coordinator[0] != '\0') {
+		t->master_rank = jobset_rank(rjob_named(t, ws.coordinator), ws.coordinator_job,
+		                             ws.coordinator_pod);
+		if (t->master_rank < 0)
+			RDENY(
+			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
+			    "is not one of its pods",
+			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
+			    ws.coordinator_pod);
+	} else if (rs->lookup == NULL && (coord = pod_mark(rs, JOBSET_COORDINATOR)) != NULL) {
+		t->master_rank = coordinator_from_label(t, coord);
+		if (t->master_rank < 0)
+			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
+			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
+	}
+	t->tf_roles = 1;
+	for (int k = 0; k < t->n_rjobs; k++)
+		t->tf_roles &= tf_role(t->rjobs[k].name);
+	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
+		RDENY("the rendezvous id of JobSet %s/%s is too long", rs->ns, t->workload);
+	return TOPOLOGY_OK;
+}
+
+const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
+{
+	int k;
+
+	for (k = 0; k < t->n_rjobs; k++)
+		if (r >= t->rjobs[k].first &&
+		    r < t->rjobs[k].first + t->rjobs[k].jobs * t->rjobs[k].pods)
+			return &t->rjobs[k];
+	return NULL;
+}
+
+static int host_jobset(const struct topology *t, long r, char *out, size_t outlen)
+{
+	const struct topology_rjob *k = topology_rjob_of(t, r);
+
+	if (k == NULL)
+		return -1;
+	return bounded_printf(out, outlen, "%s-%s-%ld-%ld", t->workload, k->name,
+	                      (r - k->first) / k->pods, (r - k->first) % k->pods);
+}
+
+/* -- LeaderWorkerSet: one world per group, the leader is rank 0 -- */
+
+static enum topology_status place_lws(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *size = map_get(rs->anns, LWS_SIZE), *policy;
+	int worker = map_get(rs->anns, LWS_LEADER_NAME) != NULL, have;
+	long g = -1, w = -1, world;
+	char want_owner[320];
+	enum topology_status rc;
+
+	if (size == NULL || parse_long(size, 1, rs->cfg->max_world_size, &world) != 0)
+		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
+		      "between 1 and %ld)",
+		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
+	/* The group index: the LWS webhook's label, else the leader's ordinal or its set's name. */
+	if ((rc = mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
+		return rc;
+	if (!have && !worker)
+		name_ordinal(rs->pod_name, t->workload, &g);
+	if (!have && worker)
+		name_ordinal(rs->owner_name, t->workload, &g);
+	if (g < 0)
+		RDENY("cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
+	if (worker) {
+		const char *v = map_get(rs->labels, LABEL_POD_INDEX);
+		if (v == NULL || parse_long(v, 1, INT_MAX, &w) != 0) {
+			if ((rc = mark_long(rs, LWS_WORKER_INDEX, &w, &have)) != TOPOLOGY_OK)
+				return rc;
+			if (!have)
+				name_ordinal(rs->pod_name, rs->owner_name, &w);
+		}
+		if (w < 1)
+			RDENY("cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
+			      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
+	} else {
+		w = 0;
+		snprintf(want_owner, sizeof(want_owner), "%s", t->workload);
+	}
+	if (strcmp(want_owner, rs->owner_name) != 0)
+		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
+		      "%.64s: distenv does not trust labels its owner contradicts",
+		      rs->ns, rs->owner_name, want_owner);
+	if (rs->ann_world > 0 && rs->ann_world != world)
+		RDENY(
+		    "annotation %s is %ld, but the groups of LeaderWorkerSet %s/%s have %ld pods: "
+		    "remove the annotation",
+		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, world);
+	t->group = g;
+	t->rank = w;
+	t->world_size = world;
+	/* UniquePerReplica: each group's Service is named after its leader. */
+	policy = map_get(rs->anns, LWS_SUBDOMAIN);
+	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
+	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
+		RDENY("the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
+		      rs->ns, t->workload);
+	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
+		RDENY("the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
+		      t->workload);
+	return TOPOLOGY_OK;
+}
+
+static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
+{
+	if (r == 0)
+		return bounded_printf(out, outlen, "%s-%ld", t->workload, t->group);
+	return bounded_printf(out, outlen, "%s-%ld-%ld", t->workload, t->group, r);
+}
+
+/* -- the kind table -- */
+
+/*
+ * How each kind's pods are recognised and placed. The first row whose owner
+ * (kind and API group) and mark match wins, so the rows of kinds built on
+ * StatefulSets and Jobs come before the plain ones.
+ */
+struct kind_row {
+	enum workload_kind kind;
+	const char *owner_kind, *owner_group; /* the pod's controller ownerReference */
+	const char *mark;      /* a label/annotation the kind's controller writes; NULL: none */
+	const char *name_from; /* where the workload's name is: the mark's value, or the owner */
+	enum topology_status (*place)(struct resolve *rs); /* rank, world, start */
+	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
+};
+
+static const struct kind_row kinds[] = {
+    {WORKLOAD_JOBSET, "Job", "batch", JOBSET_NAME, JOBSET_NAME, place_jobset, host_jobset},
+    {WORKLOAD_LWS, "StatefulSet", "apps", LWS_NAME, LWS_NAME, place_lws, host_lws},
+    {WORKLOAD_STATEFULSET, "StatefulSet", "apps", NULL, NULL, place_statefulset, host_statefulset},
+    {WORKLOAD_JOB, "Job", "batch", NULL, NULL, place_job, host_job},
+};
+
+#define SUPPORTED                                                                                  \
+	"distenv supports only pods of a StatefulSet (apps/v1), of an Indexed Job (batch/v1, "     \
+	"completionMode: Indexed), of a JobSet (jobset.x-k8s.io) or of a LeaderWorkerSet "         \
+	"(leaderworkerset.x-k8s.io)"
+
+static const struct kind_row *kind_row_of(enum workload_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].kind == kind)
+			return &kinds[i];
+	return NULL;
+}
+
+/* "apps" of "apps/v1", "" of "v1". */
+static void api_group(const char *api_version, char *out, size_t outlen)
+{
+	const char *slash = api_version ? strchr(api_version, '/') : NULL;
+	size_t n = slash ? (size_t)(slash - api_version) : 0;
+
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, api_version ? api_version : "", n);
+	out[n] = '\0';
+}
+
+/* Step: which row the pod belongs to, and the workload's name. */
+static enum topology_status identify(struct resolve *rs, const struct kind_row **row)
+{
+	const char *kind = json_str(rs->owner, "kind");
+	const char *apiv = json_str(rs->owner, "apiVersion");
+	const char *name;
+	char group[128];
+	size_t i;
+
+	api_group(apiv, group, sizeof(group));
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct kind_row *k = &kinds[i];
+		if (kind == NULL || strcmp(kind, k->owner_kind) != 0 ||
+		    strcmp(group, k->owner_group) != 0 || (k->mark && !pod_mark(rs, k->mark)))
+			continue;
+		*row = k;
+		rs->t->kind = k->kind;
+		name = k->name_from ? pod_mark(rs, k->name_from) : rs->owner_name;
+		if (rs->owner_name == NULL || !dns_subdomain_valid(rs->owner_name))
+			RDENY("the pod's %s owner reference has no valid name", k->owner_kind);
+		if (name == NULL || !dns_subdomain_valid(name))
+			RDENY("the pod's %s name \"%.64s\" is not valid",
+			      workload_kind_name(k->kind), name ? name : "");
+		strcpy(rs->t->workload, name);
+		return TOPOLOGY_OK;
+	}
+	RDENY("pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; " SUPPORTED
+	      ": remove the distenv.dev/inject label from other workloads",
+	      rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
+	      rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
+	      kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "");
+}
+
+/* Step: the distenv.dev/... annotations (a bad value is the user's to fix, whatever the API says).
+ */
+static enum topology_status read_annotations(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const struct config *cfg = rs->cfg;
+	char *err = rs->err;
+	size_t errlen = rs->errlen;
+	const char *v;
+
+	if (ann_long(rs->anns, ANN_WORLD_SIZE, 1, cfg->max_world_size, "a world size",
+	             &rs->ann_world, err, errlen) < 0)
+		return TOPOLOGY_DENY;
+	t->port = cfg->default_port;
+	if (ann_long(rs->anns, ANN_PORT, 1, 65535, "a port number", &t->port, err, errlen) < 0)
+		return TOPOLOGY_DENY;
+	t->frameworks = cfg->default_frameworks;
+	if ((v = map_get(rs->anns, ANN_FRAMEWORKS)) != NULL) {
+		if (config_parse_frameworks(v, &t->frameworks) != 0)
+			RDENY(
+			    "annotation %s: \"%.128s\" is not a comma list of pytorch, tensorflow, "
+			    "jax",
+			    ANN_FRAMEWORKS, v);
+		t->frameworks_asked = t->frameworks;
+	}
+	if ((v = map_get(rs->anns, ANN_ELASTIC)) != NULL) {
+		if (parse_elastic(v, cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
+			RDENY(
+			    "annotation %s: \"%.64s\" is not MIN:MAX with whole numbers between 1 "
+			    "and %ld",
+			    ANN_ELASTIC, v, cfg->max_world_size);
+		if (t->elastic_min > t->elastic_max)
+			RDENY("annotation %s: \"%.64s\" has MIN greater than MAX", ANN_ELASTIC, v);
+	}
+	if (ann_long(rs->anns, ANN_MAX_RESTARTS, 0, 1000000, "a restart count", &t->max_restarts,
+	             err, errlen) < 0)
+		return TOPOLOGY_DENY;
+	if ((v = map_get(rs->anns, ANN_SERVICE)) != NULL && !dns_label_valid(v))
+		RDENY("annotation %s: \"%.64s\" is not a valid Service name", ANN_SERVICE, v);
+	return TOPOLOGY_OK;
+}
+
+/* Step: the headless Service (the pod's subdomain) and the domain every host shares. */
+static enum topology_status resolve_service(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *kname = workload_kind_name(t->kind);
+	const char *subdomain = json_str(rs->spec, "subdomain"), *v;
+
+	if (t->service[0] != '\0') {
+		/* set by the kind (a LeaderWorkerSet group's own Service) */
+	} else if (subdomain != NULL && subdomain[0] != '\0') {
+		if (!dns_label_valid(subdomain))
+			RDENY("spec.subdomain \"%.64s\" is not a valid Service name", subdomain);
+		strcpy(t->service, subdomain);
+	} else if (t->kind == WORKLOAD_STATEFULSET || t->kind == WORKLOAD_LWS) {
+		/* The StatefulSet controller sets spec.subdomain to spec.serviceName. */
+		RDENY(
+		    "pod of StatefulSet %s/%s has no spec.subdomain because the StatefulSet has no "
+		    "spec.serviceName: set spec.serviceName to a headless Service that selects its "
+		    "pods",
+		    rs->ns, rs->owner_name);
+	} else if (t->kind == WORKLOAD_JOBSET) {
+		RDENY("pod of JobSet %s/%s has no spec.subdomain: leave the JobSet's "
+		      "spec.network.enableDNSHostnames on (the default) so that its pods have "
+		      "stable names",
+		      rs->ns, t->workload);
+	} else if ((v = map_get(rs->anns, ANN_SERVICE)) != NULL) {
+		strcpy(t->service, v);
+		t->set_subdomain = 1;
+	} else {
+		RDENY("pod of %s %s/%s has no spec.subdomain: point spec.subdomain (the Job's pod "
+		      "template) at a headless Service, or set the annotation %s",
+		      kname, rs->ns, rs->owner_name, ANN_SERVICE);
+	}
+	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, rs->ns,
+	                   rs->cfg->cluster_domain) != 0)
+		RDENY("the Service address of %s %s/%s is too long", kname, rs->ns, t->workload);
+	return TOPOLOGY_OK;
+}
+
+/* Step: the checks every kind shares, once rank and world are known. */
+static enum topology_status check_world(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *kname = workload_kind_name(t->kind);
+	char host[320];
+	long r;
+
+	if (t->world_size > rs->cfg->max_world_size)
+		RDENY("%s %s/%s has a world size of %ld, above the limit of %ld", kname, rs->ns,
+		      t->workload, t->world_size, rs->cfg->max_world_size);
+	if (t->rank >= t->world_size)
+		RDENY("rank %ld of %s %s/%s is not below the world size %ld: scale the workload "
+		      "and %s together",
+		      t->rank, kname, rs->ns, t->workload, t->world_size, ANN_WORLD_SIZE);
+	if (t->elastic_min > t->world_size)
+		RDENY("annotation %s: MIN %ld is above the world size %ld of %s %s/%s, so torchrun "
+		      "would wait for nodes that never exist: lower MIN or scale the workload",
+		      ANN_ELASTIC, t->elastic_min, t->world_size, kname, rs->ns, t->workload);
+	if (t->rdzv_id[0] == '\0' &&
+	    bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
+		RDENY("the rendezvous id of %s %s/%s is too long", kname, rs->ns, t->workload);
+	/* Every host must be a DNS label: the last one of each replicated Job is the longest. */
+	for (r = t->world_size - 1; r >= 0;) {
+		const struct topology_rjob *k = topology_rjob_of(t, r);
+		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
+			RDENY("%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
+			      rs->ns, t->workload, r);
+		r = k ? k->first - 1 : -1;
+	}
+	return TOPOLOGY_OK;
 }
 
 enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
@@ -253,236 +939,65 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
                                       const struct workload_lookup *lookup, struct topology *t,
                                       char *err, size_t errlen)
 {
-	enum topology_status rc = TOPOLOGY_DENY;
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-	const cJSON *owner;
-	const char *ns, *kind, *owner_name, *pod_name, *v, *subdomain;
-	const char *kname;
-	long ann_world = -1, ord = -1;
-	struct workload_spec ws = {-1, -1, -1, -1, 0, "", 0};
-	int r;
+	struct resolve rsv, *rs = &rsv;
+	const struct kind_row *row = NULL;
+	enum topology_status rc;
+	const char *v;
 
 	memset(t, 0, sizeof(*t));
+	memset(rs, 0, sizeof(*rs));
 	t->rank = -1;
+	t->group = -1;
 	t->max_restarts = -1;
 	err[0] = '\0';
+	rs->t = t;
+	rs->cfg = cfg;
+	rs->lookup = lookup != NULL && lookup->get != NULL ? lookup : NULL;
+	rs->err = err;
+	rs->errlen = errlen;
+	rs->ann_world = -1;
+	rs->meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	rs->spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	rs->anns = cJSON_GetObjectItemCaseSensitive(rs->meta, "annotations");
+	rs->labels = cJSON_GetObjectItemCaseSensitive(rs->meta, "labels");
 
-	if (!cJSON_IsObject(spec))
-		DENY("the object has no pod spec");
-	ns = json_str(meta, "namespace");
-	if (ns == NULL || ns[0] == '\0')
-		ns = req_ns;
-	if (!dns_label_valid(ns))
-		DENY("the request has no valid namespace");
-	strcpy(t->ns, ns);
-	pod_name = json_str(meta, "name");
-	if (pod_name == NULL || pod_name[0] == '\0')
-		pod_name = json_str(meta, "generateName"); /* Job and ReplicaSet pods at CREATE */
+	if (!cJSON_IsObject(rs->spec))
+		RDENY("the object has no pod spec");
+	rs->ns = json_str(rs->meta, "namespace");
+	if (rs->ns == NULL || rs->ns[0] == '\0')
+		rs->ns = req_ns;
+	if (!dns_label_valid(rs->ns))
+		RDENY("the request has no valid namespace");
+	strcpy(t->ns, rs->ns);
+	rs->pod_name = json_str(rs->meta, "name");
+	if (rs->pod_name == NULL || rs->pod_name[0] == '\0')
+		rs->pod_name = json_str(rs->meta, "generateName"); /* Job pods at CREATE */
+	rs->owner = controller_owner(rs->meta);
+	rs->owner_name = json_str(rs->owner, "name");
 
-	owner = controller_owner(meta);
-	kind = json_str(owner, "kind");
-	owner_name = json_str(owner, "name");
-	if (kind != NULL && strcmp(kind, "StatefulSet") == 0)
-		t->kind = WORKLOAD_STATEFULSET;
-	else if (kind != NULL && strcmp(kind, "Job") == 0)
-		t->kind = WORKLOAD_JOB;
-	if (t->kind == WORKLOAD_NONE)
-		DENY("pod %.64s is controlled by %.64s%s%.128s; distenv supports only pods of a "
-		     "StatefulSet or of an Indexed Job (completionMode: Indexed): remove the "
-		     "distenv.dev/inject label from other workloads",
-		     pod_name && *pod_name ? pod_name : "(unnamed)", kind ? kind : "nothing",
-		     owner_name ? " " : "", owner_name ? owner_name : "");
-	kname = workload_kind_name(t->kind);
-	if (owner_name == NULL || !dns_subdomain_valid(owner_name))
-		DENY("the pod's %s owner reference has no valid name", kname);
-	strcpy(t->workload, owner_name);
-
-	/* Annotations first: a bad value is the user's to fix, whatever the API says. */
-	if (ann_long(anns, ANN_WORLD_SIZE, 1, cfg->max_world_size, "a world size", &ann_world, err,
-	             errlen) < 0)
+	if ((rc = identify(rs, &row)) != TOPOLOGY_OK ||
+	    (rc = read_annotations(rs)) != TOPOLOGY_OK || (rc = row->place(rs)) != TOPOLOGY_OK ||
+	    (rc = check_world(rs)) != TOPOLOGY_OK || (rc = resolve_service(rs)) != TOPOLOGY_OK)
 		goto out;
-	t->port = cfg->default_port;
-	if (ann_long(anns, ANN_PORT, 1, 65535, "a port number", &t->port, err, errlen) < 0)
+	if ((rc = resolve_targets(rs->spec, rs->anns, cfg, t, err, errlen)) != TOPOLOGY_OK)
 		goto out;
-	t->frameworks = cfg->default_frameworks;
-	if ((v = map_get(anns, ANN_FRAMEWORKS)) != NULL) {
-		if (config_parse_frameworks(v, &t->frameworks) != 0)
-			DENY(
-			    "annotation %s: \"%.128s\" is not a comma list of pytorch, tensorflow, "
-			    "jax",
-			    ANN_FRAMEWORKS, v);
-		t->frameworks_asked = t->frameworks;
-	}
-	if ((v = map_get(anns, ANN_ELASTIC)) != NULL) {
-		if (parse_elastic(v, cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
-			DENY("annotation %s: \"%.64s\" is not MIN:MAX with whole numbers between 1 "
-			     "and %ld",
-			     ANN_ELASTIC, v, cfg->max_world_size);
-		if (t->elastic_min > t->elastic_max)
-			DENY("annotation %s: \"%.64s\" has MIN greater than MAX", ANN_ELASTIC, v);
-	}
-	if (ann_long(anns, ANN_MAX_RESTARTS, 0, 1000000, "a restart count", &t->max_restarts, err,
-	             errlen) < 0)
-		goto out;
-	if ((v = map_get(anns, ANN_SERVICE)) != NULL && !dns_label_valid(v))
-		DENY("annotation %s: \"%.64s\" is not a valid Service name", ANN_SERVICE, v);
-
-	/* The pod's index within its workload. */
-	if (t->kind == WORKLOAD_STATEFULSET) {
-		v = map_get(labels, LABEL_POD_INDEX);
-		if (v != NULL) {
-			if (parse_long(v, 0, INT_MAX, &ord) != 0)
-				DENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
-		} else if (name_ordinal(pod_name, owner_name, &ord) != 0) {
-			DENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s "
-			     "label "
-			     "and the name does not end in -N",
-			     pod_name ? pod_name : "(unnamed)", ns, owner_name, LABEL_POD_INDEX);
-		}
-	} else {
-		v = map_get(anns, ANN_JOB_INDEX);
-		if (v == NULL)
-			v = map_get(labels, ANN_JOB_INDEX);
-		if (v == NULL)
-			DENY("pod of Job %s/%s has no completion index: distenv supports only "
-			     "pods of a StatefulSet or of an Indexed Job (set "
-			     "spec.completionMode: Indexed)",
-			     ns, owner_name);
-		if (parse_long(v, 0, INT_MAX, &ord) != 0)
-			DENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX,
-			     v);
-	}
-
-	if (lookup != NULL && lookup->get != NULL) {
-		struct workload_ref ref = {t->kind, ns, owner_name, json_str(owner, "uid")};
-		char lerr[256];
-		int fresh, failed = 0;
-
-		lerr[0] = '\0';
-		/*
-		 * A cached answer that would deny the pod, or that belongs to another
-		 * object of the same name, is read again before it is believed.
-		 */
-		for (fresh = 0; fresh < 2; fresh++) {
-			if (lookup->get(lookup->ctx, &ref, fresh, &ws, lerr, sizeof(lerr)) != 0) {
-				failed = 1;
-				break;
-			}
-			if (!ws.cached || (!spec_is_foreign(&ws, &ref) &&
-			                   !spec_would_deny(t->kind, &ws, ann_world, ord)))
-				break;
-		}
-		if (failed)
-			DENY("cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, "
-			     "or check the webhook's access to the API",
-			     kname, ns, owner_name, lerr[0] ? lerr : "look-up failed",
-			     ann_world <= 0 ? "the world size is not known"
-			     : t->kind == WORKLOAD_STATEFULSET
-			         ? "the start ordinal is not known"
-			         : "its completion mode and parallelism cannot be checked");
-		if (spec_is_foreign(&ws, &ref))
-			DENY("%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names "
-			     "as its "
-			     "owner: the workload was deleted (and perhaps created again); the "
-			     "controller of the new one creates new pods",
-			     kname, ns, owner_name, ws.uid, ref.uid);
-		if (t->kind == WORKLOAD_JOB) {
-			if (!ws.indexed)
-				DENY("Job %s/%s is not an Indexed Job: distenv supports only pods "
-				     "of a StatefulSet or of an Indexed Job (set "
-				     "spec.completionMode: Indexed)",
-				     ns, owner_name);
-			if (ws.completions > 0 && ws.parallelism >= 0 &&
-			    ws.parallelism < ws.completions)
-				DENY("Job %s/%s has parallelism %ld below completions %ld, so not "
-				     "all "
-				     "ranks can run at once: set parallelism equal to completions",
-				     ns, owner_name, ws.parallelism, ws.completions);
-		} else if (ws.ordinals_start > 0) {
-			t->start = ws.ordinals_start;
-		}
-	}
-
-	if (ann_world > 0)
-		t->world_size = ann_world;
-	else if (t->kind == WORKLOAD_STATEFULSET && ws.replicas >= 0)
-		t->world_size = ws.replicas;
-	else if (t->kind == WORKLOAD_JOB && ws.completions >= 0)
-		t->world_size = ws.completions;
-	else
-		DENY("the world size of %s %s/%s is not known: set the annotation %s%s", kname, ns,
-		     owner_name, ANN_WORLD_SIZE,
-		     lookup ? "" : " (look-ups of the workload are turned off)");
-	if (t->world_size > cfg->max_world_size)
-		DENY("%s %s/%s has a world size of %ld, above the limit of %ld", kname, ns,
-		     owner_name, t->world_size, cfg->max_world_size);
-
-	if (t->elastic_min > t->world_size)
-		DENY("annotation %s: MIN %ld is above the world size %ld of %s %s/%s, so torchrun "
-		     "would wait for nodes that never exist: lower MIN or scale the workload",
-		     ANN_ELASTIC, t->elastic_min, t->world_size, kname, ns, owner_name);
-	t->rank = ord - t->start;
-	if (t->rank < 0)
-		DENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
-		     t->start, ns, owner_name);
-	if (t->rank >= t->world_size)
-		DENY("rank %ld of %s %s/%s is not below the world size %ld: scale the workload "
-		     "and %s together",
-		     t->rank, kname, ns, owner_name, t->world_size, ANN_WORLD_SIZE);
-
-	subdomain = json_str(spec, "subdomain");
-	if (subdomain != NULL && subdomain[0] != '\0') {
-		if (!dns_label_valid(subdomain))
-			DENY("spec.subdomain \"%.64s\" is not a valid Service name", subdomain);
-		strcpy(t->service, subdomain);
-	} else if ((v = map_get(anns, ANN_SERVICE)) != NULL) {
-		strcpy(t->service, v);
-		t->set_subdomain = 1;
-	} else if (t->kind == WORKLOAD_STATEFULSET) {
-		/* The StatefulSet controller sets spec.subdomain to spec.serviceName. */
-		DENY(
-		    "pod of StatefulSet %s/%s has no spec.subdomain because the StatefulSet has no "
-		    "spec.serviceName: set spec.serviceName to a headless Service that selects its "
-		    "pods",
-		    ns, owner_name);
-	} else {
-		DENY("pod of %s %s/%s has no spec.subdomain: point spec.subdomain (the Job's pod "
-		     "template) at a headless Service, or set the annotation %s",
-		     kname, ns, owner_name, ANN_SERVICE);
-	}
-	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, ns,
-	                   cfg->cluster_domain) != 0)
-		DENY("the Service address of %s %s/%s is too long", kname, ns, owner_name);
-	{
-		char host[320];
-		if (topology_hostname(t, t->world_size - 1, host, sizeof(host)) != 0 ||
-		    !dns_label_valid(host))
-			DENY("%s name %s with ordinal %ld is not a valid DNS hostname", kname,
-			     owner_name, t->start + t->world_size - 1);
-	}
-
-	r = resolve_targets(spec, anns, cfg, t, err, errlen);
-	if (r != TOPOLOGY_OK) {
-		rc = r;
-		goto out;
-	}
-
-	if ((v = map_get(anns, ANN_NPROC)) != NULL) {
+	if ((v = map_get(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
-		if (strcmp(v, "auto") == 0 || strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0)
+		if (strcmp(v, "auto") == 0 || strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0) {
 			strcpy(t->nproc, v);
-		else if (parse_long(v, 1, 4096, &n) == 0)
+		} else if (parse_long(v, 1, 4096, &n) == 0) {
 			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
-		else
-			DENY(
-			    "annotation %s: \"%.32s\" is not a whole number between 1 and 4096 (or "
-			    "auto, gpu, cpu)",
+		} else {
+			snprintf(
+			    err, errlen,
+			    "distenv: annotation %s: \"%.32s\" is not a whole number between 1 "
+			    "and 4096 (or auto, gpu, cpu)",
 			    ANN_NPROC, v);
+			rc = TOPOLOGY_DENY;
+			goto out;
+		}
 	} else {
-		long g = max_gpu_limit(t, spec, cfg);
+		long g = max_gpu_limit(t, rs->spec, cfg);
 		snprintf(t->nproc, sizeof(t->nproc), "%ld", g > 0 ? g : 1);
 	}
 	rc = TOPOLOGY_OK;
@@ -506,5 +1021,10 @@ void topology_free(struct topology *t)
 
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
-	return bounded_printf(out, outlen, "%s-%ld", t->workload, t->start + r);
+	const struct kind_row *row = kind_row_of(t->kind);
+
+	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1) ||
+	    row->hostname(t, r, out, outlen) != 0)
+		return -1;
+	return (int)strlen(out);
 }

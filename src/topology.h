@@ -27,29 +27,58 @@
 #define LABEL_POD_INDEX  "apps.kubernetes.io/pod-index"
 #define ANN_JOB_INDEX    "batch.kubernetes.io/job-completion-index"
 
+/* What the JobSet and LeaderWorkerSet controllers write on their pods. */
+#define JOBSET_NAME        "jobset.sigs.k8s.io/jobset-name"
+#define JOBSET_UID         "jobset.sigs.k8s.io/jobset-uid"
+#define JOBSET_RJOB        "jobset.sigs.k8s.io/replicatedjob-name"
+#define JOBSET_RJOB_REPS   "jobset.sigs.k8s.io/replicatedjob-replicas"
+#define JOBSET_GLOBAL_REPS "jobset.sigs.k8s.io/global-replicas"
+#define JOBSET_JOB_INDEX   "jobset.sigs.k8s.io/job-index"
+#define JOBSET_COORDINATOR "jobset.sigs.k8s.io/coordinator"
+#define LWS_NAME           "leaderworkerset.sigs.k8s.io/name"
+#define LWS_GROUP_INDEX    "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_WORKER_INDEX   "leaderworkerset.sigs.k8s.io/worker-index"
+#define LWS_SIZE           "leaderworkerset.sigs.k8s.io/size"
+#define LWS_LEADER_NAME    "leaderworkerset.sigs.k8s.io/leader-name"
+#define LWS_SUBDOMAIN      "leaderworkerset.sigs.k8s.io/subdomainPolicy"
+
 /* A container to inject into: index into spec.containers, or spec.initContainers when init. */
 struct topology_target {
 	int init;
 	int index;
 };
 
+/* A JobSet's replicated Job as the topology sees it: its ranks are [first, first + jobs * pods). */
+struct topology_rjob {
+	char name[64];
+	long jobs; /* replicas */
+	long pods; /* completions of each Job */
+	long first;
+};
+
 struct topology {
 	enum workload_kind kind;
 	char ns[64];
-	char workload[254]; /* StatefulSet or Job name */
+	char workload[254]; /* the StatefulSet, Job, JobSet or LeaderWorkerSet name */
 	char service[64];   /* headless Service: the pod's subdomain */
 	int set_subdomain;  /* 1: spec.subdomain is absent and must be set to service */
 	long rank;
 	long world_size;
-	long start; /* StatefulSet start ordinal; 0 for Jobs */
+	long start;       /* StatefulSet start ordinal; 0 for the other kinds */
+	long group;       /* LeaderWorkerSet group index; -1 for the other kinds */
+	long master_rank; /* the rank whose host is MASTER_ADDR (a JobSet's coordinator), else 0 */
 	long port;
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
 	unsigned frameworks;       /* FW_* */
 	unsigned frameworks_asked; /* FW_* named by the pod's annotation; 0 when defaulted */
 	long elastic_min;          /* 0 when not elastic */
 	long elastic_max;
-	long max_restarts;               /* -1 when not annotated */
-	char domain[384];                /* ".<service>.<ns>.svc.<clusterDomain>" */
+	long max_restarts; /* -1 when not annotated */
+	char rdzv_id[330]; /* PET_RDZV_ID: one per world */
+	char domain[384];  /* ".<service>.<ns>.svc.<clusterDomain>" */
+	int n_rjobs;       /* JobSet: its replicated Jobs in spec order; 0 otherwise */
+	struct topology_rjob rjobs[WORKLOAD_MAX_RJOBS];
+	int tf_roles;                    /* 1: TF_CONFIG lists the replicated Jobs as roles */
 	struct topology_target *targets; /* malloc'd */
 	int n_targets;
 };
@@ -78,8 +107,15 @@ const char *topology_target_array(const struct topology_target *tg);
 /* The container object of target tg in pod_spec, or NULL. */
 const cJSON *topology_target_container(const cJSON *pod_spec, const struct topology_target *tg);
 
-/* Writes the hostname of rank r ("<workload>-<start+r>") into out. Returns 0 or -1 if too long. */
+/*
+ * Writes the hostname of rank r into out (as its controller names the pod:
+ * "<sts>-<start+r>", "<job>-<r>", "<js>-<rjob>-<j>-<i>", "<lws>-<g>[-<r>]").
+ * Returns its length, or -1 when r is out of range or it does not fit.
+ */
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen);
+
+/* The replicated Job of a JobSet that rank r belongs to, or NULL for other kinds. */
+const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
 
 /* Returns a pointer to the string value of an object's string member, or NULL. */
 const char *json_str(const cJSON *obj, const char *key);

@@ -1,18 +1,330 @@
 /*
- * Names of workload kinds, as the Kubernetes API spells them. Static strings;
- * nothing is allocated.
+ * The workload-kind table: names, API paths and the readers of the API
+ * server's answers. Pure; the readers allocate only a cJSON tree they free
+ * before returning.
  */
 #include "workload.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "util.h"
+
+static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
+                             size_t errlen);
+static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,
+                     size_t errlen);
+static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
+                        size_t errlen);
+
+/* Indexed by enum workload_kind. A LeaderWorkerSet is never fetched: its pods say it all. */
+static const struct workload_api rows[WORKLOAD_KIND_COUNT] = {
+    [WORKLOAD_STATEFULSET] = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
+    [WORKLOAD_JOB] = {"Job", "batch", "batch/v1", "jobs", parse_job},
+    [WORKLOAD_JOBSET] = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets",
+                         parse_jobset},
+    [WORKLOAD_LWS] = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1",
+                      NULL, NULL},
+};
+
+const struct workload_api *workload_api_of(enum workload_kind kind)
+{
+	if ((unsigned)kind >= WORKLOAD_KIND_COUNT || rows[kind].kind == NULL)
+		return NULL;
+	return &rows[kind];
+}
+
 const char *workload_kind_name(enum workload_kind kind)
 {
-	switch (kind) {
-	case WORKLOAD_STATEFULSET:
-		return "StatefulSet";
-	case WORKLOAD_JOB:
-		return "Job";
-	case WORKLOAD_NONE:
-		break;
+	const struct workload_api *a = workload_api_of(kind);
+
+	return a ? a->kind : "none";
+}
+
+void workload_spec_init(struct workload_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->replicas = spec->ordinals_start = spec->completions = spec->parallelism = -1;
+	spec->coordinator_job = spec->coordinator_pod = -1;
+}
+
+int workload_api_path(enum workload_kind kind, const char *ns, const char *name, char *out,
+                      size_t outlen, char *err, size_t errlen)
+{
+	const struct workload_api *a = workload_api_of(kind);
+
+	if (a == NULL || a->resource == NULL) {
+		errf(err, errlen, "no workload kind to look up");
+		return -1;
 	}
-	return "none";
+	if (!ns || !dns_label_valid(ns)) {
+		errf(err, errlen, "namespace '%.100s' is not a valid namespace name", ns ? ns : "");
+		return -1;
+	}
+	if (!name || !dns_subdomain_valid(name)) {
+		errf(err, errlen, "'%.100s' is not a valid %s name", name ? name : "", a->kind);
+		return -1;
+	}
+	if (bounded_printf(out, outlen, "/apis/%s/namespaces/%s/%s/%s", a->api_version, ns,
+	                   a->resource, name) != 0) {
+		errf(err, errlen, "path too long");
+		return -1;
+	}
+	return 0;
+}
+
+/* A whole number in [0, 2^31-1] at obj.key; absent or null leaves *out. Returns 0 or -1. */
+static int get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
+                     size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+	    v->valuedouble > 2147483647.0 || floor(v->valuedouble) != v->valuedouble) {
+		errf(err, errlen, "%s is not a whole number from 0 to 2147483647", path);
+		return -1;
+	}
+	*out = (long)v->valuedouble;
+	return 0;
+}
+
+/* An optional object member: NULL when absent or null, err when of another type. */
+static int get_object(const cJSON *obj, const char *key, const char *path, const cJSON **out,
+                      char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsObject(v)) {
+		errf(err, errlen, "%s is not an object", path);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* An optional string member copied into out (outlen bytes); err when not a string or too long. */
+static int get_string(const cJSON *obj, const char *key, const char *path, char *out, size_t outlen,
+                      char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= outlen) {
+		errf(err, errlen, "%s is not a string of at most %zu characters", path, outlen - 1);
+		return -1;
+	}
+	strcpy(out, v->valuestring);
+	return 0;
+}
+
+/*
+ * Parses json as one object of kind want: the whole input, nothing after it.
+ * Returns the tree (caller deletes) with *spec pointing at its .spec (or NULL),
+ * and the metadata.uid copied into out; NULL with err.
+ */
+static cJSON *parse_object(const char *json, size_t len, const char *want,
+                           struct workload_spec *out, const cJSON **spec, char *err, size_t errlen)
+{
+	const char *end = NULL, *uid;
+	const cJSON *k;
+	cJSON *j;
+
+	j = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	if (!j) {
+		errf(err, errlen, "the API server's answer for the %s is not JSON", want);
+		return NULL;
+	}
+	while (end && end < json + len &&
+	       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
+		end++;
+	if (end && end < json + len && *end != '\0') {
+		errf(err, errlen, "the API server's answer for the %s has bytes after the JSON",
+		     want);
+		goto fail;
+	}
+	if (!cJSON_IsObject(j)) {
+		errf(err, errlen, "the API server's answer for the %s is not a JSON object", want);
+		goto fail;
+	}
+	k = cJSON_GetObjectItemCaseSensitive(j, "kind");
+	if (k && (!cJSON_IsString(k) || strcmp(k->valuestring, want) != 0)) {
+		errf(err, errlen, "expected a %s, got kind %.60s", want,
+		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
+		goto fail;
+	}
+	uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "metadata"), "uid"));
+	if (uid != NULL && strlen(uid) < sizeof(out->uid))
+		strcpy(out->uid, uid);
+	*spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	if (*spec && !cJSON_IsObject(*spec)) {
+		errf(err, errlen, "%s .spec is not an object", want);
+		goto fail;
+	}
+	return j;
+fail:
+	cJSON_Delete(j);
+	return NULL;
+}
+
+/* completions, parallelism and completionMode of a Job spec (path names it in errors). */
+static int read_job_spec(const cJSON *spec, const char *path, long *completions, long *parallelism,
+                         int *indexed, char *err, size_t errlen)
+{
+	char where[160];
+	const cJSON *mode;
+
+	*parallelism = 1; /* the API default */
+	snprintf(where, sizeof(where), "%s.completions", path);
+	if (get_count(spec, "completions", where, completions, err, errlen) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "%s.parallelism", path);
+	if (get_count(spec, "parallelism", where, parallelism, err, errlen) < 0)
+		return -1;
+	mode = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
+	if (mode && !cJSON_IsNull(mode) && !cJSON_IsString(mode)) {
+		errf(err, errlen, "%s.completionMode is not a string", path);
+		return -1;
+	}
+	*indexed = cJSON_IsString(mode) && strcmp(mode->valuestring, "Indexed") == 0;
+	return 0;
+}
+
+static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
+                             size_t errlen)
+{
+	struct workload_spec s;
+	const cJSON *spec, *ord;
+	cJSON *j;
+	int rc = -1;
+
+	workload_spec_init(&s);
+	if ((j = parse_object(json, len, "StatefulSet", &s, &spec, err, errlen)) == NULL)
+		return -1;
+	s.replicas = 1;       /* the API default */
+	s.ordinals_start = 0; /* no .spec.ordinals: start at 0 */
+	if (get_count(spec, "replicas", "StatefulSet .spec.replicas", &s.replicas, err, errlen) <
+	        0 ||
+	    get_object(spec, "ordinals", "StatefulSet .spec.ordinals", &ord, err, errlen) < 0 ||
+	    get_count(ord, "start", "StatefulSet .spec.ordinals.start", &s.ordinals_start, err,
+	              errlen) < 0)
+		goto out;
+	*out = s;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,
+                     size_t errlen)
+{
+	struct workload_spec s;
+	const cJSON *spec;
+	cJSON *j;
+	int rc = -1;
+
+	workload_spec_init(&s);
+	if ((j = parse_object(json, len, "Job", &s, &spec, err, errlen)) == NULL)
+		return -1;
+	if (read_job_spec(spec, "Job .spec", &s.completions, &s.parallelism, &s.indexed, err,
+	                  errlen) < 0)
+		goto out;
+	*out = s;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
+                        size_t errlen)
+{
+	struct workload_spec s;
+	const cJSON *spec, *rjobs, *rj, *coord, *net;
+	cJSON *j;
+	int rc = -1;
+
+	workload_spec_init(&s);
+	if ((j = parse_object(json, len, "JobSet", &s, &spec, err, errlen)) == NULL)
+		return -1;
+	rjobs = cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs");
+	if (!cJSON_IsArray(rjobs) || cJSON_GetArraySize(rjobs) == 0) {
+		errf(err, errlen, "JobSet .spec.replicatedJobs is not a non-empty list");
+		goto out;
+	}
+	if (cJSON_GetArraySize(rjobs) > WORKLOAD_MAX_RJOBS) {
+		errf(err, errlen, "JobSet has %d replicated Jobs, more than distenv's limit of %d",
+		     cJSON_GetArraySize(rjobs), WORKLOAD_MAX_RJOBS);
+		goto out;
+	}
+	cJSON_ArrayForEach(rj, rjobs)
+	{
+		struct workload_rjob *r = &s.rjobs[s.n_rjobs];
+		const cJSON *tmpl, *jspec;
+		char path[160];
+
+		snprintf(path, sizeof(path), "JobSet .spec.replicatedJobs[%d]", s.n_rjobs);
+		r->replicas = 1; /* the API default */
+		if (!cJSON_IsObject(rj) ||
+		    get_string(rj, "name", path, r->name, sizeof(r->name), err, errlen) < 0 ||
+		    get_count(rj, "replicas", path, &r->replicas, err, errlen) < 0 ||
+		    get_object(rj, "template", path, &tmpl, err, errlen) < 0 ||
+		    get_object(tmpl, "spec", path, &jspec, err, errlen) < 0) {
+			if (!cJSON_IsObject(rj))
+				errf(err, errlen, "%s is not an object", path);
+			goto out;
+		}
+		if (r->name[0] == '\0') {
+			errf(err, errlen, "%s has no name", path);
+			goto out;
+		}
+		strncat(path, ".template.spec", sizeof(path) - strlen(path) - 1);
+		if (read_job_spec(jspec, path, &r->completions, &r->parallelism, &r->indexed, err,
+		                  errlen) < 0)
+			goto out;
+		s.n_rjobs++;
+	}
+	if (get_object(spec, "coordinator", "JobSet .spec.coordinator", &coord, err, errlen) < 0 ||
+	    get_string(coord, "replicatedJob", "JobSet .spec.coordinator.replicatedJob",
+	               s.coordinator, sizeof(s.coordinator), err, errlen) < 0)
+		goto out;
+	if (coord != NULL) {
+		s.coordinator_job = s.coordinator_pod = 0;
+		if (get_count(coord, "jobIndex", "JobSet .spec.coordinator.jobIndex",
+		              &s.coordinator_job, err, errlen) < 0 ||
+		    get_count(coord, "podIndex", "JobSet .spec.coordinator.podIndex",
+		              &s.coordinator_pod, err, errlen) < 0)
+			goto out;
+	}
+	if (get_object(spec, "network", "JobSet .spec.network", &net, err, errlen) < 0 ||
+	    get_string(net, "subdomain", "JobSet .spec.network.subdomain", s.subdomain,
+	               sizeof(s.subdomain), err, errlen) < 0)
+		goto out;
+	*out = s;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+int workload_parse(enum workload_kind kind, const char *json, size_t len, struct workload_spec *out,
+                   char *err, size_t errlen)
+{
+	const struct workload_api *a = workload_api_of(kind);
+
+	if (a == NULL || a->parse == NULL) {
+		errf(err, errlen, "no workload kind to parse");
+		return -1;
+	}
+	return a->parse(json, len, out, err, errlen);
 }

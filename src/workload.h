@@ -1,13 +1,35 @@
 /*
- * What the core needs to know about the owning workload, and the callback the
- * shell provides to fetch it from the Kubernetes API. Plain data, no ownership.
+ * The workload kinds distenv knows, as one table: how the API names each kind
+ * (kind, group, the path to GET it), and how to read the API server's answer
+ * into the plain data the core needs. The callback the shell provides to fetch
+ * an object is declared here too. Plain data and pure functions; nothing is
+ * allocated that outlives a call.
  */
 #ifndef DISTENV_WORKLOAD_H
 #define DISTENV_WORKLOAD_H
 
 #include <stddef.h>
 
-enum workload_kind { WORKLOAD_NONE = 0, WORKLOAD_STATEFULSET, WORKLOAD_JOB };
+enum workload_kind {
+	WORKLOAD_NONE = 0,
+	WORKLOAD_STATEFULSET,
+	WORKLOAD_JOB,
+	WORKLOAD_JOBSET,
+	WORKLOAD_LWS,
+	WORKLOAD_KIND_COUNT
+};
+
+/* The replicated Jobs a JobSet may have and distenv reads (JobSets rarely have more than 5). */
+#define WORKLOAD_MAX_RJOBS 16
+
+/* One replicated Job of a JobSet: replicas Jobs, each of pods Indexed pods. */
+struct workload_rjob {
+	char name[64];
+	long replicas;
+	long completions; /* -1 when unset */
+	long parallelism; /* API default 1 */
+	int indexed;
+};
 
 /* Fields are -1 when the object does not set them. */
 struct workload_spec {
@@ -18,14 +40,23 @@ struct workload_spec {
 	int indexed;         /* Job .spec.completionMode == Indexed */
 	char uid[64];        /* .metadata.uid; "" when the answer has none */
 	int cached;          /* 1: the answer came from a cache, not a fresh read */
+	/* JobSet */
+	int n_rjobs;
+	struct workload_rjob rjobs[WORKLOAD_MAX_RJOBS];
+	char coordinator[64]; /* spec.coordinator.replicatedJob; "" when none */
+	long coordinator_job, coordinator_pod;
+	char subdomain[64]; /* spec.network.subdomain; "" when unset */
 };
+
+/* spec with every field "not set". */
+void workload_spec_init(struct workload_spec *spec);
 
 /* The object a pod names as its controller: kind, namespace, name and uid. */
 struct workload_ref {
 	enum workload_kind kind;
 	const char *ns;
 	const char *name;
-	const char *uid; /* the ownerReference's uid; NULL or "" when the pod has none */
+	const char *uid; /* the owner's uid; NULL or "" when the pod does not say */
 };
 
 /*
@@ -42,7 +73,33 @@ struct workload_lookup {
 	void *ctx;
 };
 
-/* "StatefulSet", "Job" or "none". */
+/* How the Kubernetes API names and serves one kind. */
+struct workload_api {
+	const char *kind;        /* "StatefulSet" */
+	const char *group;       /* "apps"; "" for the core group */
+	const char *api_version; /* "apps/v1" */
+	const char *resource;    /* "statefulsets"; NULL when distenv never GETs the kind */
+	/* Reads the API server's JSON answer. Returns 0 or -1 with err. */
+	int (*parse)(const char *json, size_t len, struct workload_spec *out, char *err,
+	             size_t errlen);
+};
+
+/* The row of kind, or NULL for WORKLOAD_NONE and out-of-range values. */
+const struct workload_api *workload_api_of(enum workload_kind kind);
+
+/* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" or "none". */
 const char *workload_kind_name(enum workload_kind kind);
+
+/*
+ * The API path of ref's object ("/apis/apps/v1/namespaces/NS/statefulsets/NAME")
+ * after checking ns is a DNS label and name a DNS subdomain. Returns 0, or -1
+ * with err (also for a kind distenv never GETs).
+ */
+int workload_api_path(enum workload_kind kind, const char *ns, const char *name, char *out,
+                      size_t outlen, char *err, size_t errlen);
+
+/* Reads the API server's answer for kind. Returns 0 or -1 with err. Pure. */
+int workload_parse(enum workload_kind kind, const char *json, size_t len, struct workload_spec *out,
+                   char *err, size_t errlen);
 
 #endif

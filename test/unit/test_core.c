@@ -69,25 +69,26 @@ static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
 	return 0;
 }
 
-static const struct lookup_answer STS4 = {0, {4, -1, -1, -1, 0, "", 0}, NULL};
-static const struct lookup_answer STS3_START1 = {0, {3, 1, -1, -1, 0, "", 0}, NULL};
-static const struct lookup_answer JOB3 = {0, {-1, -1, 3, 3, 1, "", 0}, NULL};
-static const struct lookup_answer JOB3_PAR2 = {0, {-1, -1, 3, 2, 1, "", 0}, NULL};
-static const struct lookup_answer JOB_NONINDEXED = {0, {-1, -1, 3, 3, 0, "", 0}, NULL};
-static const struct lookup_answer FAILS = {1, {-1, -1, -1, -1, 0, "", 0}, NULL};
+static const struct lookup_answer STS4 = {0, WSPEC(4, -1, -1, -1, 0, ""), NULL};
+static const struct lookup_answer STS3_START1 = {0, WSPEC(3, 1, -1, -1, 0, ""), NULL};
+static const struct lookup_answer JOB3 = {0, WSPEC(-1, -1, 3, 3, 1, ""), NULL};
+static const struct lookup_answer JOB3_PAR2 = {0, WSPEC(-1, -1, 3, 2, 1, ""), NULL};
+static const struct lookup_answer JOB_NONINDEXED = {0, WSPEC(-1, -1, 3, 3, 0, ""), NULL};
+static const struct lookup_answer FAILS = {1, WSPEC(-1, -1, -1, -1, 0, ""), NULL};
 
-static const struct workload_spec STS4_FRESH = {4, -1, -1, -1, 0, "u-ddp", 0};
-static const struct workload_spec STS2_OLD_UID = {2, -1, -1, -1, 0, "u-old", 0};
+static const struct workload_spec STS4_FRESH = WSPEC(4, -1, -1, -1, 0, "u-ddp");
+static const struct workload_spec STS2_OLD_UID = WSPEC(2, -1, -1, -1, 0, "u-old");
 /* cached: 2 replicas (scaled up since), or the same name's deleted object */
-static const struct lookup_answer STS2_CACHED = {0, {2, -1, -1, -1, 0, "u-ddp", 0}, &STS4_FRESH};
-static const struct lookup_answer STS_OTHER_UID_CACHED = {
-    0, {2, -1, -1, -1, 0, "u-old", 0}, &STS4_FRESH};
-static const struct lookup_answer STS_OTHER_UID = {
-    0, {2, -1, -1, -1, 0, "u-old", 0}, &STS2_OLD_UID};
-static const struct workload_spec STS2_FRESH = {2, -1, -1, -1, 0, "u-ddp", 0};
-static const struct lookup_answer STS2_STILL = {0, {2, -1, -1, -1, 0, "u-ddp", 0}, &STS2_FRESH};
-static const struct workload_spec JOB4_FRESH = {-1, -1, 4, 4, 1, "u-train", 0};
-static const struct lookup_answer JOB2_RECREATED = {0, {-1, -1, 2, 2, 1, "u-old", 0}, &JOB4_FRESH};
+static const struct lookup_answer STS2_CACHED = {0, WSPEC(2, -1, -1, -1, 0, "u-ddp"), &STS4_FRESH};
+static const struct lookup_answer STS_OTHER_UID_CACHED = {0, WSPEC(2, -1, -1, -1, 0, "u-old"),
+                                                          &STS4_FRESH};
+static const struct lookup_answer STS_OTHER_UID = {0, WSPEC(2, -1, -1, -1, 0, "u-old"),
+                                                   &STS2_OLD_UID};
+static const struct workload_spec STS2_FRESH = WSPEC(2, -1, -1, -1, 0, "u-ddp");
+static const struct lookup_answer STS2_STILL = {0, WSPEC(2, -1, -1, -1, 0, "u-ddp"), &STS2_FRESH};
+static const struct workload_spec JOB4_FRESH = WSPEC(-1, -1, 4, 4, 1, "u-train");
+static const struct lookup_answer JOB2_RECREATED = {0, WSPEC(-1, -1, 2, 2, 1, "u-old"),
+                                                    &JOB4_FRESH};
 
 #define A_ "ddp-0.ddp.ml.svc.cluster.local"
 #define J_ "train-0.train.default.svc.cluster.local"
@@ -110,7 +111,8 @@ static const struct {
     {"sts multi-digit ordinal from the name, dashed name",
      "{'metadata':{'name':'my-big-job-12','namespace':'ml','labels':{" LABEL "},"
      "'annotations':{'distenv.dev/world-size':'16'},'ownerReferences':[{'kind':'StatefulSet',"
-     "'name':'my-big-job','controller':true}]},'spec':{'subdomain':'svc-a'," CTR "}}",
+     "'apiVersion':'apps/v1','name':'my-big-job','controller':true}]},'spec':{'subdomain':"
+     "'svc-a'," CTR "}}",
      "ml", NULL, "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n",
      NULL},
     {"cached world too small: read again, the new size wins", STS_POD("3", "", ""), "ml",
@@ -164,8 +166,23 @@ static const struct {
      "{'metadata':{'name':'web-abc','namespace':'ml','labels':{" LABEL "},'ownerReferences':[{"
      "'kind':'ReplicaSet','name':'web-5d4','controller':true}]},'spec':{" CTR "}}",
      "ml", NULL, NULL,
-     "controlled by ReplicaSet web-5d4; distenv supports only pods of a "
-     "StatefulSet or of an Indexed Job"},
+     "controlled by ReplicaSet web-5d4 (no apiVersion); distenv supports only pods of a "
+     "StatefulSet (apps/v1), of an Indexed Job (batch/v1, completionMode: Indexed), of a JobSet "
+     "(jobset.x-k8s.io) or of a LeaderWorkerSet"},
+    {"a StatefulSet of another API group is not apps/v1's",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'distenv.dev/world-size':'2'},'ownerReferences':[{'apiVersion':'apps.kruise.io/v1beta1',"
+     "'kind':'StatefulSet','name':'ddp','uid':'u-k','controller':true}]},'spec':{'subdomain':"
+     "'ddp'," CTR "}}",
+     "ml", &STS4, NULL,
+     "controlled by StatefulSet ddp (apps.kruise.io/v1beta1); distenv supports only pods of a "
+     "StatefulSet (apps/v1)"},
+    {"a Job of another API group",
+     "{'metadata':{'generateName':'t-0-','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'batch.kubernetes.io/job-completion-index':'0'},'ownerReferences':[{'apiVersion':"
+     "'example.com/v1','kind':'Job','name':'t','controller':true}]},'spec':{'subdomain':'t'," CTR
+     "}}",
+     "ml", &JOB3, NULL, "controlled by Job t (example.com/v1)"},
     {"bare pod refused", "{'metadata':{'name':'p','labels':{" LABEL "}},'spec':{" CTR "}}", "ml",
      NULL, NULL, "controlled by nothing"},
     {"port annotation", STS_POD("0", "'distenv.dev/world-size':'2','distenv.dev/port':'23456'", ""),
@@ -354,7 +371,7 @@ static const struct {
 static void test_patches(void)
 {
 	struct config cfg;
-	struct lookup_answer two = {0, {2, 0, 2, 2, 1, "", 0}, NULL};
+	struct lookup_answer two = {0, WSPEC(2, 0, 2, 2, 1, ""), NULL};
 	struct workload_lookup lk = {table_get, &two};
 	size_t i;
 

@@ -52,144 +52,64 @@ static const struct {
 	struct workload_spec want;
 	const char *err_has;
 } parse_cases[] = {
-    {"sts full",
-     STS,
-     "{\"kind\":\"StatefulSet\",\"spec\":{\"replicas\":3,\"ordinals\":{\"start\":5}}}",
-     0,
-     {3, 5, -1, -1, 0, "", 0},
+    {"sts full", STS,
+     "{\"kind\":\"StatefulSet\",\"spec\":{\"replicas\":3,\"ordinals\":{\"start\":5}}}", 0,
+     WSPEC(3, 5, -1, -1, 0, ""), NULL},
+    {"sts defaults", STS, "{\"kind\":\"StatefulSet\",\"spec\":{}}", 0, WSPEC(1, 0, -1, -1, 0, ""),
      NULL},
-    {"sts defaults",
-     STS,
-     "{\"kind\":\"StatefulSet\",\"spec\":{}}",
-     0,
-     {1, 0, -1, -1, 0, "", 0},
-     NULL},
-    {"sts no spec", STS, "{\"kind\":\"StatefulSet\"}", 0, {1, 0, -1, -1, 0, "", 0}, NULL},
-    {"sts no kind", STS, "{\"spec\":{\"replicas\":2}}", 0, {2, 0, -1, -1, 0, "", 0}, NULL},
-    {"sts scaled to zero", STS, "{\"spec\":{\"replicas\":0}}", 0, {0, 0, -1, -1, 0, "", 0}, NULL},
-    {"sts null replicas",
-     STS,
-     "{\"spec\":{\"replicas\":null,\"ordinals\":null}}",
-     0,
-     {1, 0, -1, -1, 0, "", 0},
-     NULL},
-    {"sts ordinals without start",
-     STS,
-     "{\"spec\":{\"ordinals\":{}}}",
-     0,
-     {1, 0, -1, -1, 0, "", 0},
-     NULL},
-    {"sts whitespace around",
-     STS,
-     "  \n{\"spec\":{\"replicas\":7}}\n ",
-     0,
-     {7, 0, -1, -1, 0, "", 0},
-     NULL},
-    {"sts replicas string",
-     STS,
-     "{\"spec\":{\"replicas\":\"3\"}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts no spec", STS, "{\"kind\":\"StatefulSet\"}", 0, WSPEC(1, 0, -1, -1, 0, ""), NULL},
+    {"sts no kind", STS, "{\"spec\":{\"replicas\":2}}", 0, WSPEC(2, 0, -1, -1, 0, ""), NULL},
+    {"sts scaled to zero", STS, "{\"spec\":{\"replicas\":0}}", 0, WSPEC(0, 0, -1, -1, 0, ""), NULL},
+    {"sts null replicas", STS, "{\"spec\":{\"replicas\":null,\"ordinals\":null}}", 0,
+     WSPEC(1, 0, -1, -1, 0, ""), NULL},
+    {"sts ordinals without start", STS, "{\"spec\":{\"ordinals\":{}}}", 0,
+     WSPEC(1, 0, -1, -1, 0, ""), NULL},
+    {"sts whitespace around", STS, "  \n{\"spec\":{\"replicas\":7}}\n ", 0,
+     WSPEC(7, 0, -1, -1, 0, ""), NULL},
+    {"sts replicas string", STS, "{\"spec\":{\"replicas\":\"3\"}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "StatefulSet .spec.replicas is not a whole number"},
-    {"sts replicas negative",
-     STS,
-     "{\"spec\":{\"replicas\":-1}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts replicas negative", STS, "{\"spec\":{\"replicas\":-1}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      ".spec.replicas is not a whole number"},
-    {"sts replicas fraction",
-     STS,
-     "{\"spec\":{\"replicas\":1.5}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts replicas fraction", STS, "{\"spec\":{\"replicas\":1.5}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      ".spec.replicas"},
-    {"sts replicas huge",
-     STS,
-     "{\"spec\":{\"replicas\":1e12}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts replicas huge", STS, "{\"spec\":{\"replicas\":1e12}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      ".spec.replicas"},
-    {"sts start string",
-     STS,
-     "{\"spec\":{\"ordinals\":{\"start\":\"1\"}}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
-     ".spec.ordinals.start is not a whole number"},
-    {"sts ordinals a list",
-     STS,
-     "{\"spec\":{\"ordinals\":[1]}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts start string", STS, "{\"spec\":{\"ordinals\":{\"start\":\"1\"}}}", -1,
+     WSPEC(0, 0, 0, 0, 0, ""), ".spec.ordinals.start is not a whole number"},
+    {"sts ordinals a list", STS, "{\"spec\":{\"ordinals\":[1]}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      ".spec.ordinals is not an object"},
-    {"sts spec a list", STS, "{\"spec\":[]}", -1, {0, 0, 0, 0, 0, "", 0}, ".spec is not an object"},
-    {"sts got a job",
-     STS,
-     "{\"kind\":\"Job\",\"spec\":{}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts spec a list", STS, "{\"spec\":[]}", -1, WSPEC(0, 0, 0, 0, 0, ""),
+     ".spec is not an object"},
+    {"sts got a job", STS, "{\"kind\":\"Job\",\"spec\":{}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "expected a StatefulSet, got kind Job"},
-    {"sts kind a number",
-     STS,
-     "{\"kind\":5}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"sts kind a number", STS, "{\"kind\":5}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "got kind (not a string)"},
-    {"not json", STS, "<html>", -1, {0, 0, 0, 0, 0, "", 0}, "is not JSON"},
-    {"empty", STS, "", -1, {0, 0, 0, 0, 0, "", 0}, "is not JSON"},
-    {"json array", STS, "[1]", -1, {0, 0, 0, 0, 0, "", 0}, "not a JSON object"},
-    {"trailing bytes", STS, "{\"spec\":{}} x", -1, {0, 0, 0, 0, 0, "", 0}, "bytes after the JSON"},
-    {"two objects", JOB, "{}{}", -1, {0, 0, 0, 0, 0, "", 0}, "bytes after the JSON"},
-    {"job indexed",
-     JOB,
+    {"not json", STS, "<html>", -1, WSPEC(0, 0, 0, 0, 0, ""), "is not JSON"},
+    {"empty", STS, "", -1, WSPEC(0, 0, 0, 0, 0, ""), "is not JSON"},
+    {"json array", STS, "[1]", -1, WSPEC(0, 0, 0, 0, 0, ""), "not a JSON object"},
+    {"trailing bytes", STS, "{\"spec\":{}} x", -1, WSPEC(0, 0, 0, 0, 0, ""),
+     "bytes after the JSON"},
+    {"two objects", JOB, "{}{}", -1, WSPEC(0, 0, 0, 0, 0, ""), "bytes after the JSON"},
+    {"job indexed", JOB,
      "{\"kind\":\"Job\",\"spec\":{\"completions\":8,\"parallelism\":8,\"completionMode\":"
      "\"Indexed\"}}",
-     0,
-     {-1, -1, 8, 8, 1, "", 0},
-     NULL},
-    {"job defaults", JOB, "{\"kind\":\"Job\",\"spec\":{}}", 0, {-1, -1, -1, 1, 0, "", 0}, NULL},
-    {"job non-indexed",
-     JOB,
-     "{\"spec\":{\"completions\":4,\"completionMode\":\"NonIndexed\"}}",
-     0,
-     {-1, -1, 4, 1, 0, "", 0},
-     NULL},
-    {"job parallelism below completions",
-     JOB,
-     "{\"spec\":{\"completions\":4,\"parallelism\":2}}",
-     0,
-     {-1, -1, 4, 2, 0, "", 0},
-     NULL},
-    {"job suspended parallelism 0",
-     JOB,
-     "{\"spec\":{\"parallelism\":0}}",
-     0,
-     {-1, -1, -1, 0, 0, "", 0},
-     NULL},
-    {"job mode a number",
-     JOB,
-     "{\"spec\":{\"completionMode\":1}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+     0, WSPEC(-1, -1, 8, 8, 1, ""), NULL},
+    {"job defaults", JOB, "{\"kind\":\"Job\",\"spec\":{}}", 0, WSPEC(-1, -1, -1, 1, 0, ""), NULL},
+    {"job non-indexed", JOB, "{\"spec\":{\"completions\":4,\"completionMode\":\"NonIndexed\"}}", 0,
+     WSPEC(-1, -1, 4, 1, 0, ""), NULL},
+    {"job parallelism below completions", JOB, "{\"spec\":{\"completions\":4,\"parallelism\":2}}",
+     0, WSPEC(-1, -1, 4, 2, 0, ""), NULL},
+    {"job suspended parallelism 0", JOB, "{\"spec\":{\"parallelism\":0}}", 0,
+     WSPEC(-1, -1, -1, 0, 0, ""), NULL},
+    {"job mode a number", JOB, "{\"spec\":{\"completionMode\":1}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "Job .spec.completionMode is not a string"},
-    {"job completions bool",
-     JOB,
-     "{\"spec\":{\"completions\":true}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"job completions bool", JOB, "{\"spec\":{\"completions\":true}}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "Job .spec.completions is not a whole number"},
-    {"job parallelism negative",
-     JOB,
-     "{\"spec\":{\"parallelism\":-2}}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
-     "Job .spec.parallelism"},
-    {"job got a sts",
-     JOB,
-     "{\"kind\":\"StatefulSet\"}",
-     -1,
-     {0, 0, 0, 0, 0, "", 0},
+    {"job parallelism negative", JOB, "{\"spec\":{\"parallelism\":-2}}", -1,
+     WSPEC(0, 0, 0, 0, 0, ""), "Job .spec.parallelism"},
+    {"job got a sts", JOB, "{\"kind\":\"StatefulSet\"}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "expected a Job, got kind StatefulSet"},
-    {"no kind", WORKLOAD_NONE, "{}", -1, {0, 0, 0, 0, 0, "", 0}, "no workload kind"},
+    {"no kind", WORKLOAD_NONE, "{}", -1, WSPEC(0, 0, 0, 0, 0, ""), "no workload kind"},
 };
 
 static void test_parse(void)
@@ -197,10 +117,10 @@ static void test_parse(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
-		struct workload_spec got = {42, 42, 42, 42, 42, "", 0};
+		struct workload_spec got = WSPEC(42, 42, 42, 42, 42, "");
 		char err[256] = "";
-		int rc = kube_parse_workload(parse_cases[i].kind, parse_cases[i].json,
-		                             strlen(parse_cases[i].json), &got, err, sizeof(err));
+		int rc = workload_parse(parse_cases[i].kind, parse_cases[i].json,
+		                        strlen(parse_cases[i].json), &got, err, sizeof(err));
 		CHECK(rc == parse_cases[i].rc, "%s: rc %d (%s)", parse_cases[i].name, rc, err);
 		if (rc == 0 && parse_cases[i].rc == 0) {
 			const struct workload_spec *w = &parse_cases[i].want;
@@ -222,8 +142,7 @@ static void test_parse(void)
 		struct workload_spec got;
 		char err[256];
 		const char *j = "{\"spec\":{\"replicas\":9}}GARBAGE";
-		CHECK(kube_parse_workload(STS, j, 23, &got, err, sizeof(err)) == 0 &&
-		          got.replicas == 9,
+		CHECK(workload_parse(STS, j, 23, &got, err, sizeof(err)) == 0 && got.replicas == 9,
 		      "length-bounded parse: %s", err);
 	}
 }
@@ -261,8 +180,8 @@ static void test_path(void)
 	for (i = 0; i < sizeof(path_cases) / sizeof(path_cases[0]); i++) {
 		int rc;
 		err[0] = '\0';
-		rc = kube_workload_path(path_cases[i].kind, path_cases[i].ns, path_cases[i].wl, out,
-		                        sizeof(out), err, sizeof(err));
+		rc = workload_api_path(path_cases[i].kind, path_cases[i].ns, path_cases[i].wl, out,
+		                       sizeof(out), err, sizeof(err));
 		if (path_cases[i].want) {
 			CHECK(rc == 0, "%s: %s", path_cases[i].name, err);
 			if (rc == 0)
@@ -280,11 +199,11 @@ static void test_path(void)
 		for (i = 63; i < 253; i += 64)
 			name[i] = '.';
 		name[253] = '\0';
-		CHECK(kube_workload_path(STS, "ns", name, out, sizeof(out), err, sizeof(err)) == 0,
+		CHECK(workload_api_path(STS, "ns", name, out, sizeof(out), err, sizeof(err)) == 0,
 		      "253 bytes: %s", err);
 		name[253] = 'a';
 		name[254] = '\0';
-		CHECK(kube_workload_path(STS, "ns", name, out, sizeof(out), err, sizeof(err)) != 0,
+		CHECK(workload_api_path(STS, "ns", name, out, sizeof(out), err, sizeof(err)) != 0,
 		      "254 bytes accepted");
 	}
 }

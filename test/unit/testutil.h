@@ -33,4 +33,12 @@ static int t_pass, t_fail;
 		return t_fail ? 1 : 0;                                                             \
 	} while (0)
 
+/* A struct workload_spec of a StatefulSet or Job look-up answer; the JobSet fields unset. */
+#define WSPEC(replicas_, start_, completions_, parallelism_, indexed_, uid_)                       \
+	{                                                                                          \
+		.replicas = (replicas_), .ordinals_start = (start_),                               \
+		.completions = (completions_), .parallelism = (parallelism_),                      \
+		.indexed = (indexed_), .uid = uid_, .coordinator_job = -1, .coordinator_pod = -1   \
+	}
+
 #endif

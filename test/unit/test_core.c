@@ -93,6 +93,103 @@ static const struct lookup_answer JOB2_RECREATED = {0, WSPEC(-1, -1, 2, 2, 1, "u
 #define A_ "ddp-0.ddp.ml.svc.cluster.local"
 #define J_ "train-0.train.default.svc.cluster.local"
 
+/*
+ * JobSet js in ml as the JobSet controller builds its pods (jobset_controller.go,
+ * labelAndAnnotateObject; placement.GenJobName): Job <js>-<rjob>-<j>, labels
+ * and annotations jobset.sigs.k8s.io/..., the Job controller's completion index,
+ * hostname <js>-<rjob>-<j>-<i> and the JobSet's subdomain.
+ */
+#define JS_POD(rjob, j, i, reps, global, extra)                                                    \
+	"{'metadata':{'generateName':'js-" rjob "-" j "-" i "-','namespace':'ml','labels':{" LABEL \
+	",'jobset.sigs.k8s.io/jobset-name':'js','jobset.sigs.k8s.io/replicatedjob-name':'" rjob    \
+	"','jobset.sigs.k8s.io/job-index':'" j "','jobset.sigs.k8s.io/jobset-uid':'u-js',"         \
+	"'jobset.sigs.k8s.io/replicatedjob-replicas':'" reps "','jobset.sigs.k8s.io/global-"       \
+	"replicas':'" global "','batch.kubernetes.io/job-completion-index':'" i "'},"              \
+	"'annotations':{'batch.kubernetes.io/job-completion-index':'" i "'" extra "},"             \
+	"'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'js-" rjob "-" j "',"     \
+	"'uid':'u-job','controller':true}]},'spec':{'hostname':'js-" rjob "-" j "-" i "',"         \
+	"'subdomain':'js'," CTR "}}"
+
+/* The JobSet's answer: replicated Jobs a (2 Jobs x 2 pods) and b (1 x 3). */
+#define RJOB(n, reps, pods)                                                                        \
+	{                                                                                          \
+		.name = n, .replicas = reps, .completions = pods, .parallelism = pods,             \
+		.indexed = 1                                                                       \
+	}
+static const struct lookup_answer JS_A2x2_B1x3 = {0,
+                                                  {.replicas = -1,
+                                                   .ordinals_start = -1,
+                                                   .completions = -1,
+                                                   .parallelism = -1,
+                                                   .uid = "u-js",
+                                                   .n_rjobs = 2,
+                                                   .rjobs = {RJOB("a", 2, 2), RJOB("b", 1, 3)},
+                                                   .coordinator_job = -1,
+                                                   .coordinator_pod = -1},
+                                                  NULL};
+static const struct lookup_answer JS_COORD_B01 = {0,
+                                                  {.replicas = -1,
+                                                   .ordinals_start = -1,
+                                                   .completions = -1,
+                                                   .parallelism = -1,
+                                                   .uid = "u-js",
+                                                   .n_rjobs = 2,
+                                                   .rjobs = {RJOB("a", 2, 2), RJOB("b", 1, 3)},
+                                                   .coordinator = "b",
+                                                   .coordinator_job = 0,
+                                                   .coordinator_pod = 1},
+                                                  NULL};
+static const struct lookup_answer JS_TF = {
+    0,
+    {.replicas = -1,
+     .ordinals_start = -1,
+     .completions = -1,
+     .parallelism = -1,
+     .uid = "u-js",
+     .n_rjobs = 3,
+     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)},
+     .coordinator_job = -1,
+     .coordinator_pod = -1},
+    NULL};
+static const struct lookup_answer JS_NOT_INDEXED = {
+    0,
+    {.replicas = -1,
+     .ordinals_start = -1,
+     .completions = -1,
+     .parallelism = -1,
+     .uid = "u-js",
+     .n_rjobs = 1,
+     .rjobs = {{.name = "a", .replicas = 2, .completions = 2, .parallelism = 2}},
+     .coordinator_job = -1,
+     .coordinator_pod = -1},
+    NULL};
+#define JS_ "js-a-0-0.js.ml.svc.cluster.local"
+
+/*
+ * LeaderWorkerSet lws in ml as its controllers build pods (pod_controller.go,
+ * leaderworkerset_controller.go): the leader of group g is pod lws-<g> of
+ * StatefulSet lws (template label worker-index 0); worker i is pod lws-<g>-<i>
+ * of StatefulSet lws-<g> (ordinals from 1, annotation leader-name); the size
+ * annotation on both. The labels LWS's own webhook adds are left out: distenv
+ * may run first.
+ */
+#define LWS_LEADER(g, anns)                                                                        \
+	"{'metadata':{'name':'lws-" g "','namespace':'ml','labels':{" LABEL                        \
+	",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/"                  \
+	"worker-index':'0',"                                                                       \
+	"'apps.kubernetes.io/pod-index':'" g                                                       \
+	"'},'annotations':{'leaderworkerset.sigs.k8s.io/size':"                                    \
+	"'4'" anns "},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':"     \
+	"'lws','uid':'u-lws','controller':true}]},'spec':{'hostname':'lws-" g "','subdomain':"     \
+	"'lws'," CTR "}}"
+#define LWS_WORKER(g, i)                                                                           \
+	"{'metadata':{'name':'lws-" g "-" i "','namespace':'ml','labels':{" LABEL                  \
+	",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':'" g  \
+	"','apps.kubernetes.io/pod-index':'" i "'},'annotations':{'leaderworkerset.sigs.k8s.io/"   \
+	"size':'4','leaderworkerset.sigs.k8s.io/leader-name':'lws-" g "'},'ownerReferences':[{"    \
+	"'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws-" g "','uid':'u-w','controller':" \
+	"true}]},'spec':{'hostname':'lws-" g "-" i "','subdomain':'lws'," CTR "}}"
+
 static const struct {
 	const char *name;
 	const char *pod;
@@ -128,6 +225,71 @@ static const struct {
      NULL},
     {"re-created Job: pod 3 is not denied", JOB_POD("3", "", ",'subdomain':'train'"), "default",
      &JOB2_RECREATED, "RANK=3\nWORLD_SIZE=4\n", NULL},
+    {"jobset: first pod", JS_POD("a", "0", "0", "2", "3", ""), "ml", &JS_A2x2_B1x3,
+     "MASTER_ADDR=" JS_ "\nMASTER_PORT=29500\nRANK=0\nWORLD_SIZE=7\n", NULL},
+    {"jobset: job 1 pod 1 of a is rank 3 of 7", JS_POD("a", "1", "1", "2", "3", ""), "ml",
+     &JS_A2x2_B1x3,
+     "MASTER_ADDR=" JS_ "\nRANK=3\nWORLD_SIZE=7\nTF_CONFIG={\"cluster\":{\"worker\":["
+     "\"js-a-0-0.js.ml.svc.cluster.local:29500\",\"js-a-0-1.js.ml.svc.cluster.local:29500\","
+     "\"js-a-1-0.js.ml.svc.cluster.local:29500\",\"js-a-1-1.js.ml.svc.cluster.local:29500\","
+     "\"js-b-0-0.js.ml.svc.cluster.local:29500\",\"js-b-0-1.js.ml.svc.cluster.local:29500\","
+     "\"js-b-0-2.js.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":3}}"
+     "\n",
+     NULL},
+    {"jobset: the last pod of b is rank 6", JS_POD("b", "0", "2", "1", "3", ""), "ml",
+     &JS_A2x2_B1x3, "MASTER_ADDR=" JS_ "\nRANK=6\nWORLD_SIZE=7\n", NULL},
+    {"jobset: elastic rendezvous id is the JobSet's",
+     JS_POD("b", "0", "2", "1", "3", ",'distenv.dev/elastic':'7:7'"), "ml", &JS_A2x2_B1x3,
+     "PET_RDZV_ENDPOINT=" JS_ ":29500\nPET_RDZV_ID=ml-js\n", NULL},
+    {"jobset: the coordinator is MASTER_ADDR", JS_POD("a", "1", "0", "2", "3", ""), "ml",
+     &JS_COORD_B01, "MASTER_ADDR=js-b-0-1.js.ml.svc.cluster.local\nRANK=2\nWORLD_SIZE=7\n", NULL},
+    {"jobset: TensorFlow roles", JS_POD("worker", "0", "1", "1", "3", ""), "ml", &JS_TF,
+     "RANK=2\nWORLD_SIZE=4\nTF_CONFIG={\"cluster\":{\"chief\":[\"js-chief-0-0.js.ml.svc.cluster."
+     "local:29500\"],\"worker\":[\"js-worker-0-0.js.ml.svc.cluster.local:29500\",\"js-worker-0-1."
+     "js.ml.svc.cluster.local:29500\"],\"ps\":[\"js-ps-0-0.js.ml.svc.cluster.local:29500\"]},"
+     "\"task\":{\"type\":\"worker\",\"index\":1}}\n",
+     NULL},
+    {"jobset: the chief's task", JS_POD("chief", "0", "0", "1", "3", ""), "ml", &JS_TF, "RANK=0\n",
+     NULL},
+    {"jobset: a world-size annotation that disagrees",
+     JS_POD("a", "0", "0", "2", "3", ",'distenv.dev/world-size':'4'"), "ml", &JS_A2x2_B1x3, NULL,
+     "annotation distenv.dev/world-size is 4, but JobSet ml/js has 7 pods"},
+    {"jobset: a replicated Job that is not Indexed", JS_POD("a", "0", "0", "2", "2", ""), "ml",
+     &JS_NOT_INDEXED, NULL, "replicated Job a of JobSet ml/js is not Indexed"},
+    {"jobset without look-ups: one replicated Job and the world annotated",
+     JS_POD("a", "1", "1", "2", "2", ",'distenv.dev/world-size':'4'"), "ml", NULL,
+     "MASTER_ADDR=" JS_ "\nRANK=3\nWORLD_SIZE=4\n", NULL},
+    {"jobset without look-ups: a coordinator label",
+     JS_POD("a", "1", "1", "2", "2",
+            ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-1-0.js'"),
+     "ml", NULL, "MASTER_ADDR=js-a-1-0.js.ml.svc.cluster.local\nRANK=3\n", NULL},
+    {"jobset without look-ups: several replicated Jobs",
+     JS_POD("a", "1", "1", "2", "3", ",'distenv.dev/world-size':'7'"), "ml", NULL, NULL,
+     "turn look-ups on"},
+    {"jobset without look-ups: no world size", JS_POD("a", "1", "1", "2", "2", ""), "ml", NULL,
+     NULL, "the world size of JobSet ml/js is not known"},
+    {"jobset labels that contradict the owner",
+     "{'metadata':{'generateName':'x-','namespace':'ml','labels':{" LABEL
+     ",'jobset.sigs.k8s.io/jobset-name':'js','jobset.sigs.k8s.io/replicatedjob-name':'a',"
+     "'jobset.sigs.k8s.io/job-index':'0'},'annotations':{'batch.kubernetes.io/job-completion-"
+     "index':'0'},'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'other',"
+     "'controller':true}]},'spec':{'subdomain':'js'," CTR "}}",
+     "ml", &JS_A2x2_B1x3, NULL, "carries JobSet labels for Job js-a-0"},
+    {"lws: group 1's leader is rank 0", LWS_LEADER("1", ""), "ml", &STS4,
+     "MASTER_ADDR=lws-1.lws.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=4\n", NULL},
+    {"lws: worker 2 of group 1", LWS_WORKER("1", "2"), "ml", &STS4,
+     "MASTER_ADDR=lws-1.lws.ml.svc.cluster.local\nRANK=2\nWORLD_SIZE=4\nTF_CONFIG={\"cluster\":"
+     "{\"worker\":[\"lws-1.lws.ml.svc.cluster.local:29500\",\"lws-1-1.lws.ml.svc.cluster.local:"
+     "29500\",\"lws-1-2.lws.ml.svc.cluster.local:29500\",\"lws-1-3.lws.ml.svc.cluster.local:"
+     "29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
+     NULL},
+    {"lws: group 0's worker 3, no look-ups", LWS_WORKER("0", "3"), "ml", NULL,
+     "MASTER_ADDR=lws-0.lws.ml.svc.cluster.local\nRANK=3\nWORLD_SIZE=4\n", NULL},
+    {"lws: UniquePerReplica names the group's Service after its leader",
+     LWS_LEADER("1", ",'leaderworkerset.sigs.k8s.io/subdomainPolicy':'UniquePerReplica'"), "ml",
+     NULL, "MASTER_ADDR=lws-1.lws-1.ml.svc.cluster.local\nRANK=0\n", NULL},
+    {"lws: elastic rendezvous id per group", LWS_LEADER("1", ",'distenv.dev/elastic':'4:4'"), "ml",
+     NULL, "PET_RDZV_ENDPOINT=lws-1.lws.ml.svc.cluster.local:29500\nPET_RDZV_ID=ml-lws-1\n", NULL},
     {"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
      "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
     {"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,

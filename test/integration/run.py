@@ -1104,12 +1104,18 @@ def workload_of(req):
     meta = r["object"]["metadata"]
     ns = meta.get("namespace") or r.get("namespace")
     owner = [o for o in meta.get("ownerReferences", []) if o.get("controller")][0]
+    js = (meta.get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+    if js:
+        return "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets/%s" % (ns, js)
     if owner["kind"] == "StatefulSet":
         return "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (ns, owner["name"])
     return "/apis/batch/v1/namespaces/%s/jobs/%s" % (ns, owner["name"])
 
 
 def workload_object(path, spec):
+    """The API server's answer: a fixture's whole object, or one made from its fields."""
+    if "object" in spec:
+        return spec["object"]
     name = path.rsplit("/", 1)[1]
     if "/statefulsets/" in path:
         obj = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},

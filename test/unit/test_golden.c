@@ -104,6 +104,17 @@ static void run_case(const char *name, int update)
 	lk_txt = slurp(path, &l2);
 	if (lk_txt != NULL) {
 		cJSON *l = cJSON_Parse(lk_txt);
+		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(l, "kind"));
+		/* {"kind": "JobSet", "object": {...}}: the API server's answer, read by the core's
+		 * reader */
+		if (kind != NULL && strcmp(kind, "JobSet") == 0) {
+			char *obj = cJSON_PrintUnformatted(cJSON_GetObjectItem(l, "object"));
+			char perr[256];
+			CHECK(obj != NULL && workload_parse(WORKLOAD_JOBSET, obj, strlen(obj),
+			                                    &spec, perr, sizeof(perr)) == 0,
+			      "%s: lookup object: %s", name, obj ? perr : "missing");
+			free(obj);
+		}
 		spec.replicas = num(l, "replicas", -1);
 		spec.ordinals_start = num(l, "ordinalsStart", -1);
 		spec.completions = num(l, "completions", -1);

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Writes the JobSet and LeaderWorkerSet golden requests of test/data/.
+
+Each pod is built the way its controllers build it, from their sources:
+- JobSet v0.12.0, pkg/controllers/jobset_controller.go (constructJob,
+  labelAndAnnotateObject, GetSubdomain, CoordinatorEndpoint) and
+  pkg/util/placement (GenJobName): Job <js>-<rjob>-<j>, the jobset.sigs.k8s.io/*
+  labels and annotations on the pod template, spec.subdomain = the JobSet's
+  network subdomain or its name; then the Job controller (indexed_job_utils.go):
+  the completion index as annotation and label, hostname <job>-<i>,
+  generateName <job>-<i>-, the JOB_COMPLETION_INDEX fieldRef.
+- LeaderWorkerSet v0.9.0, pkg/controllers/leaderworkerset_controller.go (leader
+  StatefulSet <lws>, template labels name + worker-index 0, annotation size) and
+  pod_controller.go (worker StatefulSet <lws>-<g>, ordinals from 1, labels name,
+  group-index, group-key, annotations size and leader-name); then the
+  StatefulSet controller (stateful_set_utils.go): name, pod-index label,
+  hostname, subdomain = serviceName. The labels LWS's own pod webhook adds
+  (group-index on leaders, worker-index on workers) are left out: distenv may be
+  called before it.
+
+Usage: python3 test/data/gen/controllers.py  (rewrites the *.request.json and
+*.lookup.json files it owns; the responses come from `GOLDEN_UPDATE=1
+build/test/test_golden` and are reviewed by hand).
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.dirname(HERE)
+NS = "ml"
+JS_UID = "3b8f0c2e-5a1d-4e7f-9c6b-0a2d4e6f8a10"
+
+
+def review(uid, obj, username):
+    return {
+        "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": NS, "operation": "CREATE",
+            "userInfo": {"username": username},
+            "object": obj, "oldObject": None, "dryRun": False,
+            "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+        },
+    }
+
+
+def container():
+    return {"name": "trainer", "image": "train:1.0", "resources": {},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}
+
+
+def jobset_pod(js, rjobs, rjob, j, i, coordinator=None):
+    job = f"{js}-{rjob}-{j}"
+    global_index = sum(r for n, r, _ in rjobs[:[n for n, _, _ in rjobs].index(rjob)]) + j
+    reps = dict((n, r) for n, r, _ in rjobs)[rjob]
+    marks = {
+        "jobset.sigs.k8s.io/jobset-name": js,
+        "jobset.sigs.k8s.io/jobset-uid": JS_UID,
+        "jobset.sigs.k8s.io/replicatedjob-name": rjob,
+        "jobset.sigs.k8s.io/restart-attempt": "0",
+        "jobset.sigs.k8s.io/replicatedjob-replicas": str(reps),
+        "jobset.sigs.k8s.io/global-replicas": str(sum(r for _, r, _ in rjobs)),
+        "jobset.sigs.k8s.io/job-index": str(j),
+        "jobset.sigs.k8s.io/job-key": "5c1f0e9a7b3d2c4e6f8a0b1c3d5e7f9a1b2c3d4e",
+        "jobset.sigs.k8s.io/job-global-index": str(global_index),
+        "jobset.sigs.k8s.io/group-name": "default",
+        "jobset.sigs.k8s.io/group-replicas": str(sum(r for _, r, _ in rjobs)),
+        "jobset.sigs.k8s.io/job-group-index": str(global_index),
+    }
+    if coordinator:
+        marks["jobset.sigs.k8s.io/coordinator"] = coordinator
+    job_uid = "9e1d2c3b-4a5f-4e6d-8c7b-%012d" % (global_index + 1)
+    labels = dict(marks, **{
+        "distenv.dev/inject": "true",
+        "batch.kubernetes.io/controller-uid": job_uid,
+        "batch.kubernetes.io/job-name": job,
+        "controller-uid": job_uid, "job-name": job,
+        "batch.kubernetes.io/job-completion-index": str(i),
+    })
+    annotations = dict(marks, **{"batch.kubernetes.io/job-completion-index": str(i)})
+    ctr = container()
+    ctr["env"] = [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+        "apiVersion": "v1",
+        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]
+    return {
+        "metadata": {
+            "generateName": f"{job}-{i}-", "labels": labels, "annotations": annotations,
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                                 "uid": job_uid, "controller": True,
+                                 "blockOwnerDeletion": True}]},
+        "spec": {"containers": [ctr], "restartPolicy": "Never",
+                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                 "hostname": f"{job}-{i}", "subdomain": js,
+                 "schedulerName": "default-scheduler"},
+        "status": {},
+    }
+
+
+def jobset_object(js, rjobs, coordinator=None):
+    spec = {"replicatedJobs": [
+        {"name": n, "replicas": r, "template": {"spec": {
+            "completions": p, "parallelism": p, "completionMode": "Indexed",
+            "backoffLimit": 0, "template": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
+                                            "spec": {"containers": [container()]}}}}}
+        for n, r, p in rjobs],
+        "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+        "successPolicy": {"operator": "All"}, "startupPolicy": {"startupPolicyOrder": "AnyOrder"}}
+    if coordinator:
+        spec["coordinator"] = coordinator
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": js, "namespace": NS, "uid": JS_UID}, "spec": spec}
+
+
+def lws_pod(lws, g, i, size, policy=None):
+    if i == 0:
+        name, owner = f"{lws}-{g}", lws
+        labels = {"leaderworkerset.sigs.k8s.io/name": lws,
+                  "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+        annotations = {"leaderworkerset.sigs.k8s.io/size": str(size)}
+        if policy:
+            annotations["leaderworkerset.sigs.k8s.io/subdomainPolicy"] = policy
+        ordinal, service = g, lws
+    else:
+        name, owner = f"{lws}-{g}-{i}", f"{lws}-{g}"
+        labels = {"leaderworkerset.sigs.k8s.io/name": lws,
+                  "leaderworkerset.sigs.k8s.io/group-index": str(g),
+                  "leaderworkerset.sigs.k8s.io/group-key": "7f3e9a1c5b2d4e6f8a0c1e3b5d7f9a2c4e6b8d0f",
+                  "leaderworkerset.sigs.k8s.io/template-revision-hash": "6d8f7c9b5"}
+        annotations = {"leaderworkerset.sigs.k8s.io/size": str(size),
+                       "leaderworkerset.sigs.k8s.io/leader-name": f"{lws}-{g}"}
+        ordinal = i
+        service = f"{lws}-{g}" if policy == "UniquePerReplica" else lws
+    labels.update({"distenv.dev/inject": "true", "apps.kubernetes.io/pod-index": str(ordinal),
+                   "statefulset.kubernetes.io/pod-name": name,
+                   "controller-revision-hash": f"{owner}-5b7c9d8f6"})
+    return {
+        "metadata": {"name": name, "namespace": NS, "labels": labels, "annotations": annotations,
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                          "name": owner,
+                                          "uid": "4c2e6a8b-1d3f-4a5c-9e7b-%012d" % (g * 10 + (i > 0)),
+                                          "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"containers": [container()], "restartPolicy": "Always",
+                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                 "hostname": name, "subdomain": service, "schedulerName": "default-scheduler"},
+        "status": {},
+    }
+
+
+def write(name, req, lookup=None):
+    with open(os.path.join(DATA, name + ".request.json"), "w") as f:
+        json.dump(req, f, indent=2)
+        f.write("\n")
+    if lookup is not None:
+        with open(os.path.join(DATA, name + ".lookup.json"), "w") as f:
+            json.dump(lookup, f, indent=2)
+            f.write("\n")
+
+
+def main():
+    job_sa = "system:serviceaccount:kube-system:job-controller"
+    sts_sa = "system:serviceaccount:kube-system:statefulset-controller"
+    two = [("a", 2, 2), ("b", 1, 3)]
+    write("jobset-rank3", review("5f2a3c1e-0101-4d6b-9a1e-000000000101",
+                                 jobset_pod("js", two, "a", 1, 1), job_sa),
+          {"kind": "JobSet", "object": jobset_object("js", two)})
+    write("jobset-rank6", review("5f2a3c1e-0102-4d6b-9a1e-000000000102",
+                                 jobset_pod("js", two, "b", 0, 2), job_sa),
+          {"kind": "JobSet", "object": jobset_object("js", two)})
+    coord = {"replicatedJob": "b", "jobIndex": 0, "podIndex": 1}
+    write("jobset-coordinator", review("5f2a3c1e-0103-4d6b-9a1e-000000000103",
+                                       jobset_pod("js", two, "a", 0, 0, "js-b-0-1.js"), job_sa),
+          {"kind": "JobSet", "object": jobset_object("js", two, coord)})
+    roles = [("chief", 1, 1), ("worker", 1, 2), ("ps", 1, 1)]
+    write("jobset-tf-roles", review("5f2a3c1e-0104-4d6b-9a1e-000000000104",
+                                    jobset_pod("tf", roles, "worker", 0, 1), job_sa),
+          {"kind": "JobSet", "object": jobset_object("tf", roles)})
+    write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
+                               lws_pod("lws", 1, 0, 4), sts_sa))
+    write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",
+                               lws_pod("lws", 1, 3, 4), sts_sa))
+
+
+if __name__ == "__main__":
+    main()

@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-
-#include "envgen.h"
 #include <sys/socket.h>
 
 #include <yaml.h>
@@ -108,6 +106,35 @@ void config_defaults(struct config *cfg)
 	cfg->log_level = LOG_INFO;
 }
 
+/* The frameworks distenv knows: the one list config, annotations and messages use. */
+static const struct {
+	const char *name;
+	unsigned bit;
+} fws[] = {{"pytorch", FW_PYTORCH}, {"tensorflow", FW_TENSORFLOW}, {"jax", FW_JAX}};
+
+static int framework_bit(const char *s, size_t n, unsigned *bit)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fws) / sizeof(fws[0]); i++) {
+		if (strlen(fws[i].name) == n && memcmp(fws[i].name, s, n) == 0) {
+			*bit = fws[i].bit;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *config_framework_name(unsigned bit)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fws) / sizeof(fws[0]); i++)
+		if (fws[i].bit == bit)
+			return fws[i].name;
+	return NULL;
+}
+
 int config_parse_frameworks(const char *list, unsigned *mask)
 {
 	unsigned m = 0, bit;
@@ -124,7 +151,7 @@ int config_parse_frameworks(const char *list, unsigned *mask)
 			;
 		for (b = end; b > a && (b[-1] == ' ' || b[-1] == '\t'); b--)
 			;
-		if (b == a || envgen_framework_bit(a, (size_t)(b - a), &bit) < 0)
+		if (b == a || framework_bit(a, (size_t)(b - a), &bit) < 0)
 			return -1;
 		m |= bit;
 		if (*end == '\0')
@@ -460,7 +487,7 @@ static int set_frameworks(struct walk *w, const struct key *k, const yaml_node_t
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		if (envgen_framework_bit(items[i], strlen(items[i]), &bit) < 0) {
+		if (framework_bit(items[i], strlen(items[i]), &bit) < 0) {
 			fail_at(w, at[i], path,
 			        "unknown framework \"%.60s\" (known: pytorch, tensorflow, jax)",
 			        items[i]);

@@ -159,34 +159,18 @@ static int add_jax(const struct topology *t, const struct fw_input *in, struct e
 	return 0;
 }
 
-/* The framework table, in the order variables are injected. */
+/*
+ * The framework table, in the order variables are injected: each framework's
+ * FW_* bit (its name is config_framework_name's) and what it adds for a rank.
+ */
 static const struct framework {
 	unsigned bit;
-	const char *name;
 	int (*add)(const struct topology *t, const struct fw_input *in, struct env_list *out);
 } frameworks[] = {
-    {FW_PYTORCH, "pytorch", add_pytorch},
-    {FW_TENSORFLOW, "tensorflow", add_tensorflow},
-    {FW_JAX, "jax", add_jax},
+    {FW_PYTORCH, add_pytorch},
+    {FW_TENSORFLOW, add_tensorflow},
+    {FW_JAX, add_jax},
 };
-
-int envgen_framework_bit(const char *name, size_t n, unsigned *bit)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(frameworks) / sizeof(frameworks[0]); i++) {
-		if (strlen(frameworks[i].name) == n && memcmp(frameworks[i].name, name, n) == 0) {
-			*bit = frameworks[i].bit;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-const char *envgen_framework_names(void)
-{
-	return "pytorch, tensorflow, jax";
-}
 
 int envgen_build(const struct topology *t, struct env_list *out)
 {

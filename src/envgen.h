@@ -40,14 +40,6 @@ int envgen_build_master(const struct topology *t, const char *master_addr, long 
 /* The rank-0 address "<host 0><domain>" into out. Returns 0 or -1 if it does not fit. */
 int envgen_master_addr(const struct topology *t, char *out, size_t outlen);
 
-/*
- * The framework table's names: envgen_framework_bit finds the FW_* bit of the
- * name s[0..n) (0, or -1 when there is none); envgen_framework_names lists them
- * for messages ("pytorch, tensorflow, jax").
- */
-int envgen_framework_bit(const char *s, size_t n, unsigned *bit);
-const char *envgen_framework_names(void);
-
 void env_list_free(struct env_list *l);
 
 #endif

@@ -57,15 +57,19 @@ static int set_str(cJSON *obj, const char *key, const char *val)
 	return cJSON_AddStringToObject(obj, key, val) == NULL ? -1 : 0;
 }
 
-/*
- * Makes the pod the controller would create for ordinal/index i: a copy of the
- * template with name or generateName, labels, annotations, owner and hostname.
- */
-static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *name, const char *ns,
-                       const char *service, long i)
+/* Who a controller says a pod is: its name, owner, hostname and subdomain. */
+struct pod_shape {
+	const char *name;     /* metadata.name, or NULL */
+	const char *generate; /* metadata.generateName, or NULL */
+	const char *owner_apiv, *owner_kind, *owner_name;
+	const char *hostname;  /* NULL: the template's */
+	const char *subdomain; /* NULL: the template's; "": none */
+};
+
+/* A copy of the pod template tmpl shaped as sh says, in namespace ns. NULL on failure. */
+static cJSON *pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *sh)
 {
-	cJSON *pod = cJSON_CreateObject(), *meta, *spec, *labels, *anns, *refs, *ref;
-	char buf[320], idx[24];
+	cJSON *pod = cJSON_CreateObject(), *meta, *spec, *refs, *ref;
 
 	if (pod == NULL)
 		return NULL;
@@ -79,30 +83,18 @@ static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *n
 	cJSON_AddStringToObject(pod, "kind", "Pod");
 	cJSON_AddItemToObject(pod, "metadata", meta); /* pod owns meta */
 	cJSON_AddItemToObject(pod, "spec", spec);     /* pod owns spec */
-	if (meta == NULL || spec == NULL)
+	if (meta == NULL || spec == NULL || obj_child(meta, "labels") == NULL ||
+	    obj_child(meta, "annotations") == NULL || set_str(meta, "namespace", ns) != 0 ||
+	    (sh->name && set_str(meta, "name", sh->name)) ||
+	    (sh->generate && set_str(meta, "generateName", sh->generate)) ||
+	    (sh->hostname && set_str(spec, "hostname", sh->hostname)))
 		goto fail;
-	snprintf(buf, sizeof(buf), "%s-%ld", name, i);
-	snprintf(idx, sizeof(idx), "%ld", i);
-	labels = obj_child(meta, "labels");
-	anns = obj_child(meta, "annotations");
-	if (labels == NULL || anns == NULL || set_str(meta, "namespace", ns) != 0)
-		goto fail;
-	if (kind == WORKLOAD_STATEFULSET) {
-		if (set_str(meta, "name", buf) || set_str(labels, LABEL_POD_INDEX, idx) ||
-		    set_str(labels, "statefulset.kubernetes.io/pod-name", buf) ||
-		    set_str(spec, "hostname", buf))
-			goto fail;
-		/* The controller sets spec.subdomain to serviceName, empty or not. */
+	if (sh->subdomain != NULL) {
 		cJSON_DeleteItemFromObjectCaseSensitive(spec, "subdomain");
-		if (service && service[0] && set_str(spec, "subdomain", service))
-			goto fail;
-	} else {
-		char gen[330];
-		snprintf(gen, sizeof(gen), "%s-", buf);
-		if (set_str(meta, "generateName", gen) || set_str(anns, ANN_JOB_INDEX, idx) ||
-		    set_str(labels, ANN_JOB_INDEX, idx) || set_str(spec, "hostname", buf))
+		if (sh->subdomain[0] && set_str(spec, "subdomain", sh->subdomain))
 			goto fail;
 	}
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
 	refs = cJSON_AddArrayToObject(meta, "ownerReferences");
 	ref = cJSON_CreateObject();
 	if (refs == NULL || ref == NULL) {
@@ -110,16 +102,65 @@ static cJSON *make_pod(const cJSON *tmpl, enum workload_kind kind, const char *n
 		goto fail;
 	}
 	cJSON_AddItemToArray(refs, ref); /* refs owns ref */
-	if (!cJSON_AddStringToObject(ref, "apiVersion",
-	                             kind == WORKLOAD_STATEFULSET ? "apps/v1" : "batch/v1") ||
-	    !cJSON_AddStringToObject(ref, "kind", workload_kind_name(kind)) ||
-	    !cJSON_AddStringToObject(ref, "name", name) ||
+	if (!cJSON_AddStringToObject(ref, "apiVersion", sh->owner_apiv) ||
+	    !cJSON_AddStringToObject(ref, "kind", sh->owner_kind) ||
+	    !cJSON_AddStringToObject(ref, "name", sh->owner_name) ||
 	    !cJSON_AddTrueToObject(ref, "controller"))
 		goto fail;
 	return pod;
 fail:
 	cJSON_Delete(pod);
 	return NULL;
+}
+
+/* Sets key = val among the pod's labels and/or annotations. Returns 0 or -1. */
+static int pod_mark(cJSON *pod, const char *key, const char *val, int label, int ann)
+{
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+
+	if (label && set_str(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
+		return -1;
+	if (ann && set_str(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key, val) != 0)
+		return -1;
+	return 0;
+}
+
+/* The pod the StatefulSet controller makes for ordinal ord (stateful_set_utils.go). */
+static cJSON *sts_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
+                      long ord)
+{
+	char name[320], idx[24];
+	struct pod_shape sh = {
+	    name, NULL, "apps/v1", "StatefulSet", sts, name, service ? service : ""};
+	cJSON *pod;
+
+	snprintf(name, sizeof(name), "%s-%ld", sts, ord);
+	snprintf(idx, sizeof(idx), "%ld", ord);
+	pod = pod_new(tmpl, ns, &sh);
+	if (pod != NULL && (pod_mark(pod, LABEL_POD_INDEX, idx, 1, 0) ||
+	                    pod_mark(pod, "statefulset.kubernetes.io/pod-name", name, 1, 0))) {
+		cJSON_Delete(pod);
+		return NULL;
+	}
+	return pod;
+}
+
+/* The pod the Job controller makes for completion index i (indexed_job_utils.go). */
+static cJSON *job_pod(const cJSON *tmpl, const char *job, const char *ns, long i)
+{
+	char host[320], gen[330], idx[24];
+	struct pod_shape sh = {NULL, gen, "batch/v1", "Job", job, host, NULL};
+	cJSON *pod;
+
+	snprintf(host, sizeof(host), "%s-%ld", job, i);
+	snprintf(gen, sizeof(gen), "%s-", host);
+	snprintf(idx, sizeof(idx), "%ld", i);
+	pod = pod_new(tmpl, ns, &sh);
+	if (pod != NULL && pod_mark(pod, ANN_JOB_INDEX, idx, 1, 1)) {
+		cJSON_Delete(pod);
+		return NULL;
+	}
+	return pod;
 }
 
 /* Appends one rank's plan to out (text or a JSON array item). */
@@ -259,6 +300,275 @@ static void warn_label(const cJSON *meta, const char *what, const char *name, ch
 		    what, name, LABEL_INJECT);
 }
 
+/* What rendering one document shares. */
+struct rctx {
+	const struct config *cfg;
+	const struct render_opts *o;
+	struct strbuf *out;
+	cJSON *jarr;
+	char *warn;
+	size_t warnlen;
+	char *err;
+	size_t errlen;
+	long pods; /* rendered so far, bounded by cfg->max_world_size */
+};
+
+/*
+ * Plans pod (taking ownership of it) and prints its rank. What /mutate would
+ * deny is the error, naming the workload and the pod.
+ */
+static int emit(struct rctx *c, cJSON *pod, const char *ns, const struct workload_lookup *lk,
+                const char *kind, const char *name, const char *which)
+{
+	char why[512];
+	int rc;
+
+	if (pod == NULL) {
+		snprintf(c->err, c->errlen, "out of memory");
+		return -1;
+	}
+	if (++c->pods > c->cfg->max_world_size) {
+		snprintf(c->err, c->errlen, "%s %s: more than %ld pods to render", kind, name,
+		         c->cfg->max_world_size);
+		cJSON_Delete(pod);
+		return -1;
+	}
+	rc = render_pod(pod, ns, c->cfg, lk, c->o, c->out, c->jarr, c->warn, c->warnlen, c->err,
+	                c->errlen);
+	cJSON_Delete(pod);
+	if (rc != 0) {
+		snprintf(why, sizeof(why), "%s", c->err);
+		snprintf(c->err, c->errlen, "%s %s/%s, pod %s: %s", kind, ns, name, which, why);
+	}
+	return rc;
+}
+
+static int render_statefulset(struct rctx *c, const cJSON *spec, const char *name, const char *ns)
+{
+	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	struct manifest_lookup ml;
+	struct workload_lookup lk = {manifest_get, &ml};
+	long i, start;
+	char which[32];
+
+	workload_spec_init(&ml.spec);
+	ml.spec.replicas = c->o->world_size > 0 ? c->o->world_size : num_field(spec, "replicas", 1);
+	start = num_field(cJSON_GetObjectItemCaseSensitive(spec, "ordinals"), "start", 0);
+	ml.spec.ordinals_start = start;
+	for (i = 0; i < ml.spec.replicas; i++) {
+		snprintf(which, sizeof(which), "%ld", start + i);
+		if (emit(c, sts_pod(tmpl, name, ns, json_str(spec, "serviceName"), start + i), ns,
+		         &lk, "StatefulSet", name, which) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int render_job(struct rctx *c, const cJSON *spec, const char *name, const char *ns)
+{
+	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
+	const char *mode = json_str(spec, "completionMode");
+	struct manifest_lookup ml;
+	struct workload_lookup lk = {manifest_get, &ml};
+	long i, n;
+	char which[32];
+
+	workload_spec_init(&ml.spec);
+	ml.spec.completions = num_field(spec, "completions", -1);
+	ml.spec.parallelism = num_field(spec, "parallelism", 1);
+	ml.spec.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
+	if (c->o->world_size > 0)
+		ml.spec.completions = ml.spec.parallelism = c->o->world_size;
+	n = ml.spec.completions > 0 ? ml.spec.completions : 1;
+	for (i = 0; i < n; i++) {
+		snprintf(which, sizeof(which), "%ld", i);
+		if (emit(c, job_pod(tmpl, name, ns, i), ns, &lk, "Job", name, which) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A JobSet: Job <js>-<rjob>-<j> per replica of each replicated Job, labelled and
+ * annotated as jobset_controller.go's labelAndAnnotateObject does, each pod made
+ * by the Job controller; the look-up answers with the JobSet itself.
+ */
+static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, const char *ns)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
+	const cJSON *net = cJSON_GetObjectItemCaseSensitive(spec, "network");
+	const cJSON *dns = cJSON_GetObjectItemCaseSensitive(net, "enableDNSHostnames");
+	const char *subdomain = json_str(net, "subdomain");
+	struct manifest_lookup ml;
+	struct workload_lookup lk = {manifest_get, &ml};
+	char *txt = cJSON_PrintUnformatted(doc), job[320], which[340], buf[32], global[32];
+	const cJSON *rj;
+	long total_jobs = 0, j, i, gidx = 0;
+	int k = 0;
+
+	workload_spec_init(&ml.spec);
+	if (txt == NULL ||
+	    workload_parse(WORKLOAD_JOBSET, txt, strlen(txt), &ml.spec, c->err, c->errlen) != 0) {
+		if (txt == NULL)
+			snprintf(c->err, c->errlen, "out of memory");
+		free(txt);
+		return -1;
+	}
+	free(txt);
+	for (k = 0; k < ml.spec.n_rjobs; k++)
+		total_jobs += ml.spec.rjobs[k].replicas;
+	snprintf(global, sizeof(global), "%ld", total_jobs);
+	if (subdomain == NULL || subdomain[0] == '\0')
+		subdomain = name; /* GetSubdomain: the network subdomain, else the JobSet's name */
+	k = 0;
+	cJSON_ArrayForEach(rj, cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs"))
+	{
+		const struct workload_rjob *w = &ml.spec.rjobs[k++];
+		const cJSON *jt = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(rj, "template"), "spec"),
+		    "template");
+		long pods = w->completions > 0 ? w->completions : 1;
+
+		for (j = 0; j < w->replicas; j++, gidx++) {
+			snprintf(job, sizeof(job), "%s-%s-%ld", name, w->name, j);
+			for (i = 0; i < pods; i++) {
+				cJSON *pod = job_pod(jt, job, ns, i);
+				static const char *const keys[] = {
+				    JOBSET_NAME, JOBSET_RJOB, JOBSET_RJOB_REPS, JOBSET_GLOBAL_REPS,
+				    JOBSET_JOB_INDEX};
+				char reps[32], jidx[32];
+				const char *vals[5];
+				size_t m;
+
+				snprintf(reps, sizeof(reps), "%ld", w->replicas);
+				snprintf(jidx, sizeof(jidx), "%ld", j);
+				vals[0] = name, vals[1] = w->name, vals[2] = reps, vals[3] = global,
+				vals[4] = jidx;
+				for (m = 0; pod != NULL && m < 5; m++)
+					if (pod_mark(pod, keys[m], vals[m], 1, 1) != 0) {
+						cJSON_Delete(pod);
+						pod = NULL;
+					}
+				snprintf(buf, sizeof(buf), "%ld", gidx);
+				if (pod != NULL &&
+				    pod_mark(pod, "jobset.sigs.k8s.io/job-global-index", buf, 1,
+				             1) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* enableDNSHostnames defaults to true (the JobSet webhook) */
+				if (pod != NULL && !cJSON_IsFalse(dns) &&
+				    set_str(cJSON_GetObjectItemCaseSensitive(pod, "spec"),
+				            "subdomain", subdomain) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				snprintf(which, sizeof(which), "%s-%ld", job, i);
+				if (emit(c, pod, ns, &lk, "JobSet", name, which) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A LeaderWorkerSet: per group g the leader pod <lws>-<g> of StatefulSet <lws>
+ * and workers <lws>-<g>-<i> of StatefulSet <lws>-<g> (ordinals from 1), as
+ * leaderworkerset_controller.go and pod_controller.go build them.
+ */
+static int render_lws(struct rctx *c, const cJSON *doc, const char *name, const char *ns)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
+	const cJSON *lwt = cJSON_GetObjectItemCaseSensitive(spec, "leaderWorkerTemplate");
+	const cJSON *wt = cJSON_GetObjectItemCaseSensitive(lwt, "workerTemplate");
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(lwt, "leaderTemplate");
+	const char *policy =
+	    json_str(cJSON_GetObjectItemCaseSensitive(spec, "networkConfig"), "subdomainPolicy");
+	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
+	long groups = num_field(spec, "replicas", 1), size = num_field(lwt, "size", 1), g, i;
+	char sz[32], leader[320], gs[32], which[340];
+
+	if (!cJSON_IsObject(wt)) {
+		snprintf(c->err, c->errlen,
+		         "LeaderWorkerSet %s has no leaderWorkerTemplate.workerTemplate", name);
+		return -1;
+	}
+	if (!cJSON_IsObject(lt))
+		lt = wt;
+	snprintf(sz, sizeof(sz), "%ld", size);
+	for (g = 0; g < groups; g++) {
+		cJSON *pod = sts_pod(lt, name, ns, name, g);
+		snprintf(leader, sizeof(leader), "%s-%ld", name, g);
+		snprintf(gs, sizeof(gs), "%ld", g);
+		if (pod != NULL &&
+		    (pod_mark(pod, LWS_NAME, name, 1, 0) ||
+		     pod_mark(pod, LWS_WORKER_INDEX, "0", 1, 0) ||
+		     pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+		     (unique && pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)))) {
+			cJSON_Delete(pod);
+			pod = NULL;
+		}
+		if (emit(c, pod, ns, NULL, "LeaderWorkerSet", name, leader) != 0)
+			return -1;
+		for (i = 1; i < size; i++) {
+			pod = sts_pod(wt, leader, ns, unique ? leader : name, i);
+			if (pod != NULL && (pod_mark(pod, LWS_NAME, name, 1, 0) ||
+			                    pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
+			                    pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+			                    pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1))) {
+				cJSON_Delete(pod);
+				pod = NULL;
+			}
+			snprintf(which, sizeof(which), "%s-%ld", leader, i);
+			if (emit(c, pod, ns, NULL, "LeaderWorkerSet", name, which) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* How each controller makes its pods from a manifest: one row per kind render reads. */
+static const struct controller {
+	const char *kind;
+	int templated; /* 1: the manifest has spec.template (checked before rendering) */
+	int (*render)(struct rctx *c, const cJSON *doc_or_spec, const char *name, const char *ns);
+} controllers[] = {
+    {"StatefulSet", 1, render_statefulset},
+    {"Job", 1, render_job},
+    {"JobSet", 0, render_jobset},
+    {"LeaderWorkerSet", 0, render_lws},
+};
+
+/* The pod templates of a manifest, for the opt-in label check. */
+static void warn_templates(const cJSON *doc, const char *kind, const char *name, char *warn,
+                           size_t warnlen)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec"), *rj;
+
+	if (strcmp(kind, "JobSet") == 0) {
+		cJSON_ArrayForEach(rj, cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs"))
+		{
+			const cJSON *jt = cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetObjectItemCaseSensitive(
+			        cJSON_GetObjectItemCaseSensitive(rj, "template"), "spec"),
+			    "template");
+			warn_label(cJSON_GetObjectItemCaseSensitive(jt, "metadata"), kind, name,
+			           warn, warnlen);
+		}
+	} else if (strcmp(kind, "LeaderWorkerSet") == 0) {
+		const cJSON *lwt = cJSON_GetObjectItemCaseSensitive(spec, "leaderWorkerTemplate");
+		warn_label(cJSON_GetObjectItemCaseSensitive(
+		               cJSON_GetObjectItemCaseSensitive(lwt, "workerTemplate"), "metadata"),
+		           kind, name, warn, warnlen);
+	} else {
+		warn_label(cJSON_GetObjectItemCaseSensitive(
+		               cJSON_GetObjectItemCaseSensitive(spec, "template"), "metadata"),
+		           kind, name, warn, warnlen);
+	}
+}
+
 static int render_doc(const cJSON *doc, const struct config *cfg, const struct render_opts *o,
                       struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
                       size_t errlen)
@@ -266,79 +576,34 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 	const char *kind = json_str(doc, "kind");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
-	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml};
-	enum workload_kind wk;
-	const char *service = NULL;
-	long n, start = 0, i;
+	struct rctx c = {cfg, o, out, jarr, warn, warnlen, err, errlen, 0};
+	size_t i;
 
-	workload_spec_init(&ml.spec);
 	if (ns == NULL || ns[0] == '\0')
 		ns = o->namespace ? o->namespace : "default";
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {
 		warn_label(meta, "Pod", name ? name : "(unnamed)", warn, warnlen);
 		return render_pod(doc, ns, cfg, NULL, o, out, jarr, warn, warnlen, err, errlen);
 	}
-	if (kind != NULL && strcmp(kind, "StatefulSet") == 0)
-		wk = WORKLOAD_STATEFULSET;
-	else if (kind != NULL && strcmp(kind, "Job") == 0)
-		wk = WORKLOAD_JOB;
-	else
-		return 1; /* not a workload: Services and the like are skipped */
-	if (name == NULL || !dns_subdomain_valid(name)) {
-		snprintf(err, errlen, "%s without a valid metadata.name", kind);
-		return -1;
-	}
-	if (!cJSON_IsObject(tmpl)) {
-		snprintf(err, errlen, "%s %s has no spec.template", kind, name);
-		return -1;
-	}
-	warn_label(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), kind, name, warn, warnlen);
-	if (wk == WORKLOAD_STATEFULSET) {
-		ml.spec.replicas = num_field(spec, "replicas", 1);
-		start = num_field(cJSON_GetObjectItemCaseSensitive(spec, "ordinals"), "start", 0);
-		ml.spec.ordinals_start = start;
-		service = json_str(spec, "serviceName");
-		if (o->world_size > 0)
-			ml.spec.replicas = o->world_size;
-		n = ml.spec.replicas;
-	} else {
-		const char *mode = json_str(spec, "completionMode");
-		ml.spec.completions = num_field(spec, "completions", -1);
-		ml.spec.parallelism = num_field(spec, "parallelism", 1);
-		ml.spec.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
-		if (o->world_size > 0)
-			ml.spec.completions = ml.spec.parallelism = o->world_size;
-		n = ml.spec.completions > 0 ? ml.spec.completions : 1;
-	}
-	if (n > cfg->max_world_size) {
-		snprintf(err, errlen, "%s %s: %ld ranks is above the limit of %ld", kind, name, n,
-		         cfg->max_world_size);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		cJSON *pod = make_pod(tmpl, wk, name, ns, service, start + i);
-		int rc;
-		if (pod == NULL) {
-			snprintf(err, errlen, "out of memory");
+	for (i = 0; i < sizeof(controllers) / sizeof(controllers[0]); i++) {
+		const struct controller *k = &controllers[i];
+		if (kind == NULL || strcmp(kind, k->kind) != 0)
+			continue;
+		if (name == NULL || !dns_subdomain_valid(name)) {
+			snprintf(err, errlen, "%s without a valid metadata.name", kind);
 			return -1;
 		}
-		rc = render_pod(pod, ns, cfg, &lk, o, out, jarr, warn, warnlen, err, errlen);
-		cJSON_Delete(pod);
-		if (rc != 0) {
-			/* What /mutate would deny for this rank is render's error, naming the rank.
-			 */
-			char why[512];
-			snprintf(why, sizeof(why), "%s", err);
-			snprintf(err, errlen, "%s %s/%s, pod %ld: %s", kind, ns, name, start + i,
-			         why);
+		if (k->templated &&
+		    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "template"))) {
+			snprintf(err, errlen, "%s %s has no spec.template", kind, name);
 			return -1;
 		}
+		warn_templates(doc, kind, name, warn, warnlen);
+		return k->render(&c, k->templated ? spec : doc, name, ns);
 	}
-	return 0;
+	return 1; /* not a workload: Services and the like are skipped */
 }
 
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
@@ -362,14 +627,29 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 	}
 	cJSON_ArrayForEach(doc, docs)
 	{
-		int rc = render_doc(doc, cfg, opts, &out, jarr, warn, warnlen, err, errlen);
-		if (rc < 0)
-			goto out;
-		if (rc == 0)
-			rendered++;
+		const char *kind = json_str(doc, "kind");
+		int list = kind != NULL && strcmp(kind, "List") == 0;
+		const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it;
+
+		if (!list) {
+			int rc = render_doc(doc, cfg, opts, &out, jarr, warn, warnlen, err, errlen);
+			if (rc < 0)
+				goto out;
+			rendered += rc == 0;
+			continue;
+		}
+		/* kubectl's List: its items, in order (one level; a List does not nest) */
+		cJSON_ArrayForEach(it, items)
+		{
+			int rc = render_doc(it, cfg, opts, &out, jarr, warn, warnlen, err, errlen);
+			if (rc < 0)
+				goto out;
+			rendered += rc == 0;
+		}
 	}
 	if (rendered == 0) {
-		snprintf(err, errlen, "no StatefulSet, Job or Pod in the manifest");
+		snprintf(err, errlen,
+		         "no StatefulSet, Job, JobSet, LeaderWorkerSet or Pod in the manifest");
 		goto out;
 	}
 	if (jarr != NULL) {

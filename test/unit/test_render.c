@@ -61,7 +61,7 @@ static const struct {
     {"bare pod needs an owner", "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
      0, RENDER_TEXT, NULL, "distenv supports only pods of a StatefulSet", NULL},
     {"nothing to render", "kind: Service\nmetadata: {name: s}\n", 0, RENDER_TEXT, NULL,
-     "no StatefulSet, Job or Pod", NULL},
+     "no StatefulSet, Job, JobSet, LeaderWorkerSet or Pod", NULL},
     {"bad yaml", "kind: [\n", 0, RENDER_TEXT, NULL, "line ", NULL},
     {"bad annotation",
      "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, template: "
@@ -79,6 +79,52 @@ static const struct {
      NULL},
     {"TF_CONFIG past the exec limit: left out with a warning", STS, 4000, RENDER_TEXT,
      "--- rank 3999/4000:", NULL, "warning: rank 0: distenv: TF_CONFIG left out"},
+    {"jobset: one world across replicated Jobs of different sizes",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: ml}\n"
+     "spec:\n  replicatedJobs:\n  - name: a\n    replicas: 2\n    template:\n      spec:\n"
+     "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n"
+     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "          spec: {containers: [{name: t}]}\n  - name: b\n    replicas: 1\n    template:\n"
+     "      spec:\n        completions: 3\n        parallelism: 3\n"
+     "        completionMode: Indexed\n        template:\n"
+     "          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "          spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT,
+     "--- rank 6/7: JobSet ml/js, pod js-b-0-2, containers t\n"
+     "MASTER_ADDR=js-a-0-0.js.ml.svc.cluster.local\nMASTER_PORT=29500\nRANK=6\nWORLD_SIZE=7\n",
+     NULL, NULL},
+    {"jobset: a coordinator",
+     "kind: JobSet\nmetadata: {name: js}\nspec:\n  coordinator: {replicatedJob: w, jobIndex: 1}\n"
+     "  network: {subdomain: net}\n  replicatedJobs:\n  - name: w\n    replicas: 2\n"
+     "    template:\n      spec:\n        completions: 1\n        completionMode: Indexed\n"
+     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "          spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT,
+     "--- rank 0/2: JobSet default/js, pod js-w-0-0, containers t\n"
+     "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\n",
+     NULL, NULL},
+    {"jobset: a replicated Job that is not Indexed",
+     "kind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n  - name: w\n"
+     "    template:\n      spec:\n        completions: 2\n        parallelism: 2\n"
+     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "          spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT, NULL, "JobSet default/js, pod js-w-0-0: distenv: replicated Job w", NULL},
+    {"leaderworkerset: one world per group",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: lws}\n"
+     "spec:\n  replicas: 2\n  leaderWorkerTemplate:\n    size: 4\n    workerTemplate:\n"
+     "      metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "      spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT,
+     "--- rank 3/4: LeaderWorkerSet default/lws, pod lws-1-3, containers t\n"
+     "MASTER_ADDR=lws-1.lws.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=3\n"
+     "WORLD_SIZE=4\n",
+     NULL, NULL},
+    {"a List of workloads",
+     "apiVersion: v1\nkind: List\nitems:\n- kind: Service\n  metadata: {name: ddp}\n"
+     "- kind: StatefulSet\n  metadata: {name: ddp, namespace: ml}\n  spec: {serviceName: ddp, "
+     "replicas: 2, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: "
+     "{containers: [{name: t}]}}}\n",
+     0, RENDER_TEXT, "--- rank 1/2: StatefulSet ml/ddp, pod ddp-1", NULL, NULL},
     {"a container's own MASTER_PORT",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "1, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {containers: "

@@ -204,6 +204,7 @@ def assert_service_rbac(r):
     eq(role["rules"], [
         {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get"]},
     ], "ClusterRole rules")
     binding = r.one("ClusterRoleBinding")
     eq(binding["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",

@@ -25,7 +25,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -MMD -MP \
            -DDISTENV_VERSION=\"$(VERSION)\" -DDISTENV_GIT_REV=\"$(GIT_REV)\" $(PKG_CFLAGS)
 # Objects that embed the version are rebuilt when it changes (the stamp is
 # rewritten only when its content differs).
-VERSION_OBJS = $(BUILD)/obj/main.o $(BUILD)/obj/metrics.o
+VERSION_OBJS = $(BUILD)/obj/main.o $(BUILD)/obj/metrics.o $(BUILD)/obj/config.o
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif

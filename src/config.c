@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+
+#include "version.h"
 #include <sys/socket.h>
 
 #include <yaml.h>
@@ -32,6 +34,8 @@ enum key_kind {
 	K_FRAMEWORKS, /* unsigned FW_* mask, list or comma string */
 	K_RESOURCES,  /* gpu_resources, list or comma string */
 	K_LOGLEVEL,   /* enum log_level */
+	K_IMAGE,      /* char[size], a container image reference (no spaces or controls) */
+	K_PULLPOLICY, /* char[size], Always, IfNotPresent or Never */
 };
 
 struct key {
@@ -76,6 +80,9 @@ static const struct key keys[] = {
     {"server", "drainTimeoutSeconds", K_INT, NUM(drain_timeout_s), 0, 3600},
     {NULL, "logging", K_SECTION, 0, 0, 0, 0},
     {"logging", "level", K_LOGLEVEL, NUM(log_level), 0, 0},
+    {NULL, "waitInit", K_SECTION, 0, 0, 0, 0},
+    {"waitInit", "image", K_IMAGE, STR(wait_image), 0, 0},
+    {"waitInit", "imagePullPolicy", K_PULLPOLICY, STR(wait_pull_policy), 0, 0},
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -90,6 +97,9 @@ void config_defaults(struct config *cfg)
 	cfg->drain_timeout_s = 25;
 	cfg->cert_check_interval_s = 5;
 	snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "cluster.local");
+	/* the image the chart and scripts/image-build.sh name by default */
+	snprintf(cfg->wait_image, sizeof(cfg->wait_image), "distenv:%s", DISTENV_VERSION);
+	snprintf(cfg->wait_pull_policy, sizeof(cfg->wait_pull_policy), "IfNotPresent");
 	cfg->default_port = 29500;
 	cfg->default_frameworks = FW_PYTORCH | FW_TENSORFLOW;
 	snprintf(cfg->gpu_resources[0], sizeof(cfg->gpu_resources[0]), "nvidia.com/gpu");
@@ -359,6 +369,17 @@ static int set_bool(struct walk *w, const struct key *k, const yaml_node_t *v, c
 	return -1;
 }
 
+/* A non-empty image reference: printable ASCII without spaces. */
+static int image_valid(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~')
+			return 0;
+	return 1;
+}
+
 static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
 {
 	char *dst = (char *)w->cfg + k->off;
@@ -383,6 +404,18 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 		    w, v, path,
 		    "must be HOST:PORT, :PORT or [IPv6]:PORT with a port from 1 to 65535, got %s",
 		    got);
+		return -1;
+	}
+	if (k->kind == K_IMAGE && !image_valid(s)) {
+		fail_at(w, v, path,
+		        "must be a container image reference such as "
+		        "registry.example/distenv:1.0, got %s",
+		        got);
+		return -1;
+	}
+	if (k->kind == K_PULLPOLICY && strcmp(s, "Always") != 0 && strcmp(s, "IfNotPresent") != 0 &&
+	    strcmp(s, "Never") != 0) {
+		fail_at(w, v, path, "must be one of Always, IfNotPresent, Never, got %s", got);
 		return -1;
 	}
 	if (k->kind == K_DOMAIN && !dns_subdomain_valid(s)) {
@@ -589,6 +622,8 @@ static int set_value(struct walk *w, const struct key *k, const yaml_node_t *v, 
 	case K_PATH:
 	case K_LISTEN:
 	case K_DOMAIN:
+	case K_IMAGE:
+	case K_PULLPOLICY:
 		return set_string(w, k, v, path);
 	case K_FRAMEWORKS:
 		return set_frameworks(w, k, v, path);

@@ -49,6 +49,10 @@ struct config {
 
 	/* logging */
 	enum log_level log_level; /* default LOG_INFO */
+
+	/* the init container of distenv.dev/wait-for-master */
+	char wait_image[512];      /* default "distenv:<version>", the chart's default image */
+	char wait_pull_policy[16]; /* default IfNotPresent */
 };
 
 /* Fills cfg with the documented defaults. */

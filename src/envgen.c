@@ -26,6 +26,7 @@ static int env_add(struct env_list *l, const char *name, const char *value)
 	v = &l->vars[l->n];
 	v->name = strdup(name);
 	v->value = strdup(value);
+	v->merge = 0;
 	if (v->name == NULL || v->value == NULL) {
 		free(v->name);
 		free(v->value);
@@ -140,9 +141,15 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
 	if (env_addl(out, "PET_NODE_RANK", t->rank) || env_add(out, "PET_NPROC_PER_NODE", t->nproc))
 		return -1;
 	if (t->elastic_min > 0) {
+		/*
+		 * The endpoint's own pod hosts the c10d store: say so, so that torchrun
+		 * never has to guess from host names (pytorch#73380).
+		 */
 		if (env_add(out, "PET_RDZV_BACKEND", "c10d") ||
 		    env_add(out, "PET_RDZV_ENDPOINT", in->endpoint) ||
-		    env_add(out, "PET_RDZV_ID", t->rdzv_id))
+		    env_add(out, "PET_RDZV_ID", t->rdzv_id) ||
+		    env_add(out, "PET_RDZV_CONF",
+		            t->rank == t->master_rank ? "is_host=1" : "is_host=0"))
 			return -1;
 		if (t->max_restarts >= 0 && env_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
 			return -1;

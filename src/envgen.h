@@ -12,6 +12,7 @@
 struct env_var {
 	char *name;
 	char *value;
+	int merge; /* 1: the value merges the container's own literal value into distenv's */
 };
 
 struct env_list {

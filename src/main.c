@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "certs.h"
+#include "annotation.h"
 #include "config.h"
 #include "kube.h"
 #include "log.h"
@@ -370,6 +371,19 @@ static int cmd_check_config(int argc, char **argv)
 	return 0;
 }
 
+/* The annotation table as the README's Markdown rows (render --help). */
+static void print_annotations(FILE *out)
+{
+	size_t i;
+
+	fputs("\nAnnotations on the pod template (the README's table):\n\n"
+	      "| annotation | meaning | default |\n| --- | --- | --- |\n",
+	      out);
+	for (i = 0; i < annotation_ndefs; i++)
+		fprintf(out, "| `%s` | %s | %s |\n", annotation_defs[i].name,
+		        annotation_defs[i].meaning, annotation_defs[i].dflt);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -395,6 +409,8 @@ int main(int argc, char **argv)
 			continue;
 		if (is_help(argc - 1, argv + 1)) {
 			fputs(cmds[i].usage, stdout);
+			if (cmds[i].run == cmd_render)
+				print_annotations(stdout);
 			return 0;
 		}
 		if (cmds[i].run == NULL) {

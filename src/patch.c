@@ -35,25 +35,31 @@ int patch_pointer_escape(const char *token, char *out, size_t outlen)
 	return 0;
 }
 
-/* Appends {"op":"add","path":path,"value":value}; takes ownership of value. */
-static int add_op(cJSON *patch, const char *path, cJSON *value)
+/* Appends {"op":name,"path":path,"value":value}; takes ownership of value. */
+static int op(cJSON *patch, const char *name, const char *path, cJSON *value)
 {
-	cJSON *op = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject();
 
-	if (op == NULL || value == NULL) {
-		cJSON_Delete(op);
+	if (o == NULL || value == NULL) {
+		cJSON_Delete(o);
 		cJSON_Delete(value);
 		return -1;
 	}
 	/* cJSON_AddItemToArray/Object take ownership of the added item. */
-	cJSON_AddItemToArray(patch, op);
-	if (cJSON_AddStringToObject(op, "op", "add") == NULL ||
-	    cJSON_AddStringToObject(op, "path", path) == NULL) {
+	cJSON_AddItemToArray(patch, o);
+	if (cJSON_AddStringToObject(o, "op", name) == NULL ||
+	    cJSON_AddStringToObject(o, "path", path) == NULL) {
 		cJSON_Delete(value);
 		return -1;
 	}
-	cJSON_AddItemToObject(op, "value", value);
+	cJSON_AddItemToObject(o, "value", value);
 	return 0;
+}
+
+/* Appends {"op":"add","path":path,"value":value}; takes ownership of value. */
+static int add_op(cJSON *patch, const char *path, cJSON *value)
+{
+	return op(patch, "add", path, value);
 }
 
 static cJSON *env_entry(const struct env_var *v)
@@ -93,6 +99,30 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 	int have = cJSON_IsArray(cenv), pos = 0;
 	cJSON *arr = NULL;
 
+	/*
+	 * A merged value replaces the container's own entry in place (first, while
+	 * the indices are the object's own); equal values need nothing.
+	 */
+	for (i = 0; have && i < env->n; i++) {
+		const cJSON *e;
+		int j = 0;
+		if (!env->vars[i].merge)
+			continue;
+		cJSON_ArrayForEach(e, cenv)
+		{
+			const char *n = json_str(e, "name"), *v = json_str(e, "value");
+			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
+				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
+					snprintf(path, sizeof(path), "%s/env/%d/value", base, j);
+					if (op(patch, "replace", path,
+					       cJSON_CreateString(env->vars[i].value)) != 0)
+						return PATCH_NOMEM;
+				}
+				break;
+			}
+			j++;
+		}
+	}
 	/*
 	 * Idempotence first: a container that already defines every variable is
 	 * left as it is, however many entries it has (reinvocation after a
@@ -146,8 +176,9 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 }
 
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
-                              const struct env_list *const *envs, const char *marker, long max_env,
-                              cJSON **out, char *err, size_t errlen)
+                              const struct env_list *const *envs, const cJSON *first_init,
+                              const char *marker, long max_env, cJSON **out, char *err,
+                              size_t errlen)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
@@ -173,6 +204,33 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 	rc = PATCH_NOMEM;
 	if (t->set_subdomain && add_op(patch, "/spec/subdomain", cJSON_CreateString(t->service)))
 		goto out;
+	/*
+	 * The first init container goes in after every env op: inserting it shifts
+	 * the indices of the init containers those ops name.
+	 */
+	if (first_init != NULL) {
+		const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
+		const char *want = json_str(first_init, "name");
+		int present = 0;
+
+		cJSON_ArrayForEach(c, inits)
+		{
+			const char *n = json_str(c, "name");
+			present |= n != NULL && want != NULL && strcmp(n, want) == 0;
+		}
+		if (!present && cJSON_IsArray(inits) && cJSON_GetArraySize(inits) > 0) {
+			if (add_op(patch, "/spec/initContainers/0", cJSON_Duplicate(first_init, 1)))
+				goto out;
+		} else if (!present) {
+			cJSON *arr = cJSON_CreateArray();
+			if (arr == NULL)
+				goto out;
+			cJSON_AddItemToArray(arr, cJSON_Duplicate(first_init, 1)); /* arr owns it */
+			if (cJSON_GetArraySize(arr) != 1 ||
+			    add_op(patch, "/spec/initContainers", arr))
+				goto out;
+		}
+	}
 
 	if (!cJSON_IsObject(meta)) {
 		/* A pod always has metadata; refuse to invent it rather than guess. */

@@ -19,13 +19,15 @@ enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
  * container already defines by name is left alone; an absent env is added as a
  * whole array. On PATCH_OK *out is an array, empty when there is nothing to do
  * (reinvocation). marker is the value of the distenv.dev/injected annotation.
- * envs[i] is the environment of target i (t->targets[i]). max_env bounds the
+ * envs[i] is the environment of target i (t->targets[i]). first_init (may be
+ * NULL; copied) becomes the first init container unless one of its name is
+ * there already. max_env bounds the
  * entries of one container that still needs some (PATCH_DENY with err above it).
  */
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
-                              const struct env_list *const *envs, const char *marker, long max_env,
-                              cJSON **out, char *err, size_t errlen)
-    __attribute__((warn_unused_result));
+                              const struct env_list *const *envs, const cJSON *first_init,
+                              const char *marker, long max_env, cJSON **out, char *err,
+                              size_t errlen) __attribute__((warn_unused_result));
 
 /* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
 int patch_pointer_escape(const char *token, char *out, size_t outlen);

@@ -175,6 +175,141 @@ static enum plan_status plan_own_master(struct pod_plan *plan, const cJSON *spec
 	return PLAN_OK;
 }
 
+/* Copies src into dst (dst empty). Returns 0 or -1. */
+static int env_copy(struct env_list *dst, const struct env_list *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->vars = calloc(src->n ? src->n : 1, sizeof(*dst->vars));
+	if (dst->vars == NULL)
+		return -1;
+	dst->cap = src->n ? src->n : 1;
+	for (i = 0; i < src->n; i++) {
+		dst->vars[i].name = strdup(src->vars[i].name);
+		dst->vars[i].value = strdup(src->vars[i].value);
+		dst->vars[i].merge = src->vars[i].merge;
+		dst->n++;
+		if (dst->vars[i].name == NULL || dst->vars[i].value == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * PET_RDZV_CONF: a container's own literal value wins and is merged with, not
+ * overwritten: distenv adds is_host when the value does not say it.
+ */
+static enum plan_status plan_rdzv_conf(struct pod_plan *plan, const cJSON *spec)
+{
+	const struct topology *t = &plan->topo;
+	int i;
+
+	if (env_find(&plan->env, "PET_RDZV_CONF") == NULL)
+		return PLAN_OK;
+	for (i = 0; i < t->n_targets; i++) {
+		const cJSON *ctr = topology_target_container(spec, &t->targets[i]);
+		const char *own = NULL;
+		struct env_list *l;
+		struct env_var *v;
+		char merged[1024];
+		size_t k;
+
+		if (user_env(ctr, "PET_RDZV_CONF", &own) <= 0 || strstr(own, "is_host") != NULL)
+			continue; /* absent (distenv's is injected), theirs says it, or cannot be
+			             read */
+		if (bounded_printf(merged, sizeof(merged), "%s%sis_host=%d", own, own[0] ? "," : "",
+		                   t->rank == t->master_rank) != 0)
+			continue; /* too long to merge: theirs stays as it is */
+		if (plan->own_env == NULL &&
+		    (plan->own_env = calloc((size_t)t->n_targets, sizeof(*plan->own_env))) == NULL)
+			return PLAN_NOMEM;
+		l = &plan->own_env[i];
+		if (l->n == 0 && env_copy(l, &plan->env) != 0)
+			return PLAN_NOMEM;
+		for (k = 0, v = NULL; k < l->n; k++)
+			if (strcmp(l->vars[k].name, "PET_RDZV_CONF") == 0)
+				v = &l->vars[k];
+		if (v == NULL)
+			continue;
+		free(v->value);
+		if ((v->value = strdup(merged)) == NULL)
+			return PLAN_NOMEM;
+		v->merge = 1;
+	}
+	return PLAN_OK;
+}
+
+/*
+ * The init container of distenv.dev/wait-for-master: `distenv-webhook wait`
+ * from the webhook's own image, reading MASTER_ADDR, MASTER_PORT and RANK;
+ * non-root, read-only, no privileges, tiny resources (the restricted Pod
+ * Security Standard). Returns a new object (caller deletes) or NULL.
+ */
+static cJSON *wait_container(const struct pod_plan *plan, const struct config *cfg,
+                             const char *addr)
+{
+	const struct topology *t = &plan->topo;
+	char timeout[32], num[32];
+	cJSON *c = cJSON_CreateObject(), *cmd, *env, *e, *res, *req, *lim, *sc, *caps, *drop, *sp;
+
+	if (c == NULL)
+		return NULL;
+	snprintf(timeout, sizeof(timeout), "%lds", t->wait_seconds);
+	cJSON_AddStringToObject(c, "name", WAIT_CONTAINER);
+	cJSON_AddStringToObject(c, "image", cfg->wait_image);
+	cJSON_AddStringToObject(c, "imagePullPolicy", cfg->wait_pull_policy);
+	cmd = cJSON_AddArrayToObject(c, "command");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("/usr/local/bin/distenv-webhook"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("wait"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("--timeout"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(timeout));
+	env = cJSON_AddArrayToObject(c, "env");
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	cJSON_AddStringToObject(e, "name", "MASTER_ADDR");
+	cJSON_AddStringToObject(e, "value", addr);
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	snprintf(num, sizeof(num), "%ld", t->port);
+	cJSON_AddStringToObject(e, "name", "MASTER_PORT");
+	cJSON_AddStringToObject(e, "value", num);
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	/*
+	 * `wait` skips the port on RANK 0, the pod whose own process opens it. That
+	 * is the master's pod: rank 0, or a JobSet's coordinator (then rank 0 waits).
+	 */
+	snprintf(num, sizeof(num), "%ld",
+	         t->rank == t->master_rank ? 0L : (t->rank == 0 ? t->master_rank : t->rank));
+	cJSON_AddStringToObject(e, "name", "RANK");
+	cJSON_AddStringToObject(e, "value", num);
+	res = cJSON_AddObjectToObject(c, "resources");
+	req = cJSON_AddObjectToObject(res, "requests");
+	cJSON_AddStringToObject(req, "cpu", "10m");
+	cJSON_AddStringToObject(req, "memory", "16Mi");
+	lim = cJSON_AddObjectToObject(res, "limits");
+	cJSON_AddStringToObject(lim, "cpu", "100m");
+	cJSON_AddStringToObject(lim, "memory", "32Mi");
+	sc = cJSON_AddObjectToObject(c, "securityContext");
+	cJSON_AddTrueToObject(sc, "runAsNonRoot");
+	cJSON_AddNumberToObject(sc, "runAsUser", 65532);
+	cJSON_AddNumberToObject(sc, "runAsGroup", 65532);
+	cJSON_AddFalseToObject(sc, "allowPrivilegeEscalation");
+	cJSON_AddTrueToObject(sc, "readOnlyRootFilesystem");
+	caps = cJSON_AddObjectToObject(sc, "capabilities");
+	drop = cJSON_AddArrayToObject(caps, "drop");
+	cJSON_AddItemToArray(drop, cJSON_CreateString("ALL"));
+	sp = cJSON_AddObjectToObject(sc, "seccompProfile");
+	cJSON_AddStringToObject(sp, "type", "RuntimeDefault");
+	cJSON_AddStringToObject(c, "terminationMessagePolicy", "FallbackToLogsOnError");
+	if (sp == NULL || cJSON_GetArraySize(env) != 3 || cJSON_GetArraySize(cmd) != 4) {
+		cJSON_Delete(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* Leaves name out of every env list of the plan. */
 static void plan_omit(struct pod_plan *plan, const char *name)
 {
@@ -252,6 +387,7 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const struct env_list **envs = NULL;
+	cJSON *wait = NULL;
 	char addr[512], marker[700];
 	enum topology_status ts;
 	enum patch_status ps;
@@ -267,8 +403,14 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		goto out;
 	if ((rc = plan_own_master(plan, spec, err, errlen)) != PLAN_OK)
 		goto out;
+	if ((rc = plan_rdzv_conf(plan, spec)) != PLAN_OK)
+		goto out;
 	if ((rc = plan_budget(plan, pod_bytes, err, errlen)) != PLAN_OK)
 		goto out;
+	if (plan->topo.wait_seconds > 0 && (wait = wait_container(plan, cfg, addr)) == NULL) {
+		rc = PLAN_NOMEM;
+		goto out;
+	}
 	rc = PLAN_NOMEM;
 	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s",
 	         plan->topo.rank, plan->topo.world_size, addr, plan->topo.port,
@@ -278,11 +420,12 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		goto out;
 	for (i = 0; i < plan->topo.n_targets; i++)
 		envs[i] = pod_plan_target_env(plan, i);
-	ps = patch_build(pod, &plan->topo, envs, marker, cfg->max_env_per_container, &plan->patch,
-	                 err, errlen);
+	ps = patch_build(pod, &plan->topo, envs, wait, marker, cfg->max_env_per_container,
+	                 &plan->patch, err, errlen);
 	rc = ps == PATCH_OK ? PLAN_OK : ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
 out:
 	free(envs);
+	cJSON_Delete(wait);
 	if (rc != PLAN_OK)
 		pod_plan_free(plan);
 	return rc;

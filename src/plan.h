@@ -22,6 +22,9 @@
  */
 #define POD_BYTES_MAX (1536 * 1024 - 384 * 1024)
 
+/* The init container distenv.dev/wait-for-master adds. */
+#define WAIT_CONTAINER "distenv-wait-for-master"
+
 #define PLAN_MAX_WARNINGS 8
 #define PLAN_WARNING_LEN  120 /* the API server's guidance for admission warnings */
 

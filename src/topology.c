@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotation.h"
 #include "util.h"
 
 #define DENY(...)                                                                                  \
@@ -30,23 +31,6 @@ const char *json_str(const cJSON *obj, const char *key)
 static const char *map_get(const cJSON *map, const char *key)
 {
 	return cJSON_IsObject(map) ? json_str(map, key) : NULL;
-}
-
-/* Reads an annotation as an integer in [min, max]: 0 absent, 1 set, -1 bad (err filled). */
-static int ann_long(const cJSON *anns, const char *key, long min, long max, const char *what,
-                    long *out, char *err, size_t errlen)
-{
-	const char *v = map_get(anns, key);
-
-	if (v == NULL)
-		return 0;
-	if (parse_long(v, min, max, out) != 0) {
-		snprintf(err, errlen,
-		         "distenv: annotation %s: \"%.64s\" is not %s between %ld and %ld", key, v,
-		         what, min, max);
-		return -1;
-	}
-	return 1;
 }
 
 static const cJSON *controller_owner(const cJSON *meta)
@@ -820,45 +804,45 @@ static enum topology_status identify(struct resolve *rs, const struct kind_row *
 	      kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "");
 }
 
+/* Reads annotation name through the annotation table: 0 absent, 1 set (*out for numbers), -1 bad.
+ */
+static int ann_read(struct resolve *rs, const char *name, const char **v, long *out)
+{
+	*v = map_get(rs->anns, name);
+	if (*v == NULL)
+		return 0;
+	return annotation_check(annotation_find(name), *v, rs->cfg, out, rs->err, rs->errlen) == 0
+	           ? 1
+	           : -1;
+}
+
 /* Step: the distenv.dev/... annotations (a bad value is the user's to fix, whatever the API says).
  */
 static enum topology_status read_annotations(struct resolve *rs)
 {
 	struct topology *t = rs->t;
-	const struct config *cfg = rs->cfg;
-	char *err = rs->err;
-	size_t errlen = rs->errlen;
 	const char *v;
+	int r;
 
-	if (ann_long(rs->anns, ANN_WORLD_SIZE, 1, cfg->max_world_size, "a world size",
-	             &rs->ann_world, err, errlen) < 0)
+	if (ann_read(rs, ANN_WORLD_SIZE, &v, &rs->ann_world) < 0)
 		return TOPOLOGY_DENY;
-	t->port = cfg->default_port;
-	if (ann_long(rs->anns, ANN_PORT, 1, 65535, "a port number", &t->port, err, errlen) < 0)
+	t->port = rs->cfg->default_port;
+	if (ann_read(rs, ANN_PORT, &v, &t->port) < 0)
 		return TOPOLOGY_DENY;
-	t->frameworks = cfg->default_frameworks;
-	if ((v = map_get(rs->anns, ANN_FRAMEWORKS)) != NULL) {
-		if (config_parse_frameworks(v, &t->frameworks) != 0)
-			RDENY(
-			    "annotation %s: \"%.128s\" is not a comma list of pytorch, tensorflow, "
-			    "jax",
-			    ANN_FRAMEWORKS, v);
+	t->frameworks = rs->cfg->default_frameworks;
+	if ((r = ann_read(rs, ANN_FRAMEWORKS, &v, NULL)) < 0)
+		return TOPOLOGY_DENY;
+	if (r > 0 && config_parse_frameworks(v, &t->frameworks) == 0)
 		t->frameworks_asked = t->frameworks;
-	}
-	if ((v = map_get(rs->anns, ANN_ELASTIC)) != NULL) {
-		if (parse_elastic(v, cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
-			RDENY(
-			    "annotation %s: \"%.64s\" is not MIN:MAX with whole numbers between 1 "
-			    "and %ld",
-			    ANN_ELASTIC, v, cfg->max_world_size);
-		if (t->elastic_min > t->elastic_max)
-			RDENY("annotation %s: \"%.64s\" has MIN greater than MAX", ANN_ELASTIC, v);
-	}
-	if (ann_long(rs->anns, ANN_MAX_RESTARTS, 0, 1000000, "a restart count", &t->max_restarts,
-	             err, errlen) < 0)
+	if ((r = ann_read(rs, ANN_ELASTIC, &v, NULL)) < 0)
 		return TOPOLOGY_DENY;
-	if ((v = map_get(rs->anns, ANN_SERVICE)) != NULL && !dns_label_valid(v))
-		RDENY("annotation %s: \"%.64s\" is not a valid Service name", ANN_SERVICE, v);
+	if (r > 0 &&
+	    parse_elastic(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
+		RDENY("annotation %s: \"%.64s\" cannot be read", ANN_ELASTIC, v);
+	if (ann_read(rs, ANN_MAX_RESTARTS, &v, &t->max_restarts) < 0 ||
+	    ann_read(rs, ANN_SERVICE, &v, NULL) < 0 ||
+	    ann_read(rs, ANN_WAIT_FOR_MASTER, &v, &t->wait_seconds) < 0)
+		return TOPOLOGY_DENY;
 	return TOPOLOGY_OK;
 }
 
@@ -983,19 +967,14 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 		goto out;
 	if ((v = map_get(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
-		if (strcmp(v, "auto") == 0 || strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0) {
-			strcpy(t->nproc, v);
-		} else if (parse_long(v, 1, 4096, &n) == 0) {
-			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
-		} else {
-			snprintf(
-			    err, errlen,
-			    "distenv: annotation %s: \"%.32s\" is not a whole number between 1 "
-			    "and 4096 (or auto, gpu, cpu)",
-			    ANN_NPROC, v);
+		if (annotation_check(annotation_find(ANN_NPROC), v, cfg, NULL, err, errlen) != 0) {
 			rc = TOPOLOGY_DENY;
 			goto out;
 		}
+		if (parse_long(v, 1, 4096, &n) == 0)
+			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
+		else
+			snprintf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
 	} else {
 		long g = max_gpu_limit(t, rs->spec, cfg);
 		snprintf(t->nproc, sizeof(t->nproc), "%ld", g > 0 ? g : 1);

@@ -13,19 +13,20 @@
 #include "config.h"
 #include "workload.h"
 
-#define ANN_PREFIX       "distenv.dev/"
-#define ANN_WORLD_SIZE   "distenv.dev/world-size"
-#define ANN_PORT         "distenv.dev/port"
-#define ANN_NPROC        "distenv.dev/nproc-per-node"
-#define ANN_CONTAINERS   "distenv.dev/containers"
-#define ANN_FRAMEWORKS   "distenv.dev/frameworks"
-#define ANN_ELASTIC      "distenv.dev/elastic"
-#define ANN_MAX_RESTARTS "distenv.dev/max-restarts"
-#define ANN_SERVICE      "distenv.dev/service"
-#define ANN_INJECTED     "distenv.dev/injected"
-#define LABEL_INJECT     "distenv.dev/inject"
-#define LABEL_POD_INDEX  "apps.kubernetes.io/pod-index"
-#define ANN_JOB_INDEX    "batch.kubernetes.io/job-completion-index"
+#define ANN_PREFIX          "distenv.dev/"
+#define ANN_WORLD_SIZE      "distenv.dev/world-size"
+#define ANN_PORT            "distenv.dev/port"
+#define ANN_NPROC           "distenv.dev/nproc-per-node"
+#define ANN_CONTAINERS      "distenv.dev/containers"
+#define ANN_FRAMEWORKS      "distenv.dev/frameworks"
+#define ANN_ELASTIC         "distenv.dev/elastic"
+#define ANN_MAX_RESTARTS    "distenv.dev/max-restarts"
+#define ANN_SERVICE         "distenv.dev/service"
+#define ANN_WAIT_FOR_MASTER "distenv.dev/wait-for-master"
+#define ANN_INJECTED        "distenv.dev/injected"
+#define LABEL_INJECT        "distenv.dev/inject"
+#define LABEL_POD_INDEX     "apps.kubernetes.io/pod-index"
+#define ANN_JOB_INDEX       "batch.kubernetes.io/job-completion-index"
 
 /* What the JobSet and LeaderWorkerSet controllers write on their pods. */
 #define JOBSET_NAME        "jobset.sigs.k8s.io/jobset-name"
@@ -74,6 +75,7 @@ struct topology {
 	long elastic_min;          /* 0 when not elastic */
 	long elastic_max;
 	long max_restarts; /* -1 when not annotated */
+	long wait_seconds; /* distenv.dev/wait-for-master; 0 when not annotated */
 	char rdzv_id[330]; /* PET_RDZV_ID: one per world */
 	char domain[384];  /* ".<service>.<ns>.svc.<clusterDomain>" */
 	int n_rjobs;       /* JobSet: its replicated Jobs in spec order; 0 otherwise */

@@ -134,6 +134,8 @@ def expected_env(sc, r):
         env["PET_RDZV_BACKEND"] = "c10d"
         env["PET_RDZV_ENDPOINT"] = f"{a}:{p}"
         env["PET_RDZV_ID"] = f"{NAMESPACE}-{sc['workload']}"
+        # the endpoint's own pod (rank 0) hosts the c10d store
+        env["PET_RDZV_CONF"] = "is_host=1" if r == 0 else "is_host=0"
         if sc["max_restarts"] is not None:
             env["PET_MAX_RESTARTS"] = str(sc["max_restarts"])
     return env

@@ -172,6 +172,9 @@ class Server:
         listen = (listen or "127.0.0.1:%d") % self.port
         cmd = [binary, "serve", "--listen", listen,
                "--tls-cert", cert, "--tls-key", key, "--log-level", "debug"] + (extra or [])
+        # The goldens name the wait-for-master image the test configs give (not the
+        # version-stamped default), so a VERSION bump does not change them.
+        config = "waitInit:\n  image: %s\n" % GOLDEN_WAIT_IMAGE + (config or "")
         if config is not None:
             path = os.path.join(workdir, "config-%d.yaml" % self.port)
             with open(path, "w") as f:
@@ -381,7 +384,9 @@ def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namesp
                 ("PET_NODE_RANK", str(rank)), ("PET_NPROC_PER_NODE", str(nproc))]
         if elastic:
             out += [("PET_RDZV_BACKEND", "c10d"), ("PET_RDZV_ENDPOINT", "%s:%d" % (a, port)),
-                    ("PET_RDZV_ID", "%s-%s" % (namespace, workload))]
+                    ("PET_RDZV_ID", "%s-%s" % (namespace, workload)),
+                    # the endpoint's own pod (rank 0) hosts the c10d store
+                    ("PET_RDZV_CONF", "is_host=%d" % (rank == 0))]
             if max_restarts is not None:
                 out.append(("PET_MAX_RESTARTS", str(max_restarts)))
     if "tensorflow" in frameworks:
@@ -1035,6 +1040,9 @@ class Suite:
             p = subprocess.run(args + extra, capture_output=True, text=True, timeout=30 * SLOW)
             check(p.returncode != 0, "%r: exit 0" % extra)
             check(want in p.stderr, "%r: stderr %r does not mention %r" % (extra, p.stderr, want))
+
+
+GOLDEN_WAIT_IMAGE = "distenv:test"
 
 
 class FakeAPI:

@@ -211,7 +211,7 @@ static const struct {
     {"bool number", "lookups: {enabled: 1}\n", "must be true or false, got \"1\"", 0},
     {"unknown top key", "listen: \":8443\"\nport: 1\n",
      "line 2: key 'port': unknown key (known here: listen, tls, clusterDomain, defaults, "
-     "gpuResources, lookups, limits, server, logging)",
+     "gpuResources, lookups, limits, server, logging, waitInit)",
      1},
     {"unknown nested key", "lookups:\n  enabled: true\n  timeout: 5\n",
      "line 3: key 'lookups.timeout': unknown key (known here: enabled, kubeconfig, timeoutMs, "

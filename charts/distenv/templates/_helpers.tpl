@@ -89,6 +89,8 @@ true
 {{- $_ = set $tls "certFile" "/etc/distenv/tls/tls.crt" }}
 {{- $_ = set $tls "keyFile" "/etc/distenv/tls/tls.key" }}
 {{- $_ = set $cfg "tls" $tls }}
+{{- /* distenv.dev/wait-for-master runs `distenv-webhook wait` from the webhook's own image */}}
+{{- $_ = set $cfg "waitInit" (dict "image" (include "distenv.image" .) "imagePullPolicy" .Values.image.pullPolicy) }}
 {{- toYaml $cfg }}
 {{- end }}
 

@@ -1,0 +1,140 @@
+/*
+ * The annotation table: each check's accepted and refused values with their
+ * messages, the duration grammar, every problem of a pod reported at once, and
+ * the README's annotation table kept equal to the table the core reads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "annotation.h"
+#include "testutil.h"
+
+static void test_checks(void)
+{
+	static const struct {
+		const char *name, *value;
+		int ok;
+		long out;            /* for counts and durations when ok */
+		const char *message; /* substring of the refusal */
+	} cases[] = {
+	    {"distenv.dev/world-size", "4", 1, 4, NULL},
+	    {"distenv.dev/world-size", "0", 0, 0, "\"0\" is not a world size between 1 and 65536"},
+	    {"distenv.dev/world-size", "65537", 0, 0, "between 1 and 65536"},
+	    {"distenv.dev/world-size", "4x", 0, 0, "is not a world size"},
+	    {"distenv.dev/port", "65535", 1, 65535, NULL},
+	    {"distenv.dev/port", "65536", 0, 0, "is not a port number between 1 and 65535"},
+	    {"distenv.dev/max-restarts", "0", 1, 0, NULL},
+	    {"distenv.dev/nproc-per-node", "gpu", 1, 0, NULL},
+	    {"distenv.dev/nproc-per-node", "4097", 0, 0, "(or auto, gpu, cpu)"},
+	    {"distenv.dev/frameworks", "jax, pytorch", 1, 0, NULL},
+	    {"distenv.dev/frameworks", "mxnet", 0, 0, "is not a comma list of pytorch, tensorflow"},
+	    {"distenv.dev/elastic", "2:4", 1, 0, NULL},
+	    {"distenv.dev/elastic", "4:2", 0, 0, "has MIN greater than MAX"},
+	    {"distenv.dev/elastic", "4", 0, 0, "is not MIN:MAX"},
+	    {"distenv.dev/containers", "a, b", 1, 0, NULL},
+	    {"distenv.dev/containers", "a,,b", 0, 0, "has an empty container name"},
+	    {"distenv.dev/service", "svc-1", 1, 0, NULL},
+	    {"distenv.dev/service", "Svc", 0, 0, "is not a valid Service name"},
+	    {"distenv.dev/wait-for-master", "10m", 1, 600, NULL},
+	    {"distenv.dev/wait-for-master", "1h30m", 1, 5400, NULL},
+	    {"distenv.dev/wait-for-master", "30s", 1, 30, NULL},
+	    {"distenv.dev/wait-for-master", "0s", 0, 0, "is not a duration"},
+	    {"distenv.dev/wait-for-master", "10", 0, 0, "is not a duration"},
+	    {"distenv.dev/wait-for-master", "25h", 0, 0, "at most 24h"},
+	    {"distenv.dev/wait-for-master", "-5m", 0, 0, "is not a duration"},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct annotation_def *d = annotation_find(cases[i].name);
+		char err[512] = "";
+		long out = -7;
+		int rc;
+
+		CHECK(d != NULL, "%s is in the table", cases[i].name);
+		if (d == NULL)
+			continue;
+		rc = annotation_check(d, cases[i].value, &cfg, &out, err, sizeof(err));
+		if (cases[i].ok) {
+			CHECK(rc == 0, "%s=%s: %s", cases[i].name, cases[i].value, err);
+			if (d->type == ANNOT_COUNT || d->type == ANNOT_DURATION)
+				CHECK(out == cases[i].out, "%s=%s: %ld", cases[i].name,
+				      cases[i].value, out);
+		} else {
+			CHECK(rc != 0 && strncmp(err, "distenv: annotation ", 20) == 0 &&
+			          strstr(err, cases[i].name) && strstr(err, cases[i].message),
+			      "%s=%s: '%s'", cases[i].name, cases[i].value, err);
+		}
+	}
+	CHECK(annotation_find("distenv.dev/wolrd-size") == NULL, "a misspelling is unknown");
+}
+
+/* Every problem of a pod in one answer; unknown keys apart. */
+static void test_check_all(void)
+{
+	cJSON *anns = cJSON_Parse("{\"distenv.dev/port\":\"0\",\"distenv.dev/wolrd-size\":\"3\","
+	                          "\"distenv.dev/elastic\":\"4:2\",\"other/x\":\"y\","
+	                          "\"distenv.dev/frameworks\":\"jax\",\"distenv.dev/typo\":\"1\"}");
+	struct config cfg;
+	char err[1024], unknown[256];
+	int n_unknown, bad;
+
+	config_defaults(&cfg);
+	bad = annotation_check_all(anns, &cfg, err, sizeof(err), unknown, sizeof(unknown),
+	                           &n_unknown);
+	CHECK(bad == 2, "two bad values, got %d: %s", bad, err);
+	CHECK(strstr(err, "distenv.dev/port") && strstr(err, "distenv.dev/elastic") &&
+	          strstr(err, "; ") && !strstr(err, "distenv: "),
+	      "both named once joined: '%s'", err);
+	CHECK(n_unknown == 2 && strcmp(unknown, "distenv.dev/wolrd-size, distenv.dev/typo") == 0,
+	      "unknown keys: '%s'", unknown);
+	cJSON_Delete(anns);
+}
+
+/* The README's table has a row per annotation, with the table's meaning and default. */
+static void test_readme(void)
+{
+	FILE *f = fopen("README.md", "r");
+	char line[2048];
+	size_t i, rows = 0;
+	int seen[64] = {0};
+
+	CHECK(f != NULL, "README.md (run from the repository root)");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char want[1024];
+		const struct annotation_def *d = NULL;
+		if (strncmp(line, "| `distenv.dev/", 15) != 0)
+			continue;
+		for (i = 0; i < annotation_ndefs; i++) {
+			size_t n = strlen(annotation_defs[i].name);
+			if (strncmp(line + 3, annotation_defs[i].name, n) == 0 &&
+			    line[3 + n] == '`')
+				d = &annotation_defs[i], seen[i] = 1;
+		}
+		CHECK(d != NULL, "README row of an annotation distenv does not have: %s", line);
+		if (d == NULL)
+			continue;
+		snprintf(want, sizeof(want), "| `%s` | %s | %s |\n", d->name, d->meaning, d->dflt);
+		CHECK(strcmp(line, want) == 0,
+		      "README row differs from the table:\n  got  %s  want %s", line, want);
+		rows++;
+	}
+	fclose(f);
+	for (i = 0; i < annotation_ndefs; i++)
+		CHECK(seen[i], "README has no row for %s", annotation_defs[i].name);
+	CHECK(rows == annotation_ndefs, "README rows %zu", rows);
+}
+
+int main(void)
+{
+	test_checks();
+	test_check_all();
+	test_readme();
+	TEST_MAIN_END("annotation");
+}

@@ -1019,13 +1019,34 @@ static void status_message(const struct body *b, char *out, size_t outlen)
 	cJSON_Delete(j);
 }
 
+/* What the API calls an object: "statefulset", and its resource "statefulsets.apps". */
+struct api_noun {
+	char what[64];
+	char resource[128]; /* plural, without the group */
+	char qualified[160]; /* plural.group, for RBAC messages */
+};
+
+static void api_noun_of(const char *kind, const char *resource, const char *group,
+                        struct api_noun *n)
+{
+	size_t i;
+
+	snprintf(n->what, sizeof(n->what), "%s", kind);
+	for (i = 0; n->what[i]; i++)
+		if (n->what[i] >= 'A' && n->what[i] <= 'Z')
+			n->what[i] = (char)(n->what[i] - 'A' + 'a');
+	snprintf(n->resource, sizeof(n->resource), "%s", resource);
+	snprintf(n->qualified, sizeof(n->qualified), "%s%s%s", resource, group[0] ? "." : "",
+	         group);
+}
+
 static void describe_failure(const struct kube_client *kc, CURLcode rc, long status,
-                             const struct body *b, const char *errbuf, enum workload_kind kind,
+                             const struct body *b, const char *errbuf, const struct api_noun *noun,
                              const char *ns, const char *name, long timeout_ms, char *err,
                              size_t errlen)
 {
-	const char *what = kind == WORKLOAD_STATEFULSET ? "statefulset" : "job";
-	const char *res = kind == WORKLOAD_STATEFULSET ? "statefulsets.apps" : "jobs.batch";
+	const char *what = noun->what;
+	const char *res = noun->qualified;
 	const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
 	char msg[256];
 
@@ -1078,7 +1099,7 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 		errf(err, errlen,
 		     "forbidden: the webhook's service account may not get %s in namespace %s "
 		     "(grant get on %s)",
-		     kind == WORKLOAD_STATEFULSET ? "statefulsets" : "jobs", ns, res);
+		     noun->resource, ns, res);
 		break;
 	case 429:
 		errf(err, errlen, "the API server is throttling requests (429)");
@@ -1090,6 +1111,73 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 	}
 }
 
+/*
+ * GETs path until deadline_ms with the client's token (re-read once after a 401:
+ * the kubelet rotates projected tokens). The answer is in b (caller frees b->p).
+ */
+static CURLcode api_get(struct kube_client *kc, const char *path, long long deadline_ms,
+                        struct body *b, long *status, char *errbuf)
+{
+	char token[TOKEN_MAX + 1];
+	int retried = 0;
+	long left;
+	CURLcode rc;
+
+	errbuf[0] = '\0';
+	token_get(kc, 0, token, sizeof(token));
+	for (;;) {
+		left = (long)(deadline_ms - now_ms());
+		if (left <= 0) {
+			rc = CURLE_OPERATION_TIMEDOUT;
+			break;
+		}
+		b->len = 0;
+		b->too_big = 0;
+		rc = http_get(kc, path, left, token, b, status, errbuf);
+		if (rc == CURLE_OK && *status == 401 && !retried && kc->token_file[0] &&
+		    token_get(kc, 1, token, sizeof(token))) {
+			retried = 1;
+			continue;
+		}
+		break;
+	}
+	OPENSSL_cleanse(token, sizeof(token));
+	return rc;
+}
+
+int kube_get_service(void *ctx, const char *ns, const char *name, struct service_info *out,
+                     char *err, size_t errlen)
+{
+	struct kube_client *kc = ctx;
+	struct body b = {NULL, 0, 0, 0};
+	struct api_noun noun;
+	char path[600], errbuf[CURL_ERROR_SIZE];
+	long status = 0;
+	CURLcode rc;
+	int rc_out = -1;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!ns || !dns_label_valid(ns) || !name || !dns_label_valid(name)) {
+		errf(err, errlen, "'%.64s/%.64s' is not a valid Service name", ns ? ns : "",
+		     name ? name : "");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/services/%s", ns, name);
+	rc = api_get(kc, path, now_ms() + kc->timeout_ms, &b, &status, errbuf);
+	if (rc == CURLE_OK && status == 404) {
+		rc_out = 0;
+	} else if (rc != CURLE_OK || status != 200) {
+		api_noun_of("Service", "services", "", &noun);
+		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
+		                 errlen);
+	} else if (workload_parse_service(b.p ? b.p : "", b.len, out, err, errlen) == 0) {
+		rc_out = 1;
+	}
+	free(b.p);
+	return rc_out;
+}
+
 int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen)
 {
@@ -1097,14 +1185,14 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	enum workload_kind kind = ref->kind;
 	const char *ns = ref->ns, *name = ref->name;
 	const char *uid = ref->uid ? ref->uid : "";
-	char path[600], key[CACHE_KEY_MAX], token[TOKEN_MAX + 1], errbuf[CURL_ERROR_SIZE];
+	char path[600], key[CACHE_KEY_MAX], errbuf[CURL_ERROR_SIZE];
 	struct body b = {NULL, 0, 0, 0};
 	struct workload_spec spec;
 	struct inflight node;
 	long long deadline;
-	long status = 0, left;
+	long status = 0;
 	CURLcode rc;
-	int rc_out = -1, retried = 0, claimed = 0;
+	int rc_out = -1, claimed = 0;
 
 	if (errlen)
 		err[0] = '\0';
@@ -1130,27 +1218,12 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 		}
 		claimed = 1;
 	}
-	token_get(kc, 0, token, sizeof(token));
-	for (;;) {
-		left = (long)(deadline - now_ms());
-		if (left <= 0) {
-			rc = CURLE_OPERATION_TIMEDOUT;
-			break;
-		}
-		b.len = 0;
-		b.too_big = 0;
-		rc = http_get(kc, path, left, token, &b, &status, errbuf);
-		/* a rotated token: re-read the file once and try again */
-		if (rc == CURLE_OK && status == 401 && !retried && kc->token_file[0] &&
-		    token_get(kc, 1, token, sizeof(token))) {
-			retried = 1;
-			continue;
-		}
-		break;
-	}
-	OPENSSL_cleanse(token, sizeof(token));
+	rc = api_get(kc, path, deadline, &b, &status, errbuf);
 	if (rc != CURLE_OK || status != 200) {
-		describe_failure(kc, rc, status, &b, errbuf, kind, ns, name, kc->timeout_ms, err,
+		const struct workload_api *a = workload_api_of(kind);
+		struct api_noun noun;
+		api_noun_of(a->kind, a->resource, a->group, &noun);
+		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
 		                 errlen);
 		goto out;
 	}

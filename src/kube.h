@@ -52,4 +52,11 @@ void kube_client_describe(const struct kube_client *kc, struct kube_client_info 
 int kube_get_workload(void *kc, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen);
 
+/*
+ * GETs Service ns/name (not cached: /validate is called once per apply).
+ * Matches struct workload_lookup's get_service: 1 found, 0 not found, -1 err.
+ */
+int kube_get_service(void *kc, const char *ns, const char *name, struct service_info *out,
+                     char *err, size_t errlen);
+
 #endif

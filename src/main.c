@@ -115,7 +115,7 @@ static int cmd_serve(int argc, char **argv)
 	int no_lookups = 0, c, rc = 1;
 	struct config cfg;
 	struct kube_client *kc = NULL;
-	struct workload_lookup lk;
+	struct workload_lookup lk = {NULL, NULL, NULL};
 	char err[512];
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -178,6 +178,7 @@ static int cmd_serve(int argc, char **argv)
 			goto out;
 		}
 		lk.get = kube_get_workload;
+		lk.get_service = kube_get_service;
 		lk.ctx = kc;
 	}
 	if (server_run(&cfg, kc ? &lk : NULL, err, sizeof(err)) != 0) {

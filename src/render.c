@@ -347,7 +347,7 @@ static int render_statefulset(struct rctx *c, const cJSON *spec, const char *nam
 {
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml};
+	struct workload_lookup lk = {manifest_get, &ml, NULL};
 	long i, start;
 	char which[32];
 
@@ -369,7 +369,7 @@ static int render_job(struct rctx *c, const cJSON *spec, const char *name, const
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	const char *mode = json_str(spec, "completionMode");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml};
+	struct workload_lookup lk = {manifest_get, &ml, NULL};
 	long i, n;
 	char which[32];
 
@@ -400,7 +400,7 @@ static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, con
 	const cJSON *dns = cJSON_GetObjectItemCaseSensitive(net, "enableDNSHostnames");
 	const char *subdomain = json_str(net, "subdomain");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml};
+	struct workload_lookup lk = {manifest_get, &ml, NULL};
 	char *txt = cJSON_PrintUnformatted(doc), job[320], which[340], buf[32], global[32];
 	const cJSON *rj;
 	long total_jobs = 0, j, i, gidx = 0;

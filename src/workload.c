@@ -328,3 +328,40 @@ int workload_parse(enum workload_kind kind, const char *json, size_t len, struct
 	}
 	return a->parse(json, len, out, err, errlen);
 }
+
+int workload_parse_service(const char *json, size_t len, struct service_info *out, char *err,
+                           size_t errlen)
+{
+	struct workload_spec unused;
+	struct service_info si;
+	const cJSON *spec, *sel, *it;
+	const char *ip;
+	cJSON *j;
+
+	memset(&si, 0, sizeof(si));
+	workload_spec_init(&unused);
+	if ((j = parse_object(json, len, "Service", &unused, &spec, err, errlen)) == NULL)
+		return -1;
+	ip = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "clusterIP"));
+	si.headless = ip != NULL && strcmp(ip, "None") == 0;
+	si.publish_not_ready =
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "publishNotReadyAddresses"));
+	sel = cJSON_GetObjectItemCaseSensitive(spec, "selector");
+	cJSON_ArrayForEach(it, sel)
+	{
+		if (!cJSON_IsString(it) || it->string == NULL)
+			continue;
+		if (si.n_selector >= SERVICE_MAX_SELECTOR ||
+		    strlen(it->string) >= sizeof(si.selector[0][0]) ||
+		    strlen(it->valuestring) >= sizeof(si.selector[0][1])) {
+			si.n_selector = -1;
+			break;
+		}
+		strcpy(si.selector[si.n_selector][0], it->string);
+		strcpy(si.selector[si.n_selector][1], it->valuestring);
+		si.n_selector++;
+	}
+	cJSON_Delete(j);
+	*out = si;
+	return 0;
+}

@@ -51,6 +51,19 @@ struct workload_spec {
 /* spec with every field "not set". */
 void workload_spec_init(struct workload_spec *spec);
 
+/* What /validate checks of a headless Service. */
+#define SERVICE_MAX_SELECTOR 16
+struct service_info {
+	int headless;           /* spec.clusterIP is "None" */
+	int publish_not_ready;  /* spec.publishNotReadyAddresses */
+	int n_selector;         /* -1: more labels than distenv keeps */
+	char selector[SERVICE_MAX_SELECTOR][2][128];
+};
+
+/* Reads the API server's answer for a Service. Returns 0 or -1 with err. Pure. */
+int workload_parse_service(const char *json, size_t len, struct service_info *out, char *err,
+                           size_t errlen);
+
 /* The object a pod names as its controller: kind, namespace, name and uid. */
 struct workload_ref {
 	enum workload_kind kind;
@@ -71,6 +84,13 @@ struct workload_lookup {
 	int (*get)(void *ctx, const struct workload_ref *ref, int fresh, struct workload_spec *out,
 	           char *err, size_t errlen);
 	void *ctx;
+	/*
+	 * Optional (NULL: not looked up): the Service ns/name for the checks of
+	 * /validate. Returns 1 and fills out, 0 when there is no such Service, or
+	 * -1 with err when the API could not say.
+	 */
+	int (*get_service)(void *ctx, const char *ns, const char *name,
+	                   struct service_info *out, char *err, size_t errlen);
 };
 
 /* How the Kubernetes API names and serves one kind. */

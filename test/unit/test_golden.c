@@ -93,7 +93,7 @@ static void run_case(const char *name, int update)
 	size_t len, l2, l3;
 	struct config cfg;
 	struct workload_spec spec = WSPEC(-1, -1, -1, -1, 0, "");
-	struct workload_lookup lk = {table_get, &spec};
+	struct workload_lookup lk = {table_get, &spec, NULL};
 	struct admission_result res;
 	cJSON *got = NULL, *want = NULL, *resp, *p;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "patch.h"
+#include "validate.h"
 #include "util.h"
 
 #define UID_MAX 127
@@ -122,48 +123,126 @@ static int str_eq(const char *a, const char *b)
 	return a != NULL && strcmp(a, b) == 0;
 }
 
-int admission_handle(const char *body, size_t len, const struct config *cfg,
-                     const struct workload_lookup *lookup, struct admission_result *res)
+/*
+ * Parses the AdmissionReview envelope. Returns the tree (caller deletes) with
+ * *req_out set and res->uid/ns filled; NULL when it answered 400 (rc in *rc).
+ */
+static cJSON *envelope(const char *body, size_t len, struct admission_result *res,
+                       const cJSON **req_out, int *rc)
 {
-	cJSON *root = NULL;
-	const cJSON *req, *kind, *obj, *labels;
-	const char *uid, *ns, *sub;
-	struct pod_plan plan;
-	enum plan_status ps;
-	char err[512];
-	int rc = -1;
+	cJSON *root;
+	const cJSON *req;
+	const char *uid, *ns;
 
 	memset(res, 0, sizeof(*res));
 	res->rank = -1;
-
 	root = cJSON_ParseWithLength(body, len);
 	if (root == NULL) {
-		rc = bad_request(res, "request body is not valid JSON");
-		goto out;
+		*rc = bad_request(res, "request body is not valid JSON");
+		return NULL;
 	}
 	if (!str_eq(json_str(root, "apiVersion"), "admission.k8s.io/v1") ||
 	    !str_eq(json_str(root, "kind"), "AdmissionReview")) {
-		rc = bad_request(res, "request body is not an AdmissionReview of apiVersion "
-		                      "admission.k8s.io/v1");
-		goto out;
+		*rc = bad_request(res, "request body is not an AdmissionReview of apiVersion "
+		                       "admission.k8s.io/v1");
+		cJSON_Delete(root);
+		return NULL;
 	}
 	req = cJSON_GetObjectItemCaseSensitive(root, "request");
 	uid = json_str(req, "uid");
 	if (!cJSON_IsObject(req) || uid == NULL || uid[0] == '\0') {
-		rc = bad_request(res, "AdmissionReview has no request.uid");
-		goto out;
+		*rc = bad_request(res, "AdmissionReview has no request.uid");
+		cJSON_Delete(root);
+		return NULL;
 	}
 	if (strlen(uid) > UID_MAX) {
 		char msg[96];
 		snprintf(msg, sizeof(msg),
 		         "AdmissionReview request.uid is %zu characters long, more than %d",
 		         strlen(uid), UID_MAX);
-		rc = bad_request(res, msg);
-		goto out;
+		*rc = bad_request(res, msg);
+		cJSON_Delete(root);
+		return NULL;
 	}
 	strcpy(res->uid, uid);
 	ns = json_str(req, "namespace");
 	snprintf(res->ns, sizeof(res->ns), "%s", ns ? ns : "");
+	*req_out = req;
+	return root;
+}
+
+int admission_validate(const char *body, size_t len, const struct config *cfg,
+                       const struct workload_lookup *lookup, struct admission_result *res)
+{
+	const cJSON *req = NULL, *kind, *obj;
+	const char *op, *k, *name;
+	struct validation *v = NULL;
+	cJSON *root;
+	int rc = -1, i;
+
+	root = envelope(body, len, res, &req, &rc);
+	if (root == NULL)
+		return rc;
+	kind = cJSON_GetObjectItemCaseSensitive(req, "kind");
+	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+	op = json_str(req, "operation");
+	k = json_str(kind, "kind");
+	if (!validate_kind_known(json_str(kind, "group"), k) || !cJSON_IsObject(obj) ||
+	    !(str_eq(op, "CREATE") || str_eq(op, "UPDATE"))) {
+		res->outcome = ADMISSION_SKIPPED;
+		rc = review_response(res, NULL, NULL);
+		goto out;
+	}
+	if ((v = malloc(sizeof(*v))) == NULL)
+		goto out;
+	validate_workload(obj, k, res->ns, cfg, lookup, NULL, v);
+	name = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
+	for (i = 0; i < v->n_warnings && i < PLAN_MAX_WARNINGS; i++) {
+		size_t used = strlen(res->message);
+		snprintf(res->warnings[i], sizeof(res->warnings[i]), "%s", v->warnings[i]);
+		snprintf(res->message + used, sizeof(res->message) - used, "%s%s", i ? "; " : "",
+		         v->warnings[i]);
+	}
+	res->n_warnings = i;
+	if (!v->opted_in) {
+		res->outcome = ADMISSION_SKIPPED;
+		rc = review_response(res, NULL, NULL);
+	} else if (v->n_problems > 0) {
+		res->outcome = ADMISSION_DENIED;
+		snprintf(res->message, sizeof(res->message), "%.500s", v->denial);
+		rc = review_response(res, NULL, v->denial);
+	} else {
+		res->outcome = ADMISSION_UNCHANGED;
+		rc = review_response(res, NULL, NULL);
+	}
+out:
+	free(v);
+	cJSON_Delete(root);
+	if (rc != 0) {
+		free(res->body);
+		res->body = NULL;
+		res->body_len = 0;
+		res->http_status = 500;
+	}
+	return rc;
+}
+
+int admission_handle(const char *body, size_t len, const struct config *cfg,
+                     const struct workload_lookup *lookup, struct admission_result *res)
+{
+	cJSON *root = NULL;
+	const cJSON *req = NULL, *kind, *obj, *labels;
+	const char *ns, *sub;
+	struct pod_plan plan;
+	enum plan_status ps;
+	char err[512];
+	int rc = -1;
+
+	root = envelope(body, len, res, &req, &rc);
+	if (root == NULL)
+		return rc;
+	ns = json_str(req, "namespace");
 
 	kind = cJSON_GetObjectItemCaseSensitive(req, "kind");
 	sub = json_str(req, "subResource");

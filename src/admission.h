@@ -46,6 +46,15 @@ struct admission_result {
 int admission_handle(const char *body, size_t len, const struct config *cfg,
                      const struct workload_lookup *lookup, struct admission_result *res);
 
+/*
+ * Handles one AdmissionReview v1 request body for /validate: a StatefulSet,
+ * Job, JobSet or LeaderWorkerSet whose pod template opts in is checked
+ * (validate.h); what can never work is denied, the rest allowed with warnings.
+ * Same returns as admission_handle.
+ */
+int admission_validate(const char *body, size_t len, const struct config *cfg,
+                       const struct workload_lookup *lookup, struct admission_result *res);
+
 void admission_result_free(struct admission_result *res);
 
 /* "skipped", "patched", "unchanged", "denied", "bad_request". */

@@ -1022,7 +1022,7 @@ static void status_message(const struct body *b, char *out, size_t outlen)
 /* What the API calls an object: "statefulset", and its resource "statefulsets.apps". */
 struct api_noun {
 	char what[64];
-	char resource[128]; /* plural, without the group */
+	char resource[128];  /* plural, without the group */
 	char qualified[160]; /* plural.group, for RBAC messages */
 };
 
@@ -1150,7 +1150,7 @@ int kube_get_service(void *ctx, const char *ns, const char *name, struct service
 {
 	struct kube_client *kc = ctx;
 	struct body b = {NULL, 0, 0, 0};
-	struct api_noun noun;
+	struct api_noun noun = {"", "", ""};
 	char path[600], errbuf[CURL_ERROR_SIZE];
 	long status = 0;
 	CURLcode rc;
@@ -1221,7 +1221,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	rc = api_get(kc, path, deadline, &b, &status, errbuf);
 	if (rc != CURLE_OK || status != 200) {
 		const struct workload_api *a = workload_api_of(kind);
-		struct api_noun noun;
+		struct api_noun noun = {"", "", ""};
 		api_noun_of(a->kind, a->resource, a->group, &noun);
 		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
 		                 errlen);

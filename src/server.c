@@ -80,11 +80,12 @@ struct conn_ctx {
 /* What a request will get, decided from its method and path when the headers are in. */
 enum route {
 	ROUTE_MUTATE = 1,
+	ROUTE_VALIDATE, /* POST /validate: the same body handling as /mutate */
 	ROUTE_HEALTHZ,
 	ROUTE_READYZ,
 	ROUTE_METRICS,
 	ROUTE_NOT_FOUND,
-	ROUTE_POST_ONLY, /* /mutate with another method */
+	ROUTE_POST_ONLY, /* /mutate or /validate with another method */
 	ROUTE_GET_ONLY,  /* a GET route with another method */
 };
 
@@ -556,7 +557,10 @@ static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection
 static void admit(struct server *s, struct req_ctx *r)
 {
 	memset(&r->res, 0, sizeof(r->res));
-	r->res_rc = admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res);
+	r->res_rc =
+	    r->route == ROUTE_VALIDATE
+	        ? admission_validate(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res)
+	        : admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res);
 }
 
 /* Answers a /mutate request from r->res (filled by admit); takes the body. */
@@ -706,12 +710,14 @@ static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, 
 		                     "method not allowed: use GET", "GET, HEAD");
 	case ROUTE_NOT_FOUND:
 	case ROUTE_MUTATE:
+	case ROUTE_VALIDATE:
 		break;
 	}
-	return respond_error(s, c, MHD_HTTP_NOT_FOUND,
-	                     "not found: the webhook serves POST /mutate, GET /healthz, /readyz, "
-	                     "/metrics",
-	                     NULL);
+	return respond_error(
+	    s, c, MHD_HTTP_NOT_FOUND,
+	    "not found: the webhook serves POST /mutate, /validate, GET /healthz, /readyz, "
+	    "/metrics",
+	    NULL);
 }
 
 /*
@@ -763,6 +769,8 @@ static enum route route_of(const char *url, const char *method)
 
 	if (strcmp(url, "/mutate") == 0)
 		return strcmp(method, MHD_HTTP_METHOD_POST) == 0 ? ROUTE_MUTATE : ROUTE_POST_ONLY;
+	if (strcmp(url, "/validate") == 0)
+		return strcmp(method, MHD_HTTP_METHOD_POST) == 0 ? ROUTE_VALIDATE : ROUTE_POST_ONLY;
 	if (strcmp(url, "/healthz") == 0)
 		return get ? ROUTE_HEALTHZ : ROUTE_GET_ONLY;
 	if (strcmp(url, "/readyz") == 0)
@@ -809,7 +817,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		atomic_fetch_add(&s->inflight, 1);
 		metrics_inflight(1);
 		r->route = route_of(url, method);
-		if (r->route == ROUTE_MUTATE) {
+		if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE) {
 			/* Refuse an announced oversize body before reading any of it. */
 			cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 			                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -846,7 +854,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
-		if (r->route != ROUTE_MUTATE) {
+		if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 			*upload_data_size = 0;
 			return MHD_YES;
 		}
@@ -863,7 +871,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	/* The whole request is in. */
-	if (r->route != ROUTE_MUTATE) {
+	if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 		r->responded = 1;
 		return handle_other(s, c, r->route);
 	}

@@ -54,9 +54,9 @@ void workload_spec_init(struct workload_spec *spec);
 /* What /validate checks of a headless Service. */
 #define SERVICE_MAX_SELECTOR 16
 struct service_info {
-	int headless;           /* spec.clusterIP is "None" */
-	int publish_not_ready;  /* spec.publishNotReadyAddresses */
-	int n_selector;         /* -1: more labels than distenv keeps */
+	int headless;          /* spec.clusterIP is "None" */
+	int publish_not_ready; /* spec.publishNotReadyAddresses */
+	int n_selector;        /* -1: more labels than distenv keeps */
 	char selector[SERVICE_MAX_SELECTOR][2][128];
 };
 
@@ -89,8 +89,8 @@ struct workload_lookup {
 	 * /validate. Returns 1 and fills out, 0 when there is no such Service, or
 	 * -1 with err when the API could not say.
 	 */
-	int (*get_service)(void *ctx, const char *ns, const char *name,
-	                   struct service_info *out, char *err, size_t errlen);
+	int (*get_service)(void *ctx, const char *ns, const char *name, struct service_info *out,
+	                   char *err, size_t errlen);
 };
 
 /* How the Kubernetes API names and serves one kind. */

@@ -127,7 +127,11 @@ static void run_case(const char *name, int update)
 	CHECK(req != NULL, "%s: cannot read request", name);
 	if (req == NULL)
 		goto out;
-	CHECK(admission_handle(req, len, &cfg, lk_txt ? &lk : NULL, &res) == 0, "%s: handle", name);
+	/* validate-*: the /validate route; the others /mutate */
+	CHECK((strncmp(name, "validate-", 9) == 0
+	           ? admission_validate(req, len, &cfg, lk_txt ? &lk : NULL, &res)
+	           : admission_handle(req, len, &cfg, lk_txt ? &lk : NULL, &res)) == 0,
+	      "%s: handle", name);
 	got = cJSON_Parse(res.body);
 	resp = cJSON_GetObjectItem(got, "response");
 	p = cJSON_GetObjectItem(resp, "patch");

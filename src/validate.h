@@ -1,0 +1,40 @@
+/*
+ * Apply-time checks of an opted-in workload (StatefulSet, Job, JobSet,
+ * LeaderWorkerSet): what can never work (denied, every problem in one message)
+ * and what will probably not work (warnings, each under 120 characters). Pure
+ * apart from the optional Service look-up. The result is plain data.
+ */
+#ifndef DISTENV_VALIDATE_H
+#define DISTENV_VALIDATE_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "config.h"
+#include "workload.h"
+
+#define VALIDATE_MAX_WARNINGS 12
+#define VALIDATE_WARNING_LEN  120
+
+struct validation {
+	int opted_in;      /* 0: no pod template carries the opt-in label; nothing checked */
+	int n_problems;    /* what can never work */
+	char denial[2048]; /* "distenv: <problem>; <problem>..." when n_problems > 0 */
+	char warnings[VALIDATE_MAX_WARNINGS][VALIDATE_WARNING_LEN];
+	int n_warnings;
+};
+
+/*
+ * Checks obj, a workload of kind ("StatefulSet", "Job", "JobSet",
+ * "LeaderWorkerSet") in namespace ns. lookup may be NULL, or have no
+ * get_service: then the Service checks are skipped. services, when not NULL,
+ * is an array of Service objects to check against instead (render reads them
+ * from the manifest). Always fills v.
+ */
+void validate_workload(const cJSON *obj, const char *kind, const char *ns, const struct config *cfg,
+                       const struct workload_lookup *lookup, const cJSON *services,
+                       struct validation *v);
+
+/* 1 when kind (with its API group) is one /validate checks. */
+int validate_kind_known(const char *group, const char *kind);
+
+#endif

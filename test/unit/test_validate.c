@@ -1,0 +1,214 @@
+/*
+ * Apply-time validation, row by row: what is denied (every problem in one
+ * message), what is warned about (each under 120 characters, starting
+ * "distenv: "), and the Service checks through the look-up interface.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "testutil.h"
+#include "validate.h"
+
+static char *dq(const char *s)
+{
+	char *p = strdup(s), *q;
+
+	for (q = p; *q; q++)
+		if (*q == '\'')
+			*q = '"';
+	return p;
+}
+
+#define TMPL(anns, spec)                                                                           \
+	"'template':{'metadata':{'labels':{'app':'ddp','distenv.dev/"                              \
+	"inject':'true'},'annotations':{" anns "}},'spec':{" spec "'containers':[{'name':'t'}]}}"
+#define STS(name, extra, anns)                                                                     \
+	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
+	    anns, "") "}}"
+
+/* Services the fake look-up knows, by name. */
+static int fake_service(void *ctx, const char *ns, const char *name, struct service_info *out,
+                        char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)ns;
+	memset(out, 0, sizeof(*out));
+	if (strcmp(name, "broken") == 0) {
+		snprintf(err, errlen, "forbidden");
+		return -1;
+	}
+	if (strcmp(name, "ddp") == 0 || strcmp(name, "clusterip") == 0 ||
+	    strcmp(name, "other") == 0) {
+		out->headless = strcmp(name, "clusterip") != 0;
+		out->publish_not_ready = strcmp(name, "ddp") == 0;
+		out->n_selector = 1;
+		strcpy(out->selector[0][0], "app");
+		strcpy(out->selector[0][1], strcmp(name, "other") == 0 ? "web" : "ddp");
+		return 1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	const char *kind;
+	const char *obj;
+	int opted_in;
+	const char *deny; /* substrings, '|'-separated; NULL: allowed */
+	const char *warn; /* a substring of one warning; NULL: no warnings */
+} cases[] = {
+    {"a good StatefulSet", "StatefulSet", STS("ddp", "'podManagementPolicy':'Parallel',", ""), 1,
+     NULL, NULL},
+    {"not opted in: nothing checked", "StatefulSet",
+     "{'metadata':{'name':'x'},'spec':{'template':{'metadata':{}}}}", 0, NULL, NULL},
+    {"OrderedReady (the default)", "StatefulSet", STS("ddp", "", ""), 1, NULL,
+     "distenv: podManagementPolicy OrderedReady"},
+    {"two bad annotations, both named", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',",
+         "'distenv.dev/port':'0','distenv.dev/elastic':'4:2'"),
+     1, "distenv.dev/port: \"0\"|distenv.dev/elastic: \"4:2\" has MIN greater than MAX", NULL},
+    {"a misspelled annotation", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/wolrd-size':'3'"), 1, NULL,
+     "distenv: unknown annotation distenv.dev/wolrd-size (ignored)"},
+    {"world size above the replicas", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'3'"), 1, NULL,
+     "world size 3 (annotation) is above the 2 replicas: ranks from 2 never start"},
+    {"a StatefulSet name of 53 characters", "StatefulSet",
+     STS("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi",
+         "'podManagementPolicy':'Parallel',", ""),
+     1, "above 52 its pods cannot be created", NULL},
+    {"no serviceName", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'podManagementPolicy':'Parallel'," TMPL("", "") "}}", 1,
+     "has no spec.serviceName", NULL},
+    {"elastic MIN above the world", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/elastic':'3:4'"), 1,
+     "MIN 3 is above the world size 2", NULL},
+    {"TF_CONFIG past the exec limit, tensorflow a default", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':4000,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+     1, NULL, "TF_CONFIG ("},
+    {"TF_CONFIG past the exec limit, tensorflow asked", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':4000,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'tensorflow'", "") "}}",
+     1, "TF_CONFIG would be about", NULL},
+    {"a non-Indexed Job", "Job",
+     "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2," TMPL(
+         "", "'subdomain':'ddp',") "}}",
+     1, "Job train is not an Indexed Job", NULL},
+    {"parallelism below completions", "Job",
+     "{'metadata':{'name':'train'},'spec':{'completions':4,'parallelism':2,'completionMode':"
+     "'Indexed'," TMPL("", "'subdomain':'ddp',") "}}",
+     1, "parallelism 2 below completions 4", NULL},
+    {"a Job without subdomain", "Job",
+     "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
+     "'Indexed'," TMPL("", "") "}}",
+     1, "has no spec.subdomain", NULL},
+    {"a Job whose last hostname passes 63", "Job",
+     "{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh'},"
+     "'spec':{'completions':12,'parallelism':12,'completionMode':'Indexed'," TMPL(
+         "", "'subdomain':'ddp',") "}}",
+     1, "the hostname of rank 11", NULL},
+    {"a JobSet with a non-Indexed replicated Job", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':2,'template':"
+     "{'spec':{'completions':2,'parallelism':2," TMPL("", "") "}}}]}}",
+     1, "replicated Job a is not an Indexed Job", NULL},
+    {"a JobSet whose world annotation disagrees", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':2,'template':"
+     "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," TMPL(
+         "'distenv.dev/world-size':'2'", "") "}}}]}}",
+     1, "is 2, but JobSet js has 4 pods", NULL},
+    {"a good LeaderWorkerSet", "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
+     "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
+     1, NULL, NULL},
+};
+
+static const struct {
+	const char *name;
+	const char *service;
+	const char *warn; /* NULL: none */
+} svc_cases[] = {
+    {"a headless Service that selects the pods and publishes", "ddp", NULL},
+    {"a missing Service", "gone", "distenv: Service gone not found in ml"},
+    {"a Service with a cluster IP", "clusterip", "is not headless"},
+    {"a Service selecting other pods", "other", "does not select the pod template's labels"},
+    {"a Service without publishNotReadyAddresses", "clusterip", "lacks publishNotReadyAddresses"},
+    {"a Service the API does not show", "broken", "cannot check Service broken: forbidden"},
+};
+
+static int has_warning(const struct validation *v, const char *want)
+{
+	int i;
+
+	for (i = 0; i < v->n_warnings; i++)
+		if (strstr(v->warnings[i], want))
+			return 1;
+	return 0;
+}
+
+int main(void)
+{
+	struct config cfg;
+	struct workload_lookup lk = {NULL, NULL, fake_service};
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *txt = dq(cases[i].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+		int w;
+
+		CHECK(obj != NULL, "%s: JSON", cases[i].name);
+		validate_workload(obj, cases[i].kind, "ml", &cfg, NULL, NULL, &v);
+		CHECK(v.opted_in == cases[i].opted_in, "%s: opted_in %d", cases[i].name,
+		      v.opted_in);
+		if (cases[i].deny) {
+			char want[512], *tok, *save = NULL;
+			snprintf(want, sizeof(want), "%s", cases[i].deny);
+			CHECK(v.n_problems > 0 && strncmp(v.denial, "distenv: ", 9) == 0,
+			      "%s: '%s'", cases[i].name, v.denial);
+			for (tok = strtok_r(want, "|", &save); tok;
+			     tok = strtok_r(NULL, "|", &save))
+				CHECK(strstr(v.denial, tok) != NULL, "%s: denial '%s' lacks '%s'",
+				      cases[i].name, v.denial, tok);
+		} else {
+			CHECK(v.n_problems == 0, "%s: denied '%s'", cases[i].name, v.denial);
+		}
+		if (cases[i].warn)
+			CHECK(has_warning(&v, cases[i].warn), "%s: no warning '%s' (first: '%s')",
+			      cases[i].name, cases[i].warn, v.n_warnings ? v.warnings[0] : "");
+		else if (!cases[i].deny)
+			CHECK(v.n_warnings == 0, "%s: warning '%s'", cases[i].name,
+			      v.n_warnings ? v.warnings[0] : "");
+		for (w = 0; w < v.n_warnings; w++)
+			CHECK(strlen(v.warnings[w]) < 120 &&
+			          strncmp(v.warnings[w], "distenv: ", 9) == 0,
+			      "%s: warning shape '%s'", cases[i].name, v.warnings[w]);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+	for (i = 0; i < sizeof(svc_cases) / sizeof(svc_cases[0]); i++) {
+		char buf[512], *txt;
+		cJSON *obj;
+		struct validation v;
+
+		snprintf(buf, sizeof(buf),
+		         "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'%s',"
+		         "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+		         svc_cases[i].service);
+		txt = dq(buf);
+		obj = cJSON_Parse(txt);
+		validate_workload(obj, "StatefulSet", "ml", &cfg, &lk, NULL, &v);
+		if (svc_cases[i].warn)
+			CHECK(has_warning(&v, svc_cases[i].warn), "%s: no warning '%s'",
+			      svc_cases[i].name, svc_cases[i].warn);
+		else
+			CHECK(v.n_warnings == 0, "%s: warning '%s'", svc_cases[i].name,
+			      v.n_warnings ? v.warnings[0] : "");
+		cJSON_Delete(obj);
+		free(txt);
+	}
+	TEST_MAIN_END("validate");
+}

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "admission.h"
+#include "validate.h"
 #include "util.h"
 #include "yamljson.h"
 
@@ -569,9 +570,9 @@ static void warn_templates(const cJSON *doc, const char *kind, const char *name,
 	}
 }
 
-static int render_doc(const cJSON *doc, const struct config *cfg, const struct render_opts *o,
-                      struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
-                      size_t errlen)
+static int render_doc(const cJSON *doc, const cJSON *services, const struct config *cfg,
+                      const struct render_opts *o, struct strbuf *out, cJSON *jarr, char *warn,
+                      size_t warnlen, char *err, size_t errlen)
 {
 	const char *kind = json_str(doc, "kind");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
@@ -579,6 +580,7 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
 	struct rctx c = {cfg, o, out, jarr, warn, warnlen, err, errlen, 0};
+	struct validation *v;
 	size_t i;
 
 	if (ns == NULL || ns[0] == '\0')
@@ -601,16 +603,63 @@ static int render_doc(const cJSON *doc, const struct config *cfg, const struct r
 			return -1;
 		}
 		warn_templates(doc, kind, name, warn, warnlen);
+		/* What /validate would say at apply time: its denial is an error, its warnings
+		 * are printed (the Service checks against the manifest's own Services) */
+		if ((v = malloc(sizeof(*v))) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		validate_workload(doc, kind, ns, cfg, NULL, services, v);
+		for (int w = 0; w < v->n_warnings; w++)
+			warn_add(warn, warnlen, "warning: %s %s: %s\n", kind, name, v->warnings[w]);
+		if (v->n_problems > 0) {
+			snprintf(err, errlen, "%s %s/%s: %s", kind, ns, name, v->denial);
+			free(v);
+			return -1;
+		}
+		free(v);
 		return k->render(&c, k->templated ? spec : doc, name, ns);
 	}
 	return 1; /* not a workload: Services and the like are skipped */
+}
+
+/*
+ * The Services of the manifest (documents and List items), as references
+ * (the caller deletes the array, not the Services); NULL when there are none:
+ * then the Service checks are skipped, as render cannot see the cluster.
+ */
+static cJSON *collect_services(const cJSON *docs)
+{
+	cJSON *arr = NULL;
+	const cJSON *doc, *it;
+
+	cJSON_ArrayForEach(doc, docs)
+	{
+		const char *kind = json_str(doc, "kind");
+		const cJSON *one[1] = {doc};
+		const cJSON *items = kind && strcmp(kind, "List") == 0
+		                         ? cJSON_GetObjectItemCaseSensitive(doc, "items")
+		                         : NULL;
+		int n = items ? cJSON_GetArraySize(items) : 1, i;
+
+		for (i = 0; i < n; i++) {
+			it = items ? cJSON_GetArrayItem(items, i) : one[0];
+			kind = json_str(it, "kind");
+			if (kind == NULL || strcmp(kind, "Service") != 0)
+				continue;
+			if (arr == NULL && (arr = cJSON_CreateArray()) == NULL)
+				return NULL;
+			cJSON_AddItemReferenceToArray(arr, (cJSON *)it);
+		}
+	}
+	return arr;
 }
 
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
                       const struct render_opts *opts, char *warn, size_t warnlen, char *err,
                       size_t errlen)
 {
-	cJSON *docs, *doc, *jarr = NULL;
+	cJSON *docs, *doc, *jarr = NULL, *services = NULL;
 	struct strbuf out;
 	char *res = NULL;
 	int rendered = 0;
@@ -625,6 +674,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	services = collect_services(docs);
 	cJSON_ArrayForEach(doc, docs)
 	{
 		const char *kind = json_str(doc, "kind");
@@ -632,7 +682,8 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it;
 
 		if (!list) {
-			int rc = render_doc(doc, cfg, opts, &out, jarr, warn, warnlen, err, errlen);
+			int rc = render_doc(doc, services, cfg, opts, &out, jarr, warn, warnlen,
+			                    err, errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;
@@ -641,7 +692,8 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		/* kubectl's List: its items, in order (one level; a List does not nest) */
 		cJSON_ArrayForEach(it, items)
 		{
-			int rc = render_doc(it, cfg, opts, &out, jarr, warn, warnlen, err, errlen);
+			int rc = render_doc(it, services, cfg, opts, &out, jarr, warn, warnlen, err,
+			                    errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;
@@ -668,6 +720,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 out:
 	strbuf_free(&out);
 	cJSON_Delete(jarr);
+	cJSON_Delete(services);
 	cJSON_Delete(docs);
 	return res;
 }

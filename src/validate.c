@@ -373,8 +373,8 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 			    ANN_ELASTIC, lo, world);
 		else if (hi > world)
 			warn(v,
-			     "elastic MAX %ld is above the world size %ld: torchrun never gets "
-			     "that many",
+			     "elastic MAX %ld is above the world size %ld: more nodes join only "
+			     "when the workload is scaled up",
 			     hi, world);
 	}
 	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)

@@ -9,7 +9,8 @@
 
 #define STS                                                                                        \
 	"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\n"           \
-	"spec:\n  serviceName: ddp\n  replicas: 3\n  template:\n    metadata:\n"                   \
+	"spec:\n  serviceName: ddp\n  replicas: 3\n  podManagementPolicy: Parallel\n  "            \
+	"template:\n    metadata:\n"                                                               \
 	"      labels: {distenv.dev/inject: \"true\"}\n    spec:\n      containers:\n"             \
 	"      - name: t\n        image: x\n"
 #define JOB                                                                                        \
@@ -49,7 +50,13 @@ static const struct {
      "\"name\":\t\"JAX_PROCESS_ID\",\n\t\t\t\t\"value\":\t\"1\"", NULL, NULL},
     {"two documents with a Service between",
      STS "---\nkind: Service\nmetadata: {name: s}\n---\n" JOB, 0, RENDER_TEXT,
-     "--- rank 0/2: Job default/train", NULL, NULL},
+     "--- rank 0/2: Job default/train", NULL,
+     "warning: StatefulSet ddp: distenv: Service ddp not found in ml: MASTER_ADDR will not "
+     "resolve"},
+    {"the manifest's headless Service passes the Service checks",
+     STS "---\nkind: Service\nmetadata: {name: ddp, namespace: ml}\nspec: {clusterIP: None, "
+         "publishNotReadyAddresses: true, selector: {distenv.dev/inject: 'true'}}\n",
+     0, RENDER_TEXT, "--- rank 2/3: StatefulSet ml/ddp", NULL, NULL},
     {"non-indexed job",
      "kind: Job\nmetadata: {name: j}\nspec: {completions: 2, template: {spec: "
      "{subdomain: j, containers: [{name: c}]}}}\n",
@@ -74,8 +81,8 @@ static const struct {
      "{metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {subdomain: ddp, containers: "
      "[{name: t}]}}}\n",
      0, RENDER_TEXT, NULL,
-     "StatefulSet ml/ddp, pod 0: distenv: pod of StatefulSet ml/ddp has no spec.subdomain "
-     "because the StatefulSet has no spec.serviceName",
+     "StatefulSet ml/ddp: distenv: StatefulSet ddp has no spec.serviceName, so its pods have "
+     "no DNS names",
      NULL},
     {"TF_CONFIG past the exec limit: left out with a warning", STS, 4000, RENDER_TEXT,
      "--- rank 3999/4000:", NULL, "warning: rank 0: distenv: TF_CONFIG left out"},
@@ -108,7 +115,8 @@ static const struct {
      "    template:\n      spec:\n        completions: 2\n        parallelism: 2\n"
      "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
      "          spec: {containers: [{name: t}]}\n",
-     0, RENDER_TEXT, NULL, "JobSet default/js, pod js-w-0-0: distenv: replicated Job w", NULL},
+     0, RENDER_TEXT, NULL, "JobSet default/js: distenv: replicated Job w is not an Indexed Job",
+     NULL},
     {"leaderworkerset: one world per group",
      "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: lws}\n"
      "spec:\n  replicas: 2\n  leaderWorkerTemplate:\n    size: 4\n    workerTemplate:\n"
@@ -121,13 +129,17 @@ static const struct {
      NULL, NULL},
     {"a List of workloads",
      "apiVersion: v1\nkind: List\nitems:\n- kind: Service\n  metadata: {name: ddp}\n"
+     "  spec: {clusterIP: None, publishNotReadyAddresses: true, selector: "
+     "{distenv.dev/inject: 'true'}}\n"
      "- kind: StatefulSet\n  metadata: {name: ddp, namespace: ml}\n  spec: {serviceName: ddp, "
-     "replicas: 2, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: "
+     "replicas: 2, podManagementPolicy: Parallel, template: {metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}, spec: "
      "{containers: [{name: t}]}}}\n",
      0, RENDER_TEXT, "--- rank 1/2: StatefulSet ml/ddp, pod ddp-1", NULL, NULL},
     {"a container's own MASTER_PORT",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
-     "1, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {containers: "
+     "1, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: "
      "[{name: t, env: [{name: MASTER_PORT, value: '1234'}]}]}}}\n",
      0, RENDER_TEXT, "  (container t) PET_MASTER_PORT=1234\n", NULL, NULL},
 };

@@ -95,6 +95,11 @@ class Render:
         assert len(cfg["webhooks"]) == 1, cfg["webhooks"]
         return cfg["webhooks"][0]
 
+    def validating(self):
+        cfg = self.one("ValidatingWebhookConfiguration")
+        assert len(cfg["webhooks"]) == 1, cfg["webhooks"]
+        return cfg["webhooks"][0]
+
     def config(self):
         return yaml.safe_load(self.one("ConfigMap")["data"]["config.yaml"])
 
@@ -205,6 +210,7 @@ def assert_service_rbac(r):
         {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["get"]},
     ], "ClusterRole rules")
     binding = r.one("ClusterRoleBinding")
     eq(binding["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
@@ -239,6 +245,27 @@ def assert_webhook(r, service=True):
         eq(w["clientConfig"]["service"], {"name": svc["metadata"]["name"], "namespace": NS,
                                           "path": "/mutate", "port": 443}, "clientConfig.service")
         assert "url" not in w["clientConfig"], "url and service both set"
+    # the validating webhook: same server and certificate, path /validate, the
+    # four workload kinds on CREATE and UPDATE, only opted-in pod templates
+    v = r.validating()
+    eq(v["name"], "workloads.distenv.dev", "validating webhook name")
+    eq(v["failurePolicy"], "Fail", "validating failurePolicy")
+    eq(v["sideEffects"], "None", "validating sideEffects")
+    eq(v["namespaceSelector"], w["namespaceSelector"], "validating namespaceSelector")
+    eq(v["clientConfig"].get("caBundle"), w["clientConfig"].get("caBundle"), "validating caBundle")
+    eq(sorted((g, res) for rule in v["rules"] for g in rule["apiGroups"]
+              for res in rule["resources"]),
+       [("apps", "statefulsets"), ("batch", "jobs"), ("jobset.x-k8s.io", "jobsets"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets")], "validating rules")
+    for rule in v["rules"]:
+        eq(rule["operations"], ["CREATE", "UPDATE"], "validating operations")
+    eq([m["name"] for m in v["matchConditions"]], ["pod-template-opts-in"], "matchConditions")
+    for want in ("object.spec.template.metadata.labels['distenv.dev/inject'] == 'true'",
+                 "object.spec.replicatedJobs.exists(",
+                 "object.spec.leaderWorkerTemplate.workerTemplate.metadata.labels"):
+        assert want in v["matchConditions"][0]["expression"], f"matchCondition lacks {want}"
+    if service:
+        eq(v["clientConfig"]["service"]["path"], "/validate", "validating path")
 
 
 def dns_names():
@@ -267,9 +294,10 @@ def t_self_signed(helm):
     r = helm.template()
     eq(r.kinds(), sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                           "MutatingWebhookConfiguration", "PodDisruptionBudget", "Secret",
-                          "Service", "ServiceAccount"]), "kinds")
+                          "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]), "kinds")
     for o in r.objs:
-        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"):
+        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
+                             "ValidatingWebhookConfiguration"):
             eq(o["metadata"].get("namespace"), NS, f"namespace of {o['kind']}")
     assert_deployment(r)
     assert_service_rbac(r)
@@ -370,6 +398,11 @@ def t_url_mode(helm):
     assert "service" not in cc, "service set together with url"
     assert cc.get("caBundle"), "no caBundle in url mode"
     assert_webhook(r, service=False)
+    vcc = r.validating()["clientConfig"]
+    eq(vcc.get("url"), "https://127.0.0.1:18443/validate", "validating clientConfig.url")
+    assert "service" not in vcc, "validating: service set together with url"
+    off = helm.template("--set", "validation.enabled=false")
+    assert not off.all("ValidatingWebhookConfiguration"), "validation.enabled=false still renders it"
 
 
 def t_host_network(helm):
@@ -673,7 +706,8 @@ def t_manifests():
     kinds = sorted(d["kind"] for d in docs)
     assert "Secret" not in kinds, "deploy/distenv.yaml contains a Secret (private key in git)"
     for d in docs[1:]:
-        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"):
+        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
+                             "ValidatingWebhookConfiguration"):
             eq(d["metadata"]["namespace"], "distenv", f"namespace of {d['kind']}")
 
 

@@ -209,6 +209,38 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 	 * the indices of the init containers those ops name.
 	 */
 	if (first_init != NULL) {
+		const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
+		int have_vol = 0;
+
+		/* The empty directory that keeps the service-account token out of it. */
+		cJSON_ArrayForEach(c, vols)
+		{
+			const char *n = json_str(c, "name");
+			have_vol |= n != NULL && strcmp(n, WAIT_VOLUME) == 0;
+		}
+		if (!have_vol) {
+			cJSON *vol = cJSON_CreateObject(), *ed;
+			if (vol == NULL)
+				goto out;
+			cJSON_AddStringToObject(vol, "name", WAIT_VOLUME);
+			ed = cJSON_AddObjectToObject(vol, "emptyDir");
+			cJSON_AddStringToObject(ed, "sizeLimit", "1Ki");
+			if (cJSON_IsArray(vols)) {
+				if (add_op(patch, "/spec/volumes/-", vol))
+					goto out;
+			} else {
+				cJSON *arr = cJSON_CreateArray();
+				if (arr == NULL) {
+					cJSON_Delete(vol);
+					goto out;
+				}
+				cJSON_AddItemToArray(arr, vol); /* arr owns vol */
+				if (add_op(patch, "/spec/volumes", arr))
+					goto out;
+			}
+		}
+	}
+	if (first_init != NULL) {
 		const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
 		const char *want = json_str(first_init, "name");
 		int present = 0;

@@ -15,6 +15,13 @@
 enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
 
 /*
+ * The volume the first init container mounts over the service-account token
+ * path, so that the ServiceAccount admission plugin (which also runs again after
+ * webhooks) never mounts a token into it.
+ */
+#define WAIT_VOLUME "distenv-no-token"
+
+/*
  * Builds the patch for pod as the API server serialised it. A variable a
  * container already defines by name is left alone; an absent env is added as a
  * whole array. On PATCH_OK *out is an array, empty when there is nothing to do

@@ -302,6 +302,15 @@ static cJSON *wait_container(const struct pod_plan *plan, const struct config *c
 	cJSON_AddItemToArray(drop, cJSON_CreateString("ALL"));
 	sp = cJSON_AddObjectToObject(sc, "seccompProfile");
 	cJSON_AddStringToObject(sp, "type", "RuntimeDefault");
+	{
+		cJSON *mounts = cJSON_AddArrayToObject(c, "volumeMounts"),
+		      *m = cJSON_CreateObject();
+		cJSON_AddItemToArray(mounts, m);
+		cJSON_AddStringToObject(m, "name", WAIT_VOLUME);
+		cJSON_AddStringToObject(m, "mountPath",
+		                        "/var/run/secrets/kubernetes.io/serviceaccount");
+		cJSON_AddTrueToObject(m, "readOnly");
+	}
 	cJSON_AddStringToObject(c, "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (sp == NULL || cJSON_GetArraySize(env) != 3 || cJSON_GetArraySize(cmd) != 4) {
 		cJSON_Delete(c);

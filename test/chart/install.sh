@@ -386,6 +386,68 @@ EOF
 	fi
 done
 
+# --- apply-time validation, through kubectl as a user runs it ----------------------
+kc create namespace checks >/dev/null
+sts_doc() { # NAME ANNOTATIONS: a labelled StatefulSet whose Service "ddp" does not exist
+	cat <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $1}
+spec:
+  replicas: 2
+  serviceName: ddp
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata:
+      labels: {app: $1, distenv.dev/inject: "true"}
+      annotations: {$2}
+    spec:
+      containers: [{name: t, image: busybox}]
+EOF
+}
+job_doc='apiVersion: batch/v1
+kind: Job
+metadata: {name: plain}
+spec:
+  completions: 2
+  parallelism: 2
+  template:
+    metadata:
+      labels: {distenv.dev/inject: "true"}
+    spec:
+      subdomain: ddp
+      restartPolicy: Never
+      containers: [{name: t, image: busybox}]'
+for dry in "" "--dry-run=server"; do
+	what=${dry:-apply}
+	if sts_doc nosvc "" | kc -n checks apply $dry -f - >"$work/v1.out" 2>"$work/v1.err" &&
+		grep -q '^Warning: distenv: Service ddp not found in checks: MASTER_ADDR will not resolve' "$work/v1.err"; then
+		ok "$what: a labelled StatefulSet without its Service is accepted with 'Warning: distenv: Service ddp not found ...'"
+	else
+		nok "$what: StatefulSet without its Service: $(cat "$work/v1.out" "$work/v1.err" | head -c 600)"
+	fi
+	if ! kc -n checks apply $dry -f - <<<"$job_doc" >"$work/v2.out" 2>"$work/v2.err" &&
+		grep -q 'denied the request: distenv: Job plain is not an Indexed Job' "$work/v2.err"; then
+		ok "$what: a labelled non-Indexed Job is refused: $(grep -o 'distenv: Job plain is not an Indexed Job[^;]*' "$work/v2.err" | head -n 1)"
+	else
+		nok "$what: non-Indexed Job: $(cat "$work/v2.out" "$work/v2.err" | head -c 600)"
+	fi
+	if ! sts_doc twobad '"distenv.dev/port": "0", "distenv.dev/elastic": "4:2"' |
+		kc -n checks apply $dry -f - >"$work/v3.out" 2>"$work/v3.err" &&
+		grep -q 'distenv.dev/port: \\"0\\"\|distenv.dev/port: "0"' "$work/v3.err" &&
+		grep -q 'distenv.dev/elastic: .*4:2.* has MIN greater than MAX' "$work/v3.err"; then
+		ok "$what: a StatefulSet with two bad annotations is refused naming both"
+	else
+		nok "$what: two bad annotations: $(cat "$work/v3.out" "$work/v3.err" | head -c 600)"
+	fi
+done
+if [[ $(kc -n checks get statefulset -o name) == "statefulset.apps/nosvc" ]] && ! kc -n checks get job plain >/dev/null 2>&1; then
+	ok "only the accepted StatefulSet was stored (dry runs and refusals store nothing)"
+else
+	nok "stored in checks: $(kc -n checks get statefulset,job -o name 2>&1 | tr '\n' ' ')"
+fi
+
 if kill -0 "$webhook_pid" 2>/dev/null; then
 	ok "the local webhook is still running after every request"
 else

@@ -38,6 +38,8 @@ import jsonpatch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 WORKERS = os.path.join(HERE, "workers")
+sys.path.insert(0, os.path.join(ROOT, "test", "data", "gen"))
+import controllers  # noqa: E402  (pods shaped as the JobSet/LWS controllers make them)
 
 NAMESPACE = "team-a"
 CLUSTER_DOMAIN = "cluster.local"
@@ -68,6 +70,23 @@ SCENARIOS = [
     {"key": "elastic", "kind": "StatefulSet", "workload": "edp", "service": "edp",
      "world": 4, "elastic": (2, 4), "max_restarts": 3, "net": "198.18.3",
      "runs": ["torchrun-elastic"]},
+    # A JobSet of one replicated Job, 2 Jobs x 2 pods: one world of 4 across both
+    # Jobs, pods built as the JobSet and Job controllers build them.
+    {"key": "jobset", "kind": "JobSet", "workload": "js", "service": "js",
+     "rjobs": [("w", 2, 2)], "world": 4, "elastic": None, "max_restarts": None,
+     "net": "198.18.5", "runs": ["pytorch"]},
+    # One group (group 1) of a LeaderWorkerSet of size 4: leader + 3 workers.
+    {"key": "lws", "kind": "LeaderWorkerSet", "workload": "lws", "service": "lws",
+     "group": 1, "world": 4, "elastic": None, "max_restarts": None, "net": "198.18.6",
+     "runs": ["pytorch"]},
+    # TensorFlow roles: a JobSet whose replicated Jobs are chief (1) and worker
+    # (1 Job x 2 pods). Several replicated Jobs need the JobSet itself, so the env
+    # comes from `distenv-webhook render` (the same core, answering the look-up
+    # from the manifest) rather than a --no-lookups server.
+    {"key": "jobset-tf", "kind": "JobSet", "workload": "tfjs", "service": "tfjs",
+     "rjobs": [("chief", 1, 1), ("worker", 1, 2)], "world": 3, "elastic": None,
+     "max_restarts": None, "net": "198.18.7", "runs": ["tensorflow-roles"],
+     "env_from": "render"},
 ]
 
 
@@ -108,7 +127,23 @@ def say(msg):
 # What the topology says every rank must get (SPEC: "What is injected").
 
 
+def jobset_place(sc, r):
+    """(replicated Job, job index, pod index, first rank of the replicated Job) of rank r."""
+    first = 0
+    for name, jobs, pods in sc["rjobs"]:
+        if r < first + jobs * pods:
+            return name, (r - first) // pods, (r - first) % pods, first
+        first += jobs * pods
+    raise ValueError(f"rank {r} is not in JobSet {sc['workload']}")
+
+
 def pod_hostname(sc, r):
+    if sc["kind"] == "JobSet":
+        rjob, j, i, _ = jobset_place(sc, r)
+        return f"{sc['workload']}-{rjob}-{j}-{i}"
+    if sc["kind"] == "LeaderWorkerSet":
+        g = sc["group"]
+        return f"{sc['workload']}-{g}" if r == 0 else f"{sc['workload']}-{g}-{r}"
     return f"{sc['workload']}-{r}"
 
 
@@ -123,8 +158,7 @@ def expected_env(sc, r):
         "MASTER_ADDR": a, "MASTER_PORT": p, "RANK": str(r), "WORLD_SIZE": str(w),
         "PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": str(w),
         "PET_NODE_RANK": str(r), "PET_NPROC_PER_NODE": "1",
-        "TF_CONFIG": {"cluster": {"worker": [f"{pod_fqdn(sc, i)}:{p}" for i in range(w)]},
-                      "task": {"type": "worker", "index": r}},
+        "TF_CONFIG": tf_config_expected(sc, r),
         "JAX_COORDINATOR_ADDRESS": f"{a}:{p}", "JAX_NUM_PROCESSES": str(w),
         "JAX_PROCESS_ID": str(r),
     }
@@ -139,6 +173,28 @@ def expected_env(sc, r):
         if sc["max_restarts"] is not None:
             env["PET_MAX_RESTARTS"] = str(sc["max_restarts"])
     return env
+
+
+TF_ROLES = {"chief", "worker", "ps", "evaluator"}
+
+
+def tf_roles(sc):
+    return sc["kind"] == "JobSet" and all(n in TF_ROLES for n, _, _ in sc["rjobs"])
+
+
+def tf_config_expected(sc, r):
+    """SPEC: every pod a worker, or, for a JobSet named after TF task types, one
+    list per role and the pod's own role and index."""
+    p = DEFAULT_PORT
+    if not tf_roles(sc):
+        return {"cluster": {"worker": [f"{pod_fqdn(sc, i)}:{p}" for i in range(sc["world"])]},
+                "task": {"type": "worker", "index": r}}
+    cluster, first = {}, 0
+    for name, jobs, pods in sc["rjobs"]:
+        cluster[name] = [f"{pod_fqdn(sc, k)}:{p}" for k in range(first, first + jobs * pods)]
+        first += jobs * pods
+    rjob, _, _, rfirst = jobset_place(sc, r)
+    return {"cluster": cluster, "task": {"type": rjob, "index": r - rfirst}}
 
 
 def env_differences(got, want):
@@ -212,6 +268,24 @@ def _distenv_annotations(sc):
 def build_pod(sc, r, owner_uid):
     """Returns (pod, request name or None, username)."""
     w = sc["workload"]
+    if sc["kind"] in ("JobSet", "LeaderWorkerSet"):
+        # As test/data/gen/controllers.py builds them from the JobSet and
+        # LeaderWorkerSet controllers' sources (the goldens use the same).
+        if sc["kind"] == "JobSet":
+            rjob, j, i, _ = jobset_place(sc, r)
+            pod = controllers.jobset_pod(w, sc["rjobs"], rjob, j, i)
+            user, name = "system:serviceaccount:kube-system:job-controller", None
+        else:
+            pod = controllers.lws_pod(w, sc["group"], r, sc["world"])
+            user, name = "system:serviceaccount:kube-system:statefulset-controller", \
+                pod["metadata"]["name"]
+        pod["metadata"].pop("namespace", None)
+        pod["metadata"]["annotations"].update(_distenv_annotations(sc))
+        if sc["kind"] == "LeaderWorkerSet":
+            # the LWS size annotation gives the world; no world-size annotation
+            pod["metadata"]["annotations"].pop("distenv.dev/world-size")
+        pod["apiVersion"], pod["kind"] = "v1", "Pod"
+        return pod, name, user
     if sc["kind"] == "StatefulSet":
         name = f"{w}-{r}"
         pod = {
@@ -753,6 +827,27 @@ def run_tensorflow(res, sc, net, envs, logdir, fw_python):
               f"{w} namespaces, all_reduce = {w * (w + 1) // 2}", "\n".join(bad))
 
 
+def run_tensorflow_roles(res, sc, net, envs, logdir, fw_python):
+    """TFConfigClusterResolver in each pod reads the roles distenv wrote: the
+    cluster spec with one list per replicated Job and the pod's own task type
+    and index."""
+    t = TIMEOUTS["tensorflow"]
+    outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "tf_worker.py", "resolver-only"],
+                     t, logdir, f"{sc['key']}-tensorflow")
+    check_start(res, sc, "tensorflow", outs, envs)
+    bad = []
+    for i, o in enumerate(outs):
+        r, want = result(o, "resolver"), tf_config_expected(sc, i)
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif (r["cluster"] != want["cluster"] or r["task_type"] != want["task"]["type"]
+              or r["task_id"] != want["task"]["index"]):
+            bad.append(f"rank {i}: cluster={r['cluster']} task={r['task_type']}/{r['task_id']}")
+    roles = "+".join(f"{n}x{jobs * pods}" for n, jobs, pods in sc["rjobs"])
+    res.check(not bad, f"{sc['key']}/tensorflow: TFConfigClusterResolver gives the {roles} "
+              f"cluster spec and each pod its own task type and index", "\n".join(bad))
+
+
 def run_jax(res, sc, net, envs, logdir, fw_python):
     t = TIMEOUTS["jax"]
     outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "jax_worker.py"], t, logdir,
@@ -792,6 +887,42 @@ def dns_names(pod):
     ns = meta.get("namespace") or NAMESPACE
     sub = spec.get("subdomain")
     return short, (f"{short}.{sub}.{ns}.svc.{CLUSTER_DOMAIN}" if sub else None)
+
+
+def render_envs(res, sc, binary, workdir):
+    """Per-rank env and DNS names from `distenv-webhook render -o json` of the
+    JobSet manifest (the same core as /mutate; the look-up answered from the
+    manifest), checked against the SPEC like the webhook's."""
+    tmpl = {"metadata": {"labels": {"distenv.dev/inject": "true"},
+                         "annotations": {"distenv.dev/frameworks": FRAMEWORKS_ANNOTATION}},
+            "spec": {"containers": [{"name": "trainer", "image": "trainer:1.0"}]}}
+    manifest = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                "metadata": {"name": sc["workload"], "namespace": NAMESPACE},
+                "spec": {"replicatedJobs": [
+                    {"name": n, "replicas": jobs, "template": {"spec": {
+                        "completions": pods, "parallelism": pods, "completionMode": "Indexed",
+                        "template": tmpl}}} for n, jobs, pods in sc["rjobs"]]}}
+    path = os.path.join(workdir, f"{sc['key']}.yaml")
+    with open(path, "w") as f:
+        json.dump(manifest, f)  # JSON is YAML
+    r = subprocess.run([binary, "render", "-o", "json", path], capture_output=True, text=True,
+                       timeout=60)
+    if not res.check(r.returncode == 0, f"{sc['key']}: render of the {sc['kind']} manifest",
+                     r.stderr.strip()):
+        return None, None
+    ranks = {item["rank"]: item for item in json.loads(r.stdout)}
+    envs = [{e["name"]: e["value"] for e in ranks[i]["env"]} for i in range(sc["world"])]
+    names = [(ranks[i]["pod"], pod_fqdn(sc, i)) for i in range(sc["world"])]
+    diffs = []
+    for i, env in enumerate(envs):
+        if ranks[i]["pod"] != pod_hostname(sc, i):
+            diffs.append(f"rank {i}: pod {ranks[i]['pod']} want {pod_hostname(sc, i)}")
+        d = env_differences(env, expected_env(sc, i))
+        if d:
+            diffs.append(f"rank {i}: " + "; ".join(d))
+    res.check(not diffs, f"{sc['key']}: rendered env of every rank is the SPEC's",
+              "\n".join(diffs))
+    return envs, names
 
 
 def get_envs(res, sc, webhook):
@@ -898,7 +1029,9 @@ def main():
                 f"(Service {sc['service']}, namespace {NAMESPACE})")
             t0 = time.monotonic()
             names = [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(sc["world"])]
-            if webhook:
+            if sc.get("env_from") == "render" and opts.env_from == "webhook":
+                envs, names = render_envs(res, sc, opts.webhook, workdir)
+            elif webhook:
                 envs, names = get_envs(res, sc, webhook)
             else:
                 envs = [{k: (json.dumps(v, separators=(",", ":")) if k == "TF_CONFIG"
@@ -926,6 +1059,8 @@ def main():
                         run_tensorflow(res, sc, net, envs, logdir, opts.fw_python)
                     elif run == "jax":
                         run_jax(res, sc, net, envs, logdir, opts.fw_python)
+                    elif run == "tensorflow-roles":
+                        run_tensorflow_roles(res, sc, net, envs, logdir, opts.fw_python)
                 except (Failure, subprocess.TimeoutExpired, OSError) as e:
                     res.check(False, f"{sc['key']}/{run}: pod namespaces", str(e))
                 finally:

@@ -20,6 +20,9 @@ report.emit(
     master=resolver.master(),
 )
 
+if sys.argv[1:] == ["resolver-only"]:
+    sys.exit(0)
+
 # Default construction: the strategy makes its own resolver from TF_CONFIG.
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
 

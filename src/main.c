@@ -21,6 +21,7 @@
 #include "server.h"
 #include "util.h"
 #include "version.h"
+#include "wait.h"
 
 #define MANIFEST_MAX (16L * 1024 * 1024)
 
@@ -35,6 +36,7 @@ static const char usage_main[] =
     "  render        print the env every rank of a manifest would get\n"
     "  certs         write a development CA and serving certificate\n"
     "  check-config  validate a configuration file\n"
+    "  wait          wait for rank 0 (the distenv.dev/wait-for-master init container)\n"
     "  version       print the version\n"
     "\n"
     "Run 'distenv-webhook COMMAND --help' for the options of a command.\n";
@@ -69,6 +71,14 @@ static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
                                   "Validates a configuration file; prints 'configuration OK'.\n";
 
 static const char usage_version[] = "usage: distenv-webhook version\n";
+
+static const char usage_wait[] =
+    "usage: distenv-webhook wait [--timeout DURATION]\n"
+    "\n"
+    "Waits until MASTER_ADDR resolves and, unless RANK is 0, until MASTER_PORT accepts\n"
+    "a TCP connection (read from the environment, as distenv injects them). Prints\n"
+    "what it waits for every 5 s. DURATION is 30s, 5m, 1h (or 1h30m), default 10m.\n"
+    "Exit 0 when ready, 1 when the time is up, 2 on bad arguments or environment.\n";
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -372,6 +382,41 @@ static int cmd_check_config(int argc, char **argv)
 	return 0;
 }
 
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static int cmd_wait(int argc, char **argv)
+{
+	struct wait_target t;
+	long timeout_s = 600;
+	char err[256];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc &&
+		    annotation_duration(argv[i + 1], 86400, &timeout_s) == 0) {
+			i++;
+			continue;
+		}
+		if (strcmp(argv[i], "--timeout") == 0) {
+			fail(
+			    "wait: --timeout \"%.32s\" is not a duration such as 30s, 5m or 1h (at "
+			    "most 24h)",
+			    i + 1 < argc ? argv[i + 1] : "");
+			return 2;
+		}
+		fputs(usage_wait, stderr);
+		return 2;
+	}
+	if (wait_target_from_env(env_get, &t, err, sizeof(err)) != 0) {
+		fail("wait: %s", err);
+		return 2;
+	}
+	return wait_run(&t, timeout_s * 1000, 5000, stderr);
+}
+
 /* The annotation table as the README's Markdown rows (render --help). */
 static void print_annotations(FILE *out)
 {
@@ -394,7 +439,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 	    {"serve", cmd_serve, usage_serve}, {"render", cmd_render, usage_render},
 	    {"certs", cmd_certs, usage_certs}, {"check-config", cmd_check_config, usage_check},
-	    {"version", NULL, usage_version},
+	    {"wait", cmd_wait, usage_wait},    {"version", NULL, usage_version},
 	};
 	size_t i;
 

@@ -1047,6 +1047,81 @@ class Suite:
 GOLDEN_WAIT_IMAGE = "distenv:test"
 
 
+class WaitSuite:
+    """`distenv-webhook wait`, the command of the wait-for-master init container,
+    against loopback listeners it does not control and names that never resolve."""
+
+    def __init__(self, binary):
+        self.binary = binary
+
+    def run(self, env, *args, timeout=30):
+        t0 = time.monotonic()
+        p = subprocess.run([self.binary, "wait"] + list(args), env=dict(env, PATH="/usr/bin:/bin"),
+                           capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stderr, time.monotonic() - t0
+
+    def case_late_listener(self):
+        # A port that is free now; a listener opens on it after 2 s.
+        port = free_port()
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+        def listen_late():
+            time.sleep(2)
+            srv.bind(("127.0.0.1", port))
+            srv.listen(4)
+
+        th = threading.Thread(target=listen_late, daemon=True)
+        th.start()
+        try:
+            rc, err, secs = self.run({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                                      "RANK": "3"}, "--timeout", "30s")
+        finally:
+            th.join(5)
+            srv.close()
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        check(1.5 <= secs < 15, "returned after %.1f s, want once the listener opened" % secs)
+        check("127.0.0.1:%d accepts connections" % port in err, err)
+
+    def case_never_resolves(self):
+        rc, err, secs = self.run({"MASTER_ADDR": "rank0.distenv-never.invalid",
+                                  "MASTER_PORT": "29500", "RANK": "1"}, "--timeout", "7s")
+        check(rc == 1, "exit %d: %s" % (rc, err))
+        check(6.5 <= secs < 25, "gave up after %.1f s, want about 7" % secs)
+        last = err.strip().splitlines()[-1]
+        check(last.startswith("distenv-webhook wait: timed out after 7s waiting for "
+                              "rank0.distenv-never.invalid to resolve"), last)
+        check("waiting for rank0.distenv-never.invalid to resolve" in err,
+              "no progress line: %s" % err)
+
+    def case_refused_timeout(self):
+        port = free_port()  # nothing listens
+        rc, err, secs = self.run({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                                  "RANK": "2"}, "--timeout", "2s")
+        check(rc == 1 and 1.5 <= secs < 15, "exit %d after %.1f s: %s" % (rc, secs, err))
+        check("timed out after 2s waiting for 127.0.0.1:%d to accept connections "
+              "(Connection refused)" % port in err, err)
+
+    def case_rank0(self):
+        port = free_port()  # rank 0's own process opens the port: no listener needed
+        rc, err, secs = self.run({"MASTER_ADDR": "localhost", "MASTER_PORT": str(port),
+                                  "RANK": "0"}, "--timeout", "30s")
+        check(rc == 0 and secs < 5, "exit %d after %.1f s: %s" % (rc, secs, err))
+
+    def case_bad_input(self):
+        for env, args, want in [
+                ({"MASTER_PORT": "1", "RANK": "1"}, [], "MASTER_ADDR is not set"),
+                ({"MASTER_ADDR": "a", "MASTER_PORT": "http", "RANK": "1"}, [],
+                 "MASTER_PORT \"http\" is not a port"),
+                ({"MASTER_ADDR": "a", "MASTER_PORT": "1", "RANK": "-1"}, [], "RANK \"-1\""),
+                ({"MASTER_ADDR": "a", "MASTER_PORT": "1", "RANK": "1"}, ["--timeout", "5"],
+                 "--timeout \"5\" is not a duration"),
+                ({"MASTER_ADDR": "a", "MASTER_PORT": "1", "RANK": "1"}, ["--bogus"],
+                 "usage: distenv-webhook wait")]:
+            rc, err, _ = self.run(env, *args)
+            check(rc == 2 and want in err, "%r %r: exit %d: %s" % (env, args, rc, err))
+
+
 class FakeAPI:
     """A loopback HTTPS stand-in for the API server's GET statefulset/job, with a bearer token."""
 
@@ -1302,6 +1377,13 @@ def main():
         run_case("logs: every line JSON, admission fields, start-up line", suite.case_log_lines)
         run_case("SIGTERM: in-flight request completes, readyz 503, exit 0",
                  suite.case_sigterm_drain)
+        ws = WaitSuite(args.binary)
+        run_case("wait: a listener that appears late (rank 3)", ws.case_late_listener)
+        run_case("wait: a name that never resolves: exit 1 after the timeout, progress lines",
+                 ws.case_never_resolves)
+        run_case("wait: a refused port: exit 1 naming it", ws.case_refused_timeout)
+        run_case("wait: rank 0 needs only the name", ws.case_rank0)
+        run_case("wait: bad environment or arguments: exit 2", ws.case_bad_input)
         lk = LookupSuite(suite)
         try:
             if run_case("look-ups: serve --kubeconfig (bearer token) against a fake API server",

@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import shutil
+import shlex
 import signal
 import socket
 import ssl
@@ -70,6 +71,12 @@ SCENARIOS = [
     {"key": "elastic", "kind": "StatefulSet", "workload": "edp", "service": "edp",
      "world": 4, "elastic": (2, 4), "max_restarts": 3, "net": "198.18.3",
      "runs": ["torchrun-elastic"]},
+    # distenv.dev/wait-for-master: ranks 1 and 2 start first and run the injected
+    # init container's command; rank 0's name appears in their hosts files only
+    # after a few seconds and its process starts later still.
+    {"key": "wait", "kind": "StatefulSet", "workload": "wdp", "service": "wdp",
+     "world": 3, "elastic": None, "max_restarts": None, "net": "198.18.8",
+     "wait_for_master": "60s", "runs": ["pytorch-wait"]},
     # A JobSet of one replicated Job, 2 Jobs x 2 pods: one world of 4 across both
     # Jobs, pods built as the JobSet and Job controllers build them.
     {"key": "jobset", "kind": "JobSet", "workload": "js", "service": "js",
@@ -262,6 +269,8 @@ def _distenv_annotations(sc):
         a["distenv.dev/max-restarts"] = str(sc["max_restarts"])
     if sc.get("service_annotation"):
         a["distenv.dev/service"] = sc["service"]
+    if sc.get("wait_for_master"):
+        a["distenv.dev/wait-for-master"] = sc["wait_for_master"]
     return a
 
 
@@ -580,7 +589,13 @@ class PodNet:
             sh("ip", "-n", ns, "link", "set", "eth0", "up")
             self._write_etc(i)
 
-    def _write_etc(self, i):
+    def hide_peer(self, i, peer, hidden):
+        """Rewrites pod i's hosts file in place (the bind mount keeps the inode)
+        without, or again with, peer's name: as cluster DNS before and after the
+        peer's pod exists."""
+        self._write_etc(i, skip=peer if hidden else None)
+
+    def _write_etc(self, i, skip=None):
         d = f"/etc/netns/{self.names[i]}"
         os.makedirs(d, exist_ok=True)
         # As the kubelet writes a pod's hosts file: own FQDN first (the canonical
@@ -592,9 +607,14 @@ class PodNet:
         for j, ((short, fqdn), addr) in enumerate(zip(self.pods, self.addrs)):
             if j == i:
                 lines.append(f"{addr}\t{fqdn}\t{short}" if fqdn else f"{addr}\t{short}")
-            elif fqdn:
+            elif fqdn and j != skip:
                 lines.append(f"{addr}\t{fqdn}")
-        with open(f"{d}/hosts", "w") as f:
+        # "r+" and truncate, not "w" after the first write: the same inode, so a
+        # running `ip netns exec` (a bind mount of this file) sees the change.
+        path = f"{d}/hosts"
+        with open(path, "r+" if os.path.exists(path) else "w") as f:
+            f.seek(0)
+            f.truncate()
             f.write("\n".join(lines) + "\n")
         # No DNS server inside: any other lookup fails at once instead of waiting.
         with open(f"{d}/resolv.conf", "w") as f:
@@ -827,6 +847,80 @@ def run_tensorflow(res, sc, net, envs, logdir, fw_python):
               f"{w} namespaces, all_reduce = {w * (w + 1) // 2}", "\n".join(bad))
 
 
+def wait_command(sc, r, binary):
+    """The injected init container of rank r, as (env, argv) with the built binary
+    in place of the image's path."""
+    pod = sc["_patched"][r]
+    init = pod["spec"]["initContainers"][0]
+    if init["name"] != "distenv-wait-for-master":
+        raise Failure(f"rank {r}: first init container is {init['name']}")
+    env = {e["name"]: e["value"] for e in init.get("env", [])}
+    argv = [binary] + init["command"][1:]
+    return env, argv
+
+
+def run_pytorch_wait(res, sc, net, envs, logdir, binary):
+    """Ranks 1.. start first, each running the init container's command before its
+    training process; rank 0's name appears in their hosts files after 7 s, its
+    process starts after 12 s. The job still forms, and the waits are in the logs."""
+    t = TIMEOUTS["pytorch"]
+    w = sc["world"]
+    label = f"{sc['key']}-pytorch"
+    logs = [os.path.join(logdir, f"{label}-rank{i}.log") for i in range(w)]
+    net.procs = []
+    for i in range(1, w):
+        net.hide_peer(i, 0, True)
+
+    def start(i):
+        wenv, wargv = wait_command(sc, i, binary)
+        script = ('env -i ' + " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(wenv.items()))
+                  + " " + " ".join(shlex.quote(a) for a in wargv) + ' && exec "$@"')
+        return net.start(i, envs[i], ["/bin/sh", "-c", script, "sh", "/usr/bin/python3", "-u",
+                                      "torch_worker.py", "static"], logs[i])
+
+    # The wait reports every 5 s: hidden for 7 s, the name is reported missing
+    # once; from 7 s it resolves and the port is refused until rank 0 starts at 12 s.
+    procs = {i: start(i) for i in range(1, w)}
+    time.sleep(7)
+    for i in range(1, w):
+        net.hide_peer(i, 0, False)
+    time.sleep(5)
+    procs[0] = start(0)
+    deadline = time.monotonic() + t
+    rcs = {}
+    for i in range(w):
+        try:
+            rcs[i] = procs[i].wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            rcs[i] = None
+            deadline = min(deadline, time.monotonic() + 2)
+    net.kill_all()
+    outs = []
+    for i in range(w):
+        results = []
+        with open(logs[i], errors="replace") as f:
+            text = f.read()
+        for line in text.splitlines():
+            if line.startswith(RESULT_PREFIX):
+                results.append(json.loads(line[len(RESULT_PREFIX):]))
+        outs.append({"rc": rcs[i], "results": results, "log": logs[i], "text": text})
+    bad = []
+    a = pod_fqdn(sc, 0)
+    for i, o in enumerate(outs):
+        r = result(o, "allreduce")
+        if o["rc"] != 0 or r is None or not r["ok"] or r["value"] != w * (w + 1) / 2:
+            bad.append(why(o, i, t))
+        if i > 0 and not (f"waiting for {a} to resolve" in o["text"]
+                          and f"{a}:{DEFAULT_PORT} accepts connections" in o["text"]):
+            bad.append(f"rank {i}: the wait did not see rank 0 missing, then accepting: "
+                       + tail(o["log"], 6))
+        if i == 0 and f"{a} resolves (rank 0 opens port" not in o["text"]:
+            bad.append("rank 0: the wait did not return on the name alone: " + tail(o["log"], 6))
+    res.check(not bad, f"{sc['key']}/pytorch: ranks started 12 s before rank 0 wait with the "
+              f"injected init container's command, then form the gloo job "
+              f"(all_reduce = {w * (w + 1) // 2})", "\n".join(bad))
+
+
 def run_tensorflow_roles(res, sc, net, envs, logdir, fw_python):
     """TFConfigClusterResolver in each pod reads the roles distenv wrote: the
     cluster spec with one list per replicated Job and the pod's own task type
@@ -956,6 +1050,7 @@ def get_envs(res, sc, webhook):
         if problems:
             bad.append(f"rank {r}: " + "; ".join(problems))
         envs.append(env)
+        sc.setdefault("_patched", []).append(patched)
     res.check(not bad, f"{sc['key']}: /mutate over HTTPS answers every rank of the "
               f"{sc['world']}-rank {sc['kind']} with a patch that applies (and is "
               f"idempotent)", "\n".join(bad))
@@ -1059,6 +1154,8 @@ def main():
                         run_tensorflow(res, sc, net, envs, logdir, opts.fw_python)
                     elif run == "jax":
                         run_jax(res, sc, net, envs, logdir, opts.fw_python)
+                    elif run == "pytorch-wait":
+                        run_pytorch_wait(res, sc, net, envs, logdir, opts.webhook)
                     elif run == "tensorflow-roles":
                         run_tensorflow_roles(res, sc, net, envs, logdir, opts.fw_python)
                 except (Failure, subprocess.TimeoutExpired, OSError) as e:

@@ -757,18 +757,21 @@ def check_torchrun(res, sc, outs):
             want = {"nnodes": f"{lo}:{hi}", "min_nodes": lo, "max_nodes": hi,
                     "nproc": 1, "rdzv_backend": "c10d", "rdzv_endpoint": f"{a}:{p}",
                     "run_id": f"{NAMESPACE}-{sc['workload']}",
-                    "max_restarts": sc["max_restarts"] or 0}
+                    "max_restarts": sc["max_restarts"] or 0,
+                    # PET_RDZV_CONF: the endpoint's own pod hosts the c10d store
+                    "is_host": "1" if i == 0 else "0"}
         else:
             want = {"nnodes": str(w), "min_nodes": w, "max_nodes": w, "nproc": 1,
                     "node_rank": i, "master_addr": a, "master_port": p,
                     "rdzv_backend": "static", "rdzv_endpoint": f"{a}:{p}",
                     "static_rank": str(i)}
         # The static rendezvous takes the node rank from rdzv_configs["rank"].
-        t = dict(t, static_rank=t.get("rdzv_configs", {}).get("rank"))
+        t = dict(t, static_rank=t.get("rdzv_configs", {}).get("rank"),
+                 is_host=t.get("rdzv_configs", {}).get("is_host"))
         for k, v in want.items():
             if t.get(k) != v:
                 bad.append(f"rank {i}: {k}={t.get(k)!r} want {v!r}")
-    what = ("min:max nodes, c10d backend, rendezvous endpoint and id, max restarts"
+    what = ("min:max nodes, c10d backend, rendezvous endpoint, id and is_host, max restarts"
             if sc["elastic"] else "nnodes, nproc_per_node, node_rank, master addr/port")
     return res.check(not bad, f"{sc['key']}/torchrun: parse_args + config_from_args "
                      f"from PET_* give {what}", "\n".join(bad))

@@ -597,6 +597,81 @@ class Suite:
             c.pop("env", None)
         check(strip == orig, "patch changed more than env and the annotation")
 
+    def case_exec_limit(self):
+        """TF_CONFIG near and past Linux's 131072-byte limit per environment string:
+        every container's resulting env is exec'd for real."""
+        ctrs = [{"name": "trainer", "image": "x"},
+                {"name": "side", "image": "y", "env": [{"name": "A", "value": "1"}]}]
+        for world, tf_in in [(3100, True), (4000, False)]:
+            pod = sts_pod("ddp", world - 1, ns="ml", subdomain="ddp", containers=ctrs,
+                          annotations={"distenv.dev/world-size": str(world)})
+            resp = self.admit(pod, ns="ml")
+            check(resp.get("allowed") is True, "world %d: %r" % (world, resp.get("status")))
+            ops = json.loads(base64.b64decode(resp["patch"]))
+            patched = jsonpatch.JsonPatch(ops).apply(copy.deepcopy(pod))
+            warns = resp.get("warnings") or []
+            if tf_in:
+                check(not warns, "world %d: warnings %r" % (world, warns))
+            else:
+                check(len(warns) == 1 and warns[0].startswith("distenv: TF_CONFIG left out")
+                      and len(warns[0]) < 120, "world %d: warnings %r" % (world, warns))
+                check(",omitted=TF_CONFIG" in patched["metadata"]["annotations"]
+                      ["distenv.dev/injected"], "annotation does not say TF_CONFIG was left out")
+            for c in patched["spec"]["containers"]:
+                env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+                check(("TF_CONFIG" in env) == tf_in, "world %d %s: TF_CONFIG %s"
+                      % (world, c["name"], "missing" if tf_in else "present"))
+                if tf_in:
+                    n = len("TF_CONFIG=") + len(env["TF_CONFIG"].encode()) + 1
+                    check(120000 < n <= 131072, "world %d: TF_CONFIG string %d bytes" % (world, n))
+                # execve() with exactly this environment: E2BIG would fail here
+                r = subprocess.run(["/usr/bin/env"], env=env, capture_output=True, timeout=20)
+                check(r.returncode == 0 and len(r.stdout) >= sum(len(k) + len(v) for k, v in
+                                                                   env.items()),
+                      "world %d %s: exec failed: %r" % (world, c["name"], r.stderr[:200]))
+        # tensorflow asked for by annotation: denied, naming the limit and the world
+        pod = sts_pod("ddp", 5, ns="ml", subdomain="ddp", containers=ctrs,
+                      annotations={"distenv.dev/world-size": "4000",
+                                   "distenv.dev/frameworks": "pytorch,tensorflow"})
+        resp = self.admit(pod, ns="ml")
+        msg = resp.get("status", {}).get("message", "")
+        check(resp.get("allowed") is False and "131072" in msg and "4000" in msg
+              and "distenv.dev/frameworks" in msg, "asked tensorflow: %r" % msg)
+
+    def case_reinvocation_at_limit(self):
+        """4,090 env entries patched past 4,096: the reinvocation is allowed unchanged."""
+        env = [{"name": "E%d" % i, "value": "v"} for i in range(4090)]
+        pod = sts_pod("ddp", 1, ns="ml", subdomain="ddp",
+                      annotations={"distenv.dev/world-size": "2"},
+                      containers=[{"name": "t", "image": "x", "env": env}])
+        resp = self.admit(pod, ns="ml")
+        check(resp.get("allowed") is True, "first call: %r" % resp.get("status"))
+        patched = jsonpatch.JsonPatch(json.loads(base64.b64decode(resp["patch"]))).apply(
+            copy.deepcopy(pod))
+        n = len(patched["spec"]["containers"][0]["env"])
+        check(n > 4096, "patched to %d entries" % n)
+        again = self.admit(patched, ns="ml")
+        check(again.get("allowed") is True and "patch" not in again,
+              "reinvocation at %d entries: %r" % (n, again))
+
+    def case_render_no_service_name(self):
+        path = os.path.join(self.work, "no-service-name.yaml")
+        with open(path, "w") as f:
+            f.write("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\n"
+                    "spec:\n  replicas: 2\n  podManagementPolicy: Parallel\n  template:\n"
+                    "    metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+                    "    spec: {subdomain: ddp, containers: [{name: t, image: x}]}\n")
+        r = subprocess.run([self.args.binary, "render", path], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode != 0 and "has no spec.serviceName" in r.stderr and r.stdout == "",
+              "render exit %d: %s %s" % (r.returncode, r.stdout[:200], r.stderr))
+        # and /mutate denies the pod the controller makes (no subdomain), speaking of serviceName
+        pod = sts_pod("ddp", 0, ns="ml", annotations={"distenv.dev/world-size": "2"})
+        pod["spec"].pop("subdomain", None)
+        resp = self.admit(pod, ns="ml")
+        check(resp.get("allowed") is False and "spec.serviceName" in resp["status"]["message"],
+              "/mutate: %r" % resp.get("status"))
+
     def case_sts_defaults(self):
         pod = sts_pod("ddp", 3, ns="ml", subdomain="ddp-svc",
                       annotations={"distenv.dev/world-size": "4"})
@@ -1261,6 +1336,52 @@ class LookupSuite:
         if "patch" in got["response"] and "distenv.dev/world-size" not in ann:
             check(len(self.api.seen) > before, "patched without a look-up reaching the API")
 
+    def case_recreated_job(self):
+        """A Job deleted and created again under the same name with more completions,
+        within the cache TTL: the new pods never get the old world size."""
+        s = self.s
+        srv = Server(s.args.binary, s.work, os.path.join(s.certs1, "tls.crt"),
+                     os.path.join(s.certs1, "tls.key"), s.args.valgrind,
+                     extra=["--kubeconfig", os.path.join(s.work, "kubeconfig")],
+                     config="lookups:\n  cacheTTLMs: 60000\n  timeoutMs: %d\n" % int(3000 * SLOW))
+        try:
+            srv.wait_ready(self.ctx)
+            path = "/apis/batch/v1/namespaces/default/jobs/rerun"
+
+            def job(uid, n):
+                return {"apiVersion": "batch/v1", "kind": "Job",
+                        "metadata": {"name": "rerun", "uid": uid},
+                        "spec": {"completions": n, "parallelism": n,
+                                 "completionMode": "Indexed", "template": {}}}
+
+            def admit(index, owner_uid):
+                pod = job_pod("rerun", index, subdomain="rerun")
+                pod["metadata"]["ownerReferences"][0]["uid"] = owner_uid
+                c = Conn(srv.port, self.ctx, timeout=30)
+                st, _, out = c.call("POST", "/mutate", body=json.dumps(
+                    review(pod, "rerun-%s-%d" % (owner_uid, index))))
+                c.close()
+                check(st == 200, "HTTP %d" % st)
+                resp = json.loads(out)["response"]
+                if not resp.get("allowed"):
+                    return resp["status"]["message"]
+                patched = jsonpatch.JsonPatch(json.loads(base64.b64decode(resp["patch"]))).apply(pod)
+                return {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
+
+            self.api.expect = (path, job("uid-old", 2))
+            got = admit(0, "uid-old")
+            check(isinstance(got, dict) and got.get("WORLD_SIZE") == "2", "old Job pod 0: %r" % got)
+            before = len(self.api.seen)
+            check(isinstance(admit(1, "uid-old"), dict) and len(self.api.seen) == before,
+                  "the old Job's second pod was not answered from the cache")
+            self.api.expect = (path, job("uid-new", 4))  # deleted and created again
+            for i in (0, 3):
+                got = admit(i, "uid-new")
+                check(isinstance(got, dict) and got.get("WORLD_SIZE") == "4"
+                      and got.get("RANK") == str(i), "new Job pod %d: %r" % (i, got))
+        finally:
+            srv.kill()
+
     def case_lookup_failure(self):
         self.api.expect = None  # every GET answers 404
         uid = "lookup-fail"
@@ -1355,6 +1476,11 @@ def main():
         run_case("patch: elastic MIN:MAX with max-restarts", suite.case_sts_elastic)
         run_case("patch: Indexed Job, no name, request.namespace, service annotation, init "
                  "container", suite.case_job_service_init)
+        run_case("exec limit: TF_CONFIG near and past 131072 bytes, every container exec'd",
+                 suite.case_exec_limit)
+        run_case("reinvocation at the env limit: allowed unchanged", suite.case_reinvocation_at_limit)
+        run_case("render and /mutate agree on a StatefulSet without serviceName",
+                 suite.case_render_no_service_name)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)
@@ -1391,6 +1517,8 @@ def main():
                 for name in golden:
                     if os.path.exists(os.path.join(DATA, name + ".lookup.json")):
                         run_case("golden %s (look-up)" % name, lk.case_golden, name)
+                run_case("look-ups: a Job re-created with more completions within the cache "
+                         "TTL: new pods get the new world", lk.case_recreated_job)
                 run_case("look-ups: a failed look-up denies with the reason",
                          lk.case_lookup_failure)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)

@@ -402,7 +402,7 @@ static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, con
 	const char *subdomain = json_str(net, "subdomain");
 	struct manifest_lookup ml;
 	struct workload_lookup lk = {manifest_get, &ml, NULL};
-	char *txt = cJSON_PrintUnformatted(doc), job[320], which[340], buf[32], global[32];
+	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
 	const cJSON *rj;
 	long total_jobs = 0, j, i, gidx = 0;
 	int k = 0;
@@ -489,7 +489,7 @@ static int render_lws(struct rctx *c, const cJSON *doc, const char *name, const 
 	    json_str(cJSON_GetObjectItemCaseSensitive(spec, "networkConfig"), "subdomainPolicy");
 	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
 	long groups = num_field(spec, "replicas", 1), size = num_field(lwt, "size", 1), g, i;
-	char sz[32], leader[320], gs[32], which[340];
+	char sz[32], leader[320], gs[32], which[352];
 
 	if (!cJSON_IsObject(wt)) {
 		snprintf(c->err, c->errlen,

@@ -46,8 +46,10 @@ static const char usage_serve[] =
     "                             [--tls-key FILE] [--kubeconfig FILE] [--no-lookups]\n"
     "                             [--log-level debug|info|warn|error]\n"
     "\n"
-    "Serves POST /mutate (AdmissionReview v1), GET /healthz, /readyz and /metrics over\n"
-    "HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig the\n"
+    "Serves POST /mutate and /validate (AdmissionReview v1), GET /healthz, /readyz and\n"
+    "/metrics over\n"
+    "HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig,\n"
+    "lookups.kubeconfig or $KUBECONFIG (its first file) the\n"
     "in-cluster service account is used for look-ups; --no-lookups turns them off.\n"
     "SIGTERM or SIGINT drains in-flight requests and exits 0.\n";
 
@@ -170,6 +172,20 @@ static int cmd_serve(int argc, char **argv)
 		return 1;
 	if (no_lookups)
 		cfg.lookups = 0;
+	/*
+	 * As every Kubernetes tool: --kubeconfig, then the config file, then
+	 * $KUBECONFIG (its first file; lists are not merged), then in-cluster.
+	 */
+	if (cfg.kubeconfig[0] == '\0' && getenv("KUBECONFIG") != NULL &&
+	    getenv("KUBECONFIG")[0] != '\0') {
+		const char *env = getenv("KUBECONFIG");
+		size_t n = strcspn(env, ":");
+		if (n == 0 || n >= sizeof(cfg.kubeconfig))
+			return fail("serve: KUBECONFIG \"%.64s\" does not start with a usable path",
+			            env);
+		memcpy(cfg.kubeconfig, env, n);
+		cfg.kubeconfig[n] = '\0';
+	}
 	if (level != NULL && config_parse_log_level(level, &cfg.log_level) != 0)
 		return fail("--log-level: '%s' is not one of debug, info, warn, error", level);
 	if (cfg.tls_cert[0] == '\0' || cfg.tls_key[0] == '\0')

@@ -391,6 +391,41 @@ def t_existing_secret(helm, tmp):
     assert "caBundle" not in r.webhook()["clientConfig"], "caBundle without a value or Secret"
 
 
+def t_install_traps(helm):
+    """The traps a new user falls into: each refused with a clear message or fixed."""
+    # `helm install` without -n lands in default, which the webhook never serves
+    r = helm.run("template", RELEASE, CHART, "--namespace", "default", "--kube-version", "1.33.0")
+    assert r.returncode != 0 and "refusing to install into namespace default" in r.stderr \
+        and "-n distenv --create-namespace" in r.stderr, f"default namespace: {r.returncode} {r.stderr}"
+    ok = helm.template("--set", "allowDefaultNamespace=true", ns="default")
+    eq(ok.one("Deployment")["metadata"]["namespace"], "default", "allowDefaultNamespace")
+    # existingSecret without a name: the documented default FULLNAME-tls
+    r = helm.template("--set", "certificates.mode=existingSecret")
+    secrets = [src["secret"]["name"] for v in r.pod()["spec"]["volumes"]
+               for src in v.get("projected", {}).get("sources", []) if "secret" in src]
+    eq(secrets, [f"{RELEASE}-tls"], "existingSecret default name")
+    # an external cert-manager issuer keeps its group and kind
+    r = helm.template("--set", "certificates.mode=certManager",
+                      "--set", "certificates.certManager.issuerRef.name=pca",
+                      "--set", "certificates.certManager.issuerRef.kind=AWSPCAClusterIssuer",
+                      "--set", "certificates.certManager.issuerRef.group=awspca.cert-manager.io")
+    cert = [c for c in r.all("Certificate") if c["metadata"]["name"].endswith("-tls")][0]
+    eq(cert["spec"]["issuerRef"], {"group": "awspca.cert-manager.io", "kind": "AWSPCAClusterIssuer",
+                                   "name": "pca"}, "issuerRef")
+    # runAsUser/runAsGroup null: left to the platform, still non-root
+    r = helm.template("--set", "runAsUser=null", "--set", "runAsGroup=null",
+                      "--set-json", 'containerSecurityContext={"seLinuxOptions":{"level":"s0:c1,c2"}}',
+                      "--set-json", 'podSecurityContext={"supplementalGroups":[1000]}')
+    pod = r.pod()["spec"]
+    for sc in [pod["securityContext"]] + [c["securityContext"] for c in pod["containers"]]:
+        assert "runAsUser" not in sc and "runAsGroup" not in sc, f"runAsUser rendered: {sc}"
+        eq(sc["runAsNonRoot"], True, "runAsNonRoot")
+    eq(pod["securityContext"]["supplementalGroups"], [1000], "podSecurityContext merged")
+    for c in pod["containers"]:
+        eq(c["securityContext"]["seLinuxOptions"], {"level": "s0:c1,c2"}, "containerSecurityContext")
+        eq(c["securityContext"]["allowPrivilegeEscalation"], False, "defaults kept")
+
+
 def t_url_mode(helm):
     r = helm.template("--set", "webhook.url=https://127.0.0.1:18443/mutate")
     cc = r.webhook()["clientConfig"]
@@ -514,7 +549,6 @@ REJECT = [
     (["--set", "config.listen=:1"], "listen"),
     (["--set", "config.lookups.kubeconfig=/k"], "kubeconfig"),
     (["--set", "config.defaults.port=0"], "/config/defaults/port"),
-    (["--set", "certificates.mode=existingSecret"], "/certificates"),
     (["--set", "certificates.extraIPAddresses={not-an-ip}"], "/certificates/extraIPAddresses"),
     (["--set", "image.digest=latest"], "/image/digest"),
     (["--set", "terminationGracePeriodSeconds=30"], "must be larger than"),
@@ -838,6 +872,8 @@ def main():
         check("certManager: Issuers, Certificates, CA injection, no caBundle")(t_cert_manager, helm)
         check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
         check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
+        check("install traps: default namespace refused, existingSecret default name, issuer "
+              "group, runAsUser=null and securityContext overrides")(t_install_traps, helm)
         check("hostNetwork: port, dnsPolicy, rollout, port < 1024 refused")(t_host_network, helm)
         check("containerPort 443: unprivileged-port sysctl")(t_low_port, helm)
         check("preStop sleep: Kubernetes >= 1.30 only, switch, grace period")(t_prestop_versions, helm)

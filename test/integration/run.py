@@ -654,6 +654,21 @@ class Suite:
         check(again.get("allowed") is True and "patch" not in again,
               "reinvocation at %d entries: %r" % (n, again))
 
+    def case_kubeconfig_env(self):
+        """serve honours $KUBECONFIG (its first file) when neither the flag nor the
+        config names one; the flag wins over it."""
+        base = [self.args.binary, "serve", "--listen", "127.0.0.1:%d" % free_port(),
+                "--tls-cert", os.path.join(self.certs1, "tls.crt"),
+                "--tls-key", os.path.join(self.certs1, "tls.key")]
+        env = dict(os.environ, KUBECONFIG="/nonexistent/first.kc:/nonexistent/second.kc")
+        r = subprocess.run(base, env=env, capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and "cannot read /nonexistent/first.kc" in r.stderr,
+              "KUBECONFIG not used: %d %s" % (r.returncode, r.stderr))
+        r = subprocess.run(base + ["--kubeconfig", "/nonexistent/flag.kc"], env=env,
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and "cannot read /nonexistent/flag.kc" in r.stderr,
+              "--kubeconfig does not win: %d %s" % (r.returncode, r.stderr))
+
     def case_render_no_service_name(self):
         path = os.path.join(self.work, "no-service-name.yaml")
         with open(path, "w") as f:
@@ -1481,6 +1496,7 @@ def main():
         run_case("reinvocation at the env limit: allowed unchanged", suite.case_reinvocation_at_limit)
         run_case("render and /mutate agree on a StatefulSet without serviceName",
                  suite.case_render_no_service_name)
+        run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)

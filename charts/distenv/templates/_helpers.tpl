@@ -96,6 +96,9 @@ true
 
 {{/* Fails the render on combinations the schema cannot express. */}}
 {{- define "distenv.validate" -}}
+{{- if and (eq .Release.Namespace "default") (not .Values.allowDefaultNamespace) }}
+{{- fail "distenv: refusing to install into namespace default: the webhook never injects into its own namespace, so workloads there (and deploy/examples) would run without their env. Install with -n distenv --create-namespace, or set allowDefaultNamespace=true" }}
+{{- end }}
 {{- if and .Values.hostNetwork (lt (int .Values.containerPort) 1024) }}
 {{- fail (printf "containerPort %d is below 1024: with hostNetwork the non-root server cannot bind it; pick a free port >= 1024" (int .Values.containerPort)) }}
 {{- end }}

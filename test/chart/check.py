@@ -426,6 +426,35 @@ def t_install_traps(helm):
         eq(c["securityContext"]["allowPrivilegeEscalation"], False, "defaults kept")
 
 
+def t_escape_hatches(helm):
+    """extraArgs/extraEnv/extraVolumes, priorityClassName, the opt-in NetworkPolicy and
+    the PDB's unhealthyPodEvictionPolicy render where they belong."""
+    r = helm.template("--set-json", 'extraArgs=["--log-level","debug"]',
+                      "--set-json", 'extraEnv=[{"name":"X","value":"1"}]',
+                      "--set-json", 'extraVolumes=[{"name":"v","emptyDir":{}}]',
+                      "--set-json", 'extraVolumeMounts=[{"name":"v","mountPath":"/v"}]',
+                      "--set", "networkPolicy.enabled=true",
+                      "--set", "priorityClassName=system-cluster-critical")
+    pod = r.pod()["spec"]
+    c = pod["containers"][0]
+    eq(c["args"], ["serve", "--config", "/etc/distenv/config.yaml", "--log-level", "debug"], "args")
+    eq(c["env"], [{"name": "X", "value": "1"}], "extraEnv")
+    assert {"name": "v", "mountPath": "/v"} in c["volumeMounts"], c["volumeMounts"]
+    assert {"name": "v", "emptyDir": {}} in pod["volumes"], pod["volumes"]
+    eq(pod["priorityClassName"], "system-cluster-critical", "priorityClassName")
+    np = r.one("NetworkPolicy")
+    eq(np["spec"]["ingress"], [{"ports": [{"protocol": "TCP", "port": 8443}]}], "NetworkPolicy")
+    eq(np["spec"]["podSelector"]["matchLabels"], pod_selector(r), "NetworkPolicy selects the pods")
+    eq(r.one("PodDisruptionBudget")["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow", "PDB policy")
+    old = helm.template(kube="1.26.0")
+    assert "unhealthyPodEvictionPolicy" not in old.one("PodDisruptionBudget")["spec"], "PDB policy on 1.26"
+    assert not helm.template().all("NetworkPolicy"), "NetworkPolicy is opt-in"
+
+
+def pod_selector(r):
+    return r.one("Deployment")["spec"]["selector"]["matchLabels"]
+
+
 def t_url_mode(helm):
     r = helm.template("--set", "webhook.url=https://127.0.0.1:18443/mutate")
     cc = r.webhook()["clientConfig"]
@@ -872,6 +901,8 @@ def main():
         check("certManager: Issuers, Certificates, CA injection, no caBundle")(t_cert_manager, helm)
         check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
         check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
+        check("escape hatches: extra args/env/volumes, priorityClassName, NetworkPolicy, PDB "
+              "eviction policy")(t_escape_hatches, helm)
         check("install traps: default namespace refused, existingSecret default name, issuer "
               "group, runAsUser=null and securityContext overrides")(t_install_traps, helm)
         check("hostNetwork: port, dnsPolicy, rollout, port < 1024 refused")(t_host_network, helm)

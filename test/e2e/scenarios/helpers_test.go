@@ -226,12 +226,21 @@ func (e expectation) vars() map[string]string {
 	if n == 0 {
 		n = 1
 	}
-	return map[string]string{
+	m := map[string]string{
 		"MASTER_ADDR": a, "MASTER_PORT": p, "RANK": r, "WORLD_SIZE": w,
 		"PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": w, "PET_NODE_RANK": r,
 		"PET_NPROC_PER_NODE": strconv.Itoa(n),
 		"TF_CONFIG":          "", // checked as JSON, see tfConfig
 	}
+	// A container's own literal MASTER_ADDR/MASTER_PORT carries through to torchrun's
+	// variables, so env:// and torchrun agree (README: "A container's own ...").
+	if v, ok := e.user["MASTER_ADDR"]; ok {
+		m["PET_MASTER_ADDR"] = v
+	}
+	if v, ok := e.user["MASTER_PORT"]; ok {
+		m["PET_MASTER_PORT"] = v
+	}
+	return m
 }
 
 type tfConfig struct {

@@ -211,7 +211,8 @@ func TestUserValueWins(t *testing.T) {
 	hosts := hostnames("ddp", 0, 2)
 	for i := range pods {
 		p := &pods[i]
-		// The trainer container keeps MASTER_PORT=12345; other variables as usual.
+		// The trainer container keeps MASTER_PORT=12345 and PET_MASTER_PORT follows it;
+		// other variables as usual (TF_CONFIG lists every rank's own port).
 		trainer := *p
 		trainer.Spec.Containers = p.Spec.Containers[:1]
 		checkInjected(t, &trainer, expectation{ns: ns, svc: "ddp", hosts: hosts, rank: i, port: 29500,

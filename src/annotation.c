@@ -84,8 +84,7 @@ int annotation_duration(const char *v, long max, long *seconds)
 	return 0;
 }
 
-/* Parses "MIN:MAX" with both in [1, max]. Returns 0 or -1. */
-static int parse_range(const char *v, long max, long *lo, long *hi)
+int annotation_range(const char *v, long max, long *lo, long *hi)
 {
 	char buf[48];
 	char *colon;
@@ -145,7 +144,7 @@ int annotation_check(const struct annotation_def *d, const char *v, const struct
 		         d->what);
 		return -1;
 	case ANNOT_ELASTIC:
-		if (parse_range(v, max, &lo, &hi) != 0) {
+		if (annotation_range(v, max, &lo, &hi) != 0) {
 			snprintf(
 			    err, errlen,
 			    "distenv: annotation %s: \"%.64s\" is not MIN:MAX with whole numbers "

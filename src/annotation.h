@@ -49,6 +49,9 @@ const struct annotation_def *annotation_find(const char *name);
 int annotation_check(const struct annotation_def *d, const char *v, const struct config *cfg,
                      long *out, char *err, size_t errlen);
 
+/* Parses "MIN:MAX" with both in [1, max] (no order check). Returns 0 or -1. */
+int annotation_range(const char *v, long max, long *lo, long *hi);
+
 /* Parses a duration ("30s", "5m", "1h", "1h30m") into seconds in [1, max]. Returns 0 or -1. */
 int annotation_duration(const char *v, long max, long *seconds);
 

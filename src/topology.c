@@ -46,24 +46,6 @@ static const cJSON *controller_owner(const cJSON *meta)
 	return NULL;
 }
 
-/* Parses "MIN:MAX". Returns 0 or -1. */
-static int parse_elastic(const char *v, long max, long *lo, long *hi)
-{
-	char buf[48];
-	char *colon;
-
-	if (strlen(v) >= sizeof(buf))
-		return -1;
-	strcpy(buf, v);
-	colon = strchr(buf, ':');
-	if (colon == NULL)
-		return -1;
-	*colon = '\0';
-	if (parse_long(buf, 1, max, lo) != 0 || parse_long(colon + 1, 1, max, hi) != 0)
-		return -1;
-	return 0;
-}
-
 /* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
 static int name_ordinal(const char *name, const char *prefix, long *ord)
 {
@@ -837,7 +819,7 @@ static enum topology_status read_annotations(struct resolve *rs)
 	if ((r = ann_read(rs, ANN_ELASTIC, &v, NULL)) < 0)
 		return TOPOLOGY_DENY;
 	if (r > 0 &&
-	    parse_elastic(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
+	    annotation_range(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
 		RDENY("annotation %s: \"%.64s\" cannot be read", ANN_ELASTIC, v);
 	if (ann_read(rs, ANN_MAX_RESTARTS, &v, &t->max_restarts) < 0 ||
 	    ann_read(rs, ANN_SERVICE, &v, NULL) < 0 ||

@@ -364,7 +364,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		}
 		r = k ? k->first - 1 : -1;
 	}
-	if (el != NULL && sscanf(el, "%ld:%ld", &lo, &hi) == 2) {
+	if (el != NULL && annotation_range(el, cfg->max_world_size, &lo, &hi) == 0) {
 		if (lo > world)
 			problem(
 			    v,

@@ -259,3 +259,11 @@ fail:
 	close(fd);
 	return NULL;
 }
+
+void wipe_free(void *p, size_t len)
+{
+	if (p) {
+		explicit_bzero(p, len);
+		free(p);
+	}
+}

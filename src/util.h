@@ -51,6 +51,9 @@ void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(
 char *file_read(const char *path, size_t max, size_t *len, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
+/* Wipes len bytes at p (explicit_bzero: not optimised away), then frees p. NULL is fine. */
+void wipe_free(void *p, size_t len);
+
 /* snprintf that reports truncation: returns 0, or -1 when out was too small. */
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

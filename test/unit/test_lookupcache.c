@@ -1,0 +1,232 @@
+/*
+ * Unit tests for the look-up cache with an in-process fake look-up: hits and
+ * misses, the owner uid in the key, fresh reads, TTL on a fake clock, the
+ * entry cap, failures never kept, and concurrent misses of one key coalesced
+ * into one inner call.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lookupcache.h"
+#include "testutil.h"
+
+#define STS WORKLOAD_STATEFULSET
+#define JOB WORKLOAD_JOB
+
+/* The fake: answers replicas = `replicas` with uid `uid`, or fails; counts calls. */
+struct fake {
+	pthread_mutex_t mu;
+	int calls;
+	long replicas;
+	char uid[64];
+	int fail;
+	long delay_ms; /* how long each call takes (to make misses overlap) */
+};
+
+static int fake_get(void *ctx, const struct workload_ref *ref, int fresh, struct workload_spec *out,
+                    char *err, size_t errlen)
+{
+	struct fake *f = ctx;
+	struct timespec ts = {0, 0};
+	int fail;
+
+	(void)ref;
+	(void)fresh;
+	pthread_mutex_lock(&f->mu);
+	f->calls++;
+	fail = f->fail;
+	workload_spec_init(out);
+	out->replicas = f->replicas;
+	snprintf(out->uid, sizeof(out->uid), "%s", f->uid);
+	ts.tv_nsec = f->delay_ms * 1000000L;
+	pthread_mutex_unlock(&f->mu);
+	if (ts.tv_nsec)
+		nanosleep(&ts, NULL);
+	if (fail) {
+		snprintf(err, errlen, "fake failure");
+		return -1;
+	}
+	return 0;
+}
+
+static long long fake_now;
+static long long fake_clock(void)
+{
+	return fake_now;
+}
+
+static int calls(struct fake *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->calls;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+static struct lookup_cache *make(struct fake *f, long ttl, long cap)
+{
+	struct workload_lookup inner = {fake_get, f, NULL};
+	struct lookup_cache_opts o = {ttl, cap, 2000, fake_clock};
+	char err[128];
+
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->mu, NULL);
+	f->replicas = 4;
+	return lookup_cache_new(&inner, &o, err, sizeof(err));
+}
+
+/* One call: op 'g' get, 'f' fresh get; want the call count and cached flag after it. */
+static void test_table(void)
+{
+	static const struct {
+		const char *what;
+		char op;
+		enum workload_kind kind;
+		const char *name, *uid;
+		long long advance_ms; /* before the call */
+		int fail;             /* the fake fails this call */
+		int want_rc, want_calls, want_cached;
+	} cases[] = {
+	    {"first look-up is a miss", 'g', STS, "a", NULL, 0, 0, 0, 1, 0},
+	    {"second is a hit", 'g', STS, "a", NULL, 0, 0, 0, 1, 1},
+	    {"another kind of the same name is a miss", 'g', JOB, "a", NULL, 0, 0, 0, 2, 0},
+	    {"an owner uid is another key", 'g', STS, "a", "u1", 0, 0, 0, 3, 0},
+	    {"an answer for another uid is not kept", 'g', STS, "a", "u1", 0, 0, 0, 4, 0},
+	    {"fresh skips the cache", 'f', STS, "a", NULL, 0, 0, 0, 5, 0},
+	    {"fresh replaced the entry", 'g', STS, "a", NULL, 0, 0, 0, 5, 1},
+	    {"a failed fresh read keeps the entry", 'f', STS, "a", NULL, 0, 1, -1, 6, 0},
+	    {"still cached after a failed fresh read", 'g', STS, "a", NULL, 0, 0, 0, 6, 1},
+	    {"failures are not kept (1)", 'g', STS, "bad", NULL, 0, 1, -1, 7, 0},
+	    {"failures are not kept (2)", 'g', STS, "bad", NULL, 0, 1, -1, 8, 0},
+	    {"alive just before the TTL", 'g', STS, "a", NULL, 999, 0, 0, 8, 1},
+	    {"expired at the TTL", 'g', STS, "a", NULL, 1, 0, 0, 9, 0},
+	};
+	struct fake f;
+	struct lookup_cache *c = make(&f, 1000, 100);
+	size_t i;
+
+	CHECK(c != NULL, "cache");
+	if (!c)
+		return;
+	fake_now = 0;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct workload_ref ref = {cases[i].kind, "ns", cases[i].name, cases[i].uid};
+		struct workload_spec ws;
+		char err[128] = "";
+		int rc;
+
+		fake_now += cases[i].advance_ms;
+		/* the fake answers uid "u2" to owner-uid look-ups: never kept under "u1" */
+		snprintf(f.uid, sizeof(f.uid), "%s", cases[i].uid ? "u2" : "");
+		f.fail = cases[i].fail;
+		memset(&ws, 0, sizeof(ws));
+		rc = lookup_cache_get(c, &ref, cases[i].op == 'f', &ws, err, sizeof(err));
+		CHECK(rc == cases[i].want_rc, "%s: rc %d (%s)", cases[i].what, rc, err);
+		CHECK(calls(&f) == cases[i].want_calls, "%s: %d calls, want %d", cases[i].what,
+		      calls(&f), cases[i].want_calls);
+		if (rc == 0)
+			CHECK(ws.cached == cases[i].want_cached && ws.replicas == 4,
+			      "%s: cached %d replicas %ld", cases[i].what, ws.cached, ws.replicas);
+		else
+			CHECK(strcmp(err, "fake failure") == 0, "%s: err '%s'", cases[i].what, err);
+	}
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+}
+
+/* The uid matching the answer is kept; the cap evicts the oldest; no cache without TTL. */
+static void test_uid_cap_off(void)
+{
+	struct fake f;
+	struct lookup_cache *c = make(&f, 1000, 2);
+	struct workload_spec ws;
+	char err[128];
+	const char *names[] = {"a", "b", "c", "c", "b", "a"};
+	const int want[] = {1, 2, 3, 3, 3, 4};
+	struct workload_ref ref = {STS, "ns", "x", "u9"};
+	size_t i;
+
+	fake_now = 0;
+	for (i = 0; c && i < 6; i++) {
+		struct workload_ref r = {STS, "ns", names[i], NULL};
+		CHECK(lookup_cache_get(c, &r, 0, &ws, err, sizeof(err)) == 0, "cap get %zu", i);
+		CHECK(calls(&f) == want[i], "cap: after %s: %d calls, want %d", names[i], calls(&f),
+		      want[i]);
+		CHECK(lookup_cache_count(c) <= 2, "cap: %ld entries", lookup_cache_count(c));
+	}
+	snprintf(f.uid, sizeof(f.uid), "u9");
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && !ws.cached,
+	      "uid: miss");
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && ws.cached &&
+	          strcmp(ws.uid, "u9") == 0,
+	      "uid: the owner's own answer is a hit");
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+
+	c = make(&f, 0, 100);
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 &&
+	          lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && calls(&f) == 2,
+	      "TTL 0: every look-up calls the inner one (%d)", calls(&f));
+	lookup_cache_free(c);
+	lookup_cache_free(NULL);
+	pthread_mutex_destroy(&f.mu);
+}
+
+struct worker {
+	struct lookup_cache *c;
+	const char *name;
+	int rc;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct workload_ref ref = {STS, "ns", w->name, NULL};
+	struct workload_spec ws;
+	char err[128];
+
+	w->rc = lookup_cache_get(w->c, &ref, 0, &ws, err, sizeof(err));
+	return NULL;
+}
+
+/* 32 concurrent misses of 2 keys make 2 inner calls. */
+static void test_coalesced(void)
+{
+	struct fake f;
+	struct lookup_cache *c = make(&f, 60000, 100);
+	struct worker w[32];
+	pthread_t t[32];
+	int i, started = 0, ok = 0;
+
+	f.delay_ms = 100;
+	fake_now = 0;
+	for (i = 0; c && i < 32; i++) {
+		w[i].c = c;
+		w[i].name = i % 2 ? "odd" : "even";
+		w[i].rc = -1;
+		if (pthread_create(&t[i], NULL, worker_run, &w[i]) == 0)
+			started++;
+		else
+			break;
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		ok += w[i].rc == 0;
+	}
+	CHECK(started == 32 && ok == 32, "%d threads, %d answers", started, ok);
+	CHECK(calls(&f) == 2, "32 misses of 2 keys made %d calls", calls(&f));
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+}
+
+int main(void)
+{
+	test_table();
+	test_uid_cap_off();
+	test_coalesced();
+	TEST_MAIN_END("lookupcache");
+}

@@ -6,14 +6,14 @@
 # is committed to fuzz/regressions/<target>/ once fixed, so every later run
 # replays it.
 #   FUZZ_SECONDS=N     seconds per target (0: replay only)
-#   FUZZ_TARGETS="…"   subset of: admission render config kube
+#   FUZZ_TARGETS="…"   subset of: admission render config kube kubeconfig
 #   FUZZ_WORK=DIR      growing corpus and artifacts
 #                      (default ${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-admission render config kube}
+targets=${FUZZ_TARGETS:-admission render config kube kubeconfig}
 work=${FUZZ_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz}
 build=${BUILD:-build}/fuzz
 cc=${FUZZ_CC:-clang}
@@ -26,10 +26,11 @@ declare -A srcs=(
 	[admission]="$core"
 	[render]="$core yamljson render"
 	[config]="config util"
-	[kube]="kube util workload yamljson log metrics admission plan topology envgen patch config"
+	[kube]="kube kubeconfig lookupcache util workload yamljson log metrics admission plan topology envgen patch config"
+	[kubeconfig]="kubeconfig util yamljson"
 )
-declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384)
-declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission)
+declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384)
+declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission [kubeconfig]=yaml)
 declare -A libs=([kube]="libcurl openssl")
 
 pkgs="libcjson yaml-0.1"
@@ -43,7 +44,7 @@ ok() { pass=$((pass + 1)); printf 'fuzz: ok   %s\n' "$*"; }
 bad() { fail=$((fail + 1)); printf 'fuzz: FAIL %s\n' "$*"; }
 
 # Objects, rebuilt when their source is newer.
-for m in $core yamljson render kube log metrics; do
+for m in $core yamljson render kube kubeconfig lookupcache log metrics; do
 	o="$build/obj/$m.o"
 	if [ ! -f "$o" ] || [ "src/$m.c" -nt "$o" ] || [ -n "$(find src -name '*.h' -newer "$o" -print -quit)" ]; then
 		# shellcheck disable=SC2086

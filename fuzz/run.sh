@@ -25,7 +25,7 @@ core="admission plan topology envgen patch workload util config"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core yamljson render"
-	[config]="config util"
+	[config]="$core"
 	[kube]="kube kubeconfig lookupcache util workload yamljson log metrics admission plan topology envgen patch config"
 	[kubeconfig]="kubeconfig util yamljson"
 )

@@ -12,14 +12,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include "version.h"
-#include <sys/socket.h>
 
 #include <yaml.h>
 
 #include "config.h"
+#include "listenaddr.h"
 #include "util.h"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
@@ -195,43 +194,6 @@ static int isalnum_c(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* "HOST:PORT", ":PORT" or "[IPv6]:PORT"; HOST a DNS name or an IPv4 address. */
-static int listen_valid(const char *s)
-{
-	char host[256];
-	const char *port;
-	unsigned char addr[16];
-	size_t hl;
-	long p;
-
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':')
-			return 0;
-		hl = (size_t)(close - s - 1);
-		if (hl == 0 || hl >= sizeof(host))
-			return 0;
-		memcpy(host, s + 1, hl);
-		host[hl] = '\0';
-		if (inet_pton(AF_INET6, host, addr) != 1)
-			return 0;
-		port = close + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-		if (!colon)
-			return 0;
-		hl = (size_t)(colon - s);
-		if (hl >= sizeof(host))
-			return 0;
-		memcpy(host, s, hl);
-		host[hl] = '\0';
-		if (hl > 0 && inet_pton(AF_INET, host, addr) != 1 && !dns_subdomain_valid(host))
-			return 0;
-		port = colon + 1;
-	}
-	return parse_long(port, 1, 65535, &p) == 0;
-}
-
 /* Kubernetes extended resource name: [DNS-subdomain/]name, name 1-63 of [A-Za-z0-9-_.]. */
 static int resource_name_valid(const char *s)
 {
@@ -384,6 +346,7 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 {
 	char *dst = (char *)w->cfg + k->off;
 	const char *s = scalar(v);
+	struct listen_addr la;
 	char got[80];
 
 	if (k->kind == K_PATH && is_null(v)) {
@@ -399,7 +362,7 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 		fail_at(w, v, path, "longer than %zu bytes", k->size - 1);
 		return -1;
 	}
-	if (k->kind == K_LISTEN && !listen_valid(s)) {
+	if (k->kind == K_LISTEN && listen_addr_parse(s, 1, &la, NULL, 0) != 0) {
 		fail_at(
 		    w, v, path,
 		    "must be HOST:PORT, :PORT or [IPv6]:PORT with a port from 1 to 65535, got %s",

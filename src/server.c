@@ -1,20 +1,18 @@
 /*
  * The HTTPS shell: libmicrohttpd (thread pool, epoll) over GnuTLS, routing
- * /mutate to the admission core and serving /healthz, /readyz and /metrics.
- * The serving certificate lives in reference-counted holders: every TLS
- * connection holds the one it was handed until it closes, and a watcher thread
- * swaps in a new pair when the files change. server_run owns everything it
+ * /mutate to the admission core and serving /healthz, /readyz and /metrics,
+ * then a graceful drain on SIGTERM/SIGINT. Each TLS connection holds the
+ * certificate (src/tlscert.c) its handshake was handed until it closes;
+ * admissions that may wait on look-ups run on a workpool (src/workpool.c);
+ * the listen address follows src/listenaddr.c. server_run owns everything it
  * creates and frees it before returning.
  */
 #include "server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -27,53 +25,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "admission.h"
+#include "listenaddr.h"
 #include "log.h"
 #include "metrics.h"
+#include "tlscert.h"
 #include "util.h"
+#include "workpool.h"
 
 #define TLS_PRIORITIES     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define TLS_VERSIONS       "TLS1.2,TLS1.3"
-#define PEM_MAX_BYTES      (1024 * 1024)
-#define CHAIN_MAX          16
 #define DRAIN_POLL_NS      50000000L     /* 50 ms between in-flight checks while draining */
 #define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */
 #define BODY_PREALLOC_MAX  (1024 * 1024) /* an announced length is allocated up to this */
 #define WORKERS_PER_THREAD 4             /* admission workers per network thread (look-ups on) */
 
-/* ---- certificate holders ------------------------------------------------ */
-
-/*
- * One certificate chain and its key, shared by every handshake that picked it.
- * Freed when the last reference goes: the server's "current" pointer holds one,
- * and each TLS connection that was handed it holds one until it closes.
- */
-struct cert_holder {
-	atomic_int refs;
-	gnutls_pcert_st pcerts[CHAIN_MAX];
-	unsigned n_pcerts;
-	gnutls_privkey_t key;
-	time_t not_after;
-	char fingerprint[65]; /* SHA-256 of the leaf, hex */
-};
-
-/* What the watcher last saw of the two files (stat follows symlinks). */
-struct file_sig {
-	int err; /* errno of a failed stat, 0 when st is valid */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
 /* Per TCP connection: which holder its handshake used. Linked while the connection lives. */
 struct conn_ctx {
 	gnutls_session_t session;
-	struct cert_holder *holder;
+	struct tlscert *holder;
 	struct conn_ctx *prev, *next;
 };
 
@@ -108,7 +81,7 @@ struct req_ctx {
 	/* worker pool hand-off (look-ups on) */
 	atomic_int state; /* enum req_state */
 	struct MHD_Connection *conn;
-	struct req_ctx *qnext;
+	struct workpool_item qitem;
 	struct admission_result res;
 	int res_rc; /* admission_handle's return */
 };
@@ -118,8 +91,7 @@ struct server {
 	const struct workload_lookup *lookup;
 	struct MHD_Daemon *daemon;
 
-	pthread_mutex_t cert_lock; /* guards current */
-	struct cert_holder *current;
+	struct tlscert_store *certs; /* the current certificate and its watcher */
 
 	pthread_mutex_t conns_lock; /* guards the conns list */
 	struct conn_ctx *conns;
@@ -127,15 +99,6 @@ struct server {
 	atomic_int draining;
 	atomic_long inflight;
 	atomic_int started;
-
-	/* certificate watcher */
-	pthread_t watcher;
-	int watcher_running;
-	int watch_init; /* watch_lock and watch_cond exist */
-	pthread_mutex_t watch_lock;
-	pthread_cond_t watch_cond; /* CLOCK_MONOTONIC */
-	int watch_stop;
-	struct file_sig sig_cert, sig_key;
 
 	/* last libmicrohttpd message before start-up finished, for the error */
 	char start_error[512];
@@ -146,13 +109,7 @@ struct server {
 	 * suspended, so the network threads keep serving every other connection
 	 * (health probes included) meanwhile.
 	 */
-	pthread_t *workers;
-	int n_workers;
-	int pool_init;
-	pthread_mutex_t q_lock;
-	pthread_cond_t q_cond;
-	struct req_ctx *q_head, *q_tail;
-	int q_stop;
+	struct workpool *pool; /* NULL when admissions run on the network threads */
 };
 
 /*
@@ -160,170 +117,6 @@ struct server {
  * process is reachable through this pointer while server_run runs.
  */
 static struct server *g_server;
-
-static void holder_release(struct cert_holder *h)
-{
-	unsigned i;
-
-	if (h == NULL || atomic_fetch_sub(&h->refs, 1) != 1)
-		return;
-	for (i = 0; i < h->n_pcerts; i++)
-		gnutls_pcert_deinit(&h->pcerts[i]);
-	if (h->key != NULL)
-		gnutls_privkey_deinit(h->key); /* the key material is zeroed by GnuTLS */
-	free(h);
-}
-
-static struct cert_holder *holder_acquire_current(struct server *s)
-{
-	struct cert_holder *h;
-
-	pthread_mutex_lock(&s->cert_lock);
-	h = s->current;
-	if (h != NULL)
-		atomic_fetch_add(&h->refs, 1);
-	pthread_mutex_unlock(&s->cert_lock);
-	return h;
-}
-
-/* Reads a non-empty PEM file of at most PEM_MAX_BYTES. Returns 0 or -1 with err. */
-static int read_pem(const char *path, unsigned char **out, size_t *outlen, char *err, size_t errlen)
-{
-	char *buf = file_read(path, PEM_MAX_BYTES, outlen, err, errlen);
-
-	if (buf == NULL)
-		return -1;
-	if (*outlen == 0) {
-		snprintf(err, errlen, "%s is empty", path);
-		free(buf);
-		return -1;
-	}
-	*out = (unsigned char *)buf;
-	return 0;
-}
-
-/* SHA-256 key id of a public key, for the key/certificate match. */
-static int pubkey_id(gnutls_pubkey_t pk, unsigned char *id, size_t *idlen)
-{
-	return gnutls_pubkey_get_key_id(pk, GNUTLS_KEYID_USE_SHA256, id, idlen);
-}
-
-/*
- * Loads the PEM chain and key, checks that the key belongs to the leaf, and
- * returns a holder with one reference, or NULL with err. Never logs key bytes.
- */
-static struct cert_holder *holder_load(const char *cert_path, const char *key_path, char *err,
-                                       size_t errlen)
-{
-	struct cert_holder *h = NULL, *ret = NULL;
-	unsigned char *cert_pem = NULL, *key_pem = NULL;
-	size_t cert_len = 0, key_len = 0, idlen_a, idlen_b;
-	unsigned char id_a[64], id_b[64], fp[32];
-	size_t fplen = sizeof(fp);
-	gnutls_datum_t d;
-	gnutls_pubkey_t kpub = NULL;
-	gnutls_x509_crt_t crt = NULL;
-	unsigned i;
-	int r;
-
-	if (read_pem(cert_path, &cert_pem, &cert_len, err, errlen) != 0)
-		goto out;
-	if (read_pem(key_path, &key_pem, &key_len, err, errlen) != 0)
-		goto out;
-	h = calloc(1, sizeof(*h));
-	if (h == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	atomic_init(&h->refs, 1);
-
-	d.data = cert_pem;
-	d.size = (unsigned)cert_len;
-	h->n_pcerts = CHAIN_MAX;
-	r = gnutls_pcert_list_import_x509_raw(h->pcerts, &h->n_pcerts, &d, GNUTLS_X509_FMT_PEM, 0);
-	if (r < 0 || h->n_pcerts == 0) {
-		h->n_pcerts = 0;
-		snprintf(err, errlen, "%s: no usable PEM certificate: %s", cert_path,
-		         gnutls_strerror(r));
-		goto out;
-	}
-
-	d.data = key_pem;
-	d.size = (unsigned)key_len;
-	if ((r = gnutls_privkey_init(&h->key)) < 0 ||
-	    (r = gnutls_privkey_import_x509_raw(h->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
-		snprintf(err, errlen, "%s: no usable PEM private key: %s", key_path,
-		         gnutls_strerror(r));
-		goto out;
-	}
-
-	/* The key must be the leaf's: compare the two public keys' ids. */
-	idlen_a = sizeof(id_a);
-	idlen_b = sizeof(id_b);
-	if (gnutls_pubkey_init(&kpub) < 0 || gnutls_pubkey_import_privkey(kpub, h->key, 0, 0) < 0 ||
-	    pubkey_id(kpub, id_a, &idlen_a) < 0 ||
-	    pubkey_id(h->pcerts[0].pubkey, id_b, &idlen_b) < 0) {
-		snprintf(err, errlen, "cannot compare %s with %s", key_path, cert_path);
-		goto out;
-	}
-	if (idlen_a != idlen_b || memcmp(id_a, id_b, idlen_a) != 0) {
-		snprintf(err, errlen, "%s does not match the certificate in %s", key_path,
-		         cert_path);
-		goto out;
-	}
-
-	if (gnutls_pcert_export_x509(&h->pcerts[0], &crt) < 0) {
-		snprintf(err, errlen, "%s: cannot read the leaf certificate", cert_path);
-		goto out;
-	}
-	h->not_after = gnutls_x509_crt_get_expiration_time(crt);
-	if (h->not_after == (time_t)-1) {
-		snprintf(err, errlen, "%s: certificate has no expiration time", cert_path);
-		goto out;
-	}
-	if (gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA256, fp, &fplen) < 0)
-		fplen = 0;
-	for (i = 0; i < fplen && i < 32; i++)
-		snprintf(h->fingerprint + 2 * i, 3, "%02x", fp[i]);
-	ret = h;
-	h = NULL;
-out:
-	if (crt != NULL)
-		gnutls_x509_crt_deinit(crt);
-	if (kpub != NULL)
-		gnutls_pubkey_deinit(kpub);
-	if (key_pem != NULL) {
-		explicit_bzero(key_pem, key_len);
-		free(key_pem);
-	}
-	free(cert_pem);
-	if (h != NULL) {
-		atomic_store(&h->refs, 1);
-		holder_release(h);
-	}
-	return ret;
-}
-
-static void format_time(time_t t, char *out, size_t outlen)
-{
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL || strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(out, outlen, "%lld", (long long)t);
-}
-
-/* Makes h current (taking over its reference) and drops the old one's server reference. */
-static void holder_install(struct server *s, struct cert_holder *h)
-{
-	struct cert_holder *old;
-
-	pthread_mutex_lock(&s->cert_lock);
-	old = s->current;
-	s->current = h;
-	pthread_mutex_unlock(&s->cert_lock);
-	holder_release(old); /* freed now, or when its last connection closes */
-	metrics_cert_expiry(h->not_after);
-}
 
 /*
  * gnutls_certificate_retrieve_function2: called on each handshake. Hands out
@@ -337,7 +130,7 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 {
 	struct server *s = g_server;
 	struct conn_ctx *c;
-	struct cert_holder *h, *old = NULL;
+	struct tlscert *h, *old = NULL;
 
 	(void)req_ca_rdn;
 	(void)nreqs;
@@ -353,7 +146,7 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 		pthread_mutex_unlock(&s->conns_lock);
 		return -1;
 	}
-	h = holder_acquire_current(s);
+	h = tlscert_store_acquire(s->certs);
 	if (h == NULL) {
 		pthread_mutex_unlock(&s->conns_lock);
 		return -1;
@@ -361,7 +154,7 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	old = c->holder; /* a renegotiation on the same connection */
 	c->holder = h;
 	pthread_mutex_unlock(&s->conns_lock);
-	holder_release(old);
+	tlscert_release(old);
 	*pcert = h->pcerts;
 	*pcert_length = h->n_pcerts;
 	*privkey = h->key;
@@ -404,85 +197,9 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&s->conns_lock);
-	holder_release(c->holder);
+	tlscert_release(c->holder);
 	free(c);
 	*socket_context = NULL;
-}
-
-/* ---- certificate watcher ------------------------------------------------- */
-
-static void file_stat(const char *path, struct file_sig *sig)
-{
-	struct stat st;
-
-	memset(sig, 0, sizeof(*sig));
-	if (stat(path, &st) != 0) { /* stat, not lstat: Secret volumes swap a ..data symlink */
-		sig->err = errno ? errno : EIO;
-		return;
-	}
-	sig->dev = st.st_dev;
-	sig->ino = st.st_ino;
-	sig->size = st.st_size;
-	sig->mtime = st.st_mtim;
-}
-
-static int sig_equal(const struct file_sig *a, const struct file_sig *b)
-{
-	return a->err == b->err && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
-}
-
-/* One check: when either file changed since the last look, try the new pair. */
-static void cert_check(struct server *s)
-{
-	struct file_sig sc, sk;
-	struct cert_holder *h;
-	char err[512], when[64];
-
-	/* stat before reading: a change during the read shows up as a change next time. */
-	file_stat(s->cfg->tls_cert, &sc);
-	file_stat(s->cfg->tls_key, &sk);
-	if (sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
-		return;
-	s->sig_cert = sc;
-	s->sig_key = sk;
-	err[0] = '\0';
-	h = holder_load(s->cfg->tls_cert, s->cfg->tls_key, err, sizeof(err));
-	if (h == NULL) {
-		metrics_cert_reload(0);
-		log_kv(LOG_WARN, "certificate_reload_failed", "cert", s->cfg->tls_cert, "key",
-		       s->cfg->tls_key, "error", err, "action", "keeping the certificate in use",
-		       LOG_END);
-		return;
-	}
-	format_time(h->not_after, when, sizeof(when));
-	log_kv(LOG_INFO, "certificate_reloaded", "cert", s->cfg->tls_cert, "sha256", h->fingerprint,
-	       "not_after", when, LOG_END);
-	holder_install(s, h);
-	metrics_cert_reload(1);
-}
-
-static void *watcher_main(void *arg)
-{
-	struct server *s = arg;
-	struct timespec deadline;
-	long interval = s->cfg->cert_check_interval_s > 0 ? s->cfg->cert_check_interval_s : 5;
-
-	pthread_mutex_lock(&s->watch_lock);
-	while (!s->watch_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += interval;
-		while (!s->watch_stop &&
-		       pthread_cond_timedwait(&s->watch_cond, &s->watch_lock, &deadline) == 0)
-			;
-		if (s->watch_stop)
-			break;
-		pthread_mutex_unlock(&s->watch_lock);
-		cert_check(s);
-		pthread_mutex_lock(&s->watch_lock);
-	}
-	pthread_mutex_unlock(&s->watch_lock);
-	return NULL;
 }
 
 /* ---- HTTP ---------------------------------------------------------------- */
@@ -596,84 +313,14 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 	return ret;
 }
 
-/* ---- admission workers ------------------------------------------------------ */
-
-static void *worker_main(void *arg)
+/* workpool_fn: runs one queued admission, then resumes its connection. */
+static void run_queued(void *ctx, struct workpool_item *item)
 {
-	struct server *s = arg;
-	struct req_ctx *r;
+	struct req_ctx *r = (struct req_ctx *)((char *)item - offsetof(struct req_ctx, qitem));
 
-	for (;;) {
-		pthread_mutex_lock(&s->q_lock);
-		while (s->q_head == NULL && !s->q_stop)
-			pthread_cond_wait(&s->q_cond, &s->q_lock);
-		r = s->q_head;
-		if (r == NULL) { /* stopping and nothing left */
-			pthread_mutex_unlock(&s->q_lock);
-			return NULL;
-		}
-		s->q_head = r->qnext;
-		if (s->q_head == NULL)
-			s->q_tail = NULL;
-		pthread_mutex_unlock(&s->q_lock);
-
-		admit(s, r);
-		atomic_store(&r->state, REQ_DONE);
-		MHD_resume_connection(r->conn); /* the handler answers from r->res */
-	}
-}
-
-/* Queues a request whose connection the caller has just suspended. */
-static void pool_push(struct server *s, struct req_ctx *r)
-{
-	pthread_mutex_lock(&s->q_lock);
-	r->qnext = NULL;
-	if (s->q_tail != NULL)
-		s->q_tail->qnext = r;
-	else
-		s->q_head = r;
-	s->q_tail = r;
-	pthread_cond_signal(&s->q_cond);
-	pthread_mutex_unlock(&s->q_lock);
-}
-
-static int pool_start(struct server *s, int n)
-{
-	pthread_mutex_init(&s->q_lock, NULL);
-	pthread_cond_init(&s->q_cond, NULL);
-	s->pool_init = 1;
-	s->workers = calloc((size_t)n, sizeof(*s->workers));
-	if (s->workers == NULL)
-		return -1;
-	for (; s->n_workers < n; s->n_workers++)
-		if (pthread_create(&s->workers[s->n_workers], NULL, worker_main, s) != 0)
-			return -1;
-	return 0;
-}
-
-/*
- * Stops the workers once the queue is empty: every queued admission is still
- * run and its connection resumed, so none is left suspended when the daemon
- * stops (libmicrohttpd forbids that). Bounded by the look-up deadline.
- */
-static void pool_stop(struct server *s)
-{
-	int i;
-
-	if (!s->pool_init)
-		return;
-	pthread_mutex_lock(&s->q_lock);
-	s->q_stop = 1;
-	pthread_cond_broadcast(&s->q_cond);
-	pthread_mutex_unlock(&s->q_lock);
-	for (i = 0; i < s->n_workers; i++)
-		pthread_join(s->workers[i], NULL);
-	free(s->workers);
-	s->workers = NULL;
-	s->n_workers = 0;
-	pthread_cond_destroy(&s->q_cond);
-	pthread_mutex_destroy(&s->q_lock);
-	s->pool_init = 0;
+	admit(ctx, r);
+	atomic_store(&r->state, REQ_DONE);
+	MHD_resume_connection(r->conn); /* the handler answers from r->res */
 }
 
 /* Answers a request whose route is not ROUTE_MUTATE. */
@@ -879,14 +526,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->responded = 1;
 		return respond_too_large(s, c);
 	}
-	if (s->n_workers > 0) {
+	if (s->pool != NULL) {
 		switch (atomic_load(&r->state)) {
 		case REQ_READING:
 			/* Suspend first: the worker may resume as soon as it is queued. */
 			atomic_store(&r->state, REQ_QUEUED);
 			r->conn = c;
 			MHD_suspend_connection(c);
-			pool_push(s, r);
+			workpool_push(s->pool, &r->qitem);
 			return MHD_YES;
 		case REQ_QUEUED:
 			return MHD_YES; /* not ours yet */
@@ -940,66 +587,36 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- listen address -------------------------------------------------------- */
 
-struct listen_addr {
+/* A listen address (src/listenaddr.c's grammar) resolved for binding. */
+struct bind_addr {
 	struct sockaddr_storage ss;
 	int any_dual; /* ":PORT": all addresses, IPv6 and IPv4 */
 	int v6;
 	uint16_t port;
 };
 
-/* Parses ":PORT", "HOST:PORT" or "[V6]:PORT". Returns 0 or -1 with err. */
-static int listen_parse(const char *spec, struct listen_addr *la, char *err, size_t errlen)
+/* Parses and resolves spec (port 0: the kernel picks). Returns 0 or -1 with err. */
+static int bind_resolve(const char *spec, struct bind_addr *ba, char *err, size_t errlen)
 {
-	char host[256];
-	const char *colon, *hs, *he;
-	long port;
+	struct listen_addr la;
 	struct addrinfo hints, *ai = NULL;
+	char port[8];
 	int r;
 
-	memset(la, 0, sizeof(*la));
-	if (spec[0] == '[') {
-		he = strchr(spec, ']');
-		if (he == NULL || he[1] != ':') {
-			snprintf(err, errlen, "listen address '%s': expected [IPv6]:PORT", spec);
-			return -1;
-		}
-		hs = spec + 1;
-		colon = he + 1;
-	} else {
-		colon = strrchr(spec, ':');
-		if (colon == NULL || memchr(spec, ':', (size_t)(colon - spec)) != NULL) {
-			snprintf(err, errlen,
-			         "listen address '%s': expected HOST:PORT, :PORT or [IPv6]:PORT",
-			         spec);
-			return -1;
-		}
-		hs = spec;
-		he = colon;
-	}
-	if (parse_long(colon + 1, 0, 65535, &port) != 0) {
-		snprintf(err, errlen, "listen address '%s': port must be 0..65535", spec);
+	memset(ba, 0, sizeof(*ba));
+	if (listen_addr_parse(spec, 0, &la, err, errlen) != 0)
 		return -1;
-	}
-	la->port = (uint16_t)port;
-	if ((size_t)(he - hs) >= sizeof(host)) {
-		snprintf(err, errlen, "listen address '%s': host too long", spec);
-		return -1;
-	}
-	memcpy(host, hs, (size_t)(he - hs));
-	host[he - hs] = '\0';
-	if (host[0] == '\0') {
-		if (spec[0] == '[') {
-			snprintf(err, errlen, "listen address '%s': empty IPv6 address", spec);
-			return -1;
-		}
-		la->any_dual = 1;
+	ba->port = (uint16_t)la.port;
+	if (la.host[0] == '\0') {
+		ba->any_dual = 1;
 		return 0;
 	}
+	snprintf(port, sizeof(port), "%ld", la.port);
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = spec[0] == '[' ? AF_INET6 : AF_UNSPEC;
+	hints.ai_family = la.ipv6 ? AF_INET6 : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	r = getaddrinfo(host, colon + 1, &hints, &ai);
+	r = getaddrinfo(la.host, port, &hints, &ai);
 	if (r != 0 || ai == NULL) {
 		snprintf(err, errlen, "listen address '%s': %s", spec,
 		         r ? gai_strerror(r) : "no address");
@@ -1007,20 +624,20 @@ static int listen_parse(const char *spec, struct listen_addr *la, char *err, siz
 			freeaddrinfo(ai);
 		return -1;
 	}
-	memcpy(&la->ss, ai->ai_addr, ai->ai_addrlen);
-	la->v6 = ai->ai_family == AF_INET6;
+	memcpy(&ba->ss, ai->ai_addr, ai->ai_addrlen);
+	ba->v6 = ai->ai_family == AF_INET6;
 	freeaddrinfo(ai);
 	return 0;
 }
 
 /* ---- run ------------------------------------------------------------------- */
 
-static struct MHD_Daemon *daemon_start(struct server *s, const struct listen_addr *la, int dual)
+static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr *la, int dual)
 {
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 	                 MHD_USE_ITC | MHD_USE_ERROR_LOG;
 
-	if (s->n_workers > 0)
+	if (s->pool != NULL)
 		flags |= MHD_ALLOW_SUSPEND_RESUME;
 	unsigned threads = (unsigned)(s->cfg->threads > 0 ? s->cfg->threads : 1);
 	const struct sockaddr *sa = NULL;
@@ -1041,34 +658,6 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct listen_add
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg->max_connections,
 	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
-}
-
-static int watcher_start(struct server *s)
-{
-	pthread_condattr_t ca;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->watch_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&s->watch_lock, NULL);
-	s->watch_init = 1;
-	if (pthread_create(&s->watcher, NULL, watcher_main, s) != 0)
-		return -1;
-	s->watcher_running = 1;
-	return 0;
-}
-
-static void watcher_stop(struct server *s)
-{
-	if (!s->watcher_running)
-		return;
-	pthread_mutex_lock(&s->watch_lock);
-	s->watch_stop = 1;
-	pthread_cond_signal(&s->watch_cond);
-	pthread_mutex_unlock(&s->watch_lock);
-	pthread_join(s->watcher, NULL);
-	s->watcher_running = 0;
 }
 
 /* Waits for in-flight requests to finish, up to the deadline or a second signal. */
@@ -1101,8 +690,8 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
                size_t errlen)
 {
 	struct server s;
-	struct listen_addr la;
-	struct cert_holder *h;
+	struct bind_addr la;
+	struct tlscert *h = NULL;
 	sigset_t sigs, oldmask;
 	MHD_socket lfd = MHD_INVALID_SOCKET;
 	const union MHD_DaemonInfo *di;
@@ -1113,10 +702,9 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	memset(&s, 0, sizeof(s));
 	s.cfg = cfg;
 	s.lookup = lookup;
-	pthread_mutex_init(&s.cert_lock, NULL);
 	pthread_mutex_init(&s.conns_lock, NULL);
 
-	if (listen_parse(cfg->listen, &la, err, errlen) != 0)
+	if (bind_resolve(cfg->listen, &la, err, errlen) != 0)
 		goto out_locks;
 	if (cfg->max_body_bytes <= 0) {
 		snprintf(err, errlen, "max body bytes must be positive");
@@ -1129,13 +717,11 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 
 	/* The first pair must be good: there is nothing to fall back to. */
-	file_stat(cfg->tls_cert, &s.sig_cert);
-	file_stat(cfg->tls_key, &s.sig_key);
-	h = holder_load(cfg->tls_cert, cfg->tls_key, err, errlen);
-	if (h == NULL)
-		goto out_locks;
-	holder_install(&s, h);
-	format_time(h->not_after, when, sizeof(when));
+	s.certs =
+	    tlscert_store_new(cfg->tls_cert, cfg->tls_key, cfg->cert_check_interval_s, err, errlen);
+	if (s.certs == NULL || (h = tlscert_store_acquire(s.certs)) == NULL)
+		goto out_cert;
+	tlscert_format_time(h->not_after, when, sizeof(when));
 	if (h->not_after < time(NULL))
 		log_kv(LOG_WARN, "certificate_expired", "cert", cfg->tls_cert, "not_after", when,
 		       LOG_END);
@@ -1150,8 +736,9 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 	mask_set = 1;
 
-	if (lookup != NULL &&
-	    pool_start(&s, (int)(cfg->threads > 0 ? cfg->threads : 1) * WORKERS_PER_THREAD) != 0) {
+	if (lookup != NULL && (s.pool = workpool_start((int)(cfg->threads > 0 ? cfg->threads : 1) *
+	                                                   WORKERS_PER_THREAD,
+	                                               run_queued, &s, NULL, 0)) == NULL) {
 		snprintf(err, errlen, "cannot start the admission worker threads");
 		goto out_pool;
 	}
@@ -1170,7 +757,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		goto out_pool;
 	}
 	atomic_store(&s.started, 1);
-	if (watcher_start(&s) != 0) {
+	if (tlscert_store_watch(s.certs) != 0) {
 		snprintf(err, errlen, "cannot start the certificate watcher thread");
 		goto out_daemon;
 	}
@@ -1205,13 +792,15 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	rc = 0;
 
 out_daemon:
-	watcher_stop(&s);
-	pool_stop(&s); /* resumes every suspended connection before the daemon stops */
+	tlscert_store_unwatch(s.certs);
+	/* runs every queued admission, resuming its connection, before the daemon stops */
+	workpool_stop(s.pool);
+	s.pool = NULL;
 	MHD_stop_daemon(s.daemon);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 out_pool:
-	pool_stop(&s);
+	workpool_stop(s.pool);
 out_cert:
 	g_server = NULL;
 	/*
@@ -1220,19 +809,11 @@ out_cert:
 	 */
 	if (mask_set && rc != 0)
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
-	pthread_mutex_lock(&s.cert_lock);
-	h = s.current;
-	s.current = NULL;
-	pthread_mutex_unlock(&s.cert_lock);
-	holder_release(h);
-	if (s.watch_init) {
-		pthread_cond_destroy(&s.watch_cond);
-		pthread_mutex_destroy(&s.watch_lock);
-	}
+	tlscert_release(h);
+	tlscert_store_free(s.certs);
 	if (rc == 0)
 		log_kv(LOG_INFO, "stopped", LOG_END);
 out_locks:
-	pthread_mutex_destroy(&s.cert_lock);
 	pthread_mutex_destroy(&s.conns_lock);
 	return rc;
 }

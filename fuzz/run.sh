@@ -31,9 +31,9 @@ declare -A srcs=(
 )
 declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384)
 declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission [kubeconfig]=yaml)
-declare -A libs=([kube]="libcurl openssl")
+declare -A libs=([kube]="libcurl")
 
-pkgs="libcjson yaml-0.1"
+pkgs="libcjson yaml-0.1 openssl"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs libcurl openssl)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$build/obj"

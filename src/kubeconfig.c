@@ -17,56 +17,6 @@
 #include "util.h"
 #include "yamljson.h"
 
-/* Standard base64 with optional padding, whitespace ignored. Returns malloc'd bytes or NULL. */
-static unsigned char *b64_decode(const char *s, size_t *outlen)
-{
-	size_t n = strlen(s), o = 0;
-	unsigned char *out = malloc(n / 4 * 3 + 4);
-	unsigned acc = 0;
-	int bits = 0, pad = 0;
-
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		int v;
-		char c = *s;
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			continue;
-		if (c == '=') {
-			pad++;
-			continue;
-		}
-		if (pad)
-			goto bad; /* data after padding */
-		if (c >= 'A' && c <= 'Z')
-			v = c - 'A';
-		else if (c >= 'a' && c <= 'z')
-			v = c - 'a' + 26;
-		else if (c >= '0' && c <= '9')
-			v = c - '0' + 52;
-		else if (c == '+')
-			v = 62;
-		else if (c == '/')
-			v = 63;
-		else
-			goto bad;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	if (bits >= 6 || pad > 2 || o == 0)
-		goto bad;
-	*outlen = o;
-	return out;
-bad:
-	wipe_free(out, n / 4 * 3 + 4);
-	return NULL;
-}
-
 char *kubeconfig_read_token(const char *path, size_t *len, char *err, size_t errlen)
 {
 	size_t n = 0, i, size;
@@ -200,7 +150,7 @@ int kubeconfig_check_readable(const char *what, const char *path, char *err, siz
 static unsigned char *pem_data(const char *what, const char *b64, size_t *len, char *err,
                                size_t errlen)
 {
-	unsigned char *d = b64_decode(b64, len);
+	unsigned char *d = base64_decode(b64, strlen(b64), len);
 
 	if (!d || !memmem(d, *len, "-----BEGIN ", 11)) {
 		errf(err, errlen, "%s is not base64 of PEM data", what);

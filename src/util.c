@@ -6,12 +6,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 int parse_long(const char *s, long min, long max, long *out)
 {
@@ -121,34 +124,46 @@ void strbuf_free(struct strbuf *sb)
 
 char *base64_encode(const unsigned char *data, size_t len)
 {
-	static const char tbl[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t olen, i, o = 0;
+	/* EVP_EncodeBlock takes an int: encode whole groups of 3 bytes, 3 MiB at a time */
+	const size_t step = (size_t)3 << 20;
+	size_t i, o = 0;
 	char *out;
 
 	if (len > ((size_t)-1) / 4 * 3 - 3)
 		return NULL;
-	olen = (len + 2) / 3 * 4;
-	out = malloc(olen + 1);
-	if (out == NULL)
+	if ((out = malloc((len + 2) / 3 * 4 + 1)) == NULL)
 		return NULL;
-	for (i = 0; i + 2 < len; i += 3) {
-		unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
-		out[o++] = tbl[(v >> 18) & 63];
-		out[o++] = tbl[(v >> 12) & 63];
-		out[o++] = tbl[(v >> 6) & 63];
-		out[o++] = tbl[v & 63];
-	}
-	if (i < len) {
-		unsigned v = (unsigned)data[i] << 16;
-		if (i + 1 < len)
-			v |= (unsigned)data[i + 1] << 8;
-		out[o++] = tbl[(v >> 18) & 63];
-		out[o++] = tbl[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-		out[o++] = '=';
+	for (i = 0; i < len; i += step) {
+		size_t n = len - i < step ? len - i : step;
+		o += (size_t)EVP_EncodeBlock((unsigned char *)out + o, data + i, (int)n);
 	}
 	out[o] = '\0';
+	return out;
+}
+
+unsigned char *base64_decode(const char *s, size_t len, size_t *outlen)
+{
+	EVP_ENCODE_CTX *ctx = NULL;
+	unsigned char *out = NULL;
+	size_t cap = len / 4 * 3 + 3;
+	int n = 0, m = 0, ok = 0;
+
+	if (len > INT_MAX || (out = malloc(cap)) == NULL || (ctx = EVP_ENCODE_CTX_new()) == NULL)
+		goto out;
+	EVP_DecodeInit(ctx);
+	/* -1: a byte outside the alphabet or after the padding; Final -1: a group cut short */
+	if (EVP_DecodeUpdate(ctx, out, &n, (const unsigned char *)s, (int)len) < 0 ||
+	    EVP_DecodeFinal(ctx, out + n, &m) < 0)
+		goto out;
+	*outlen = (size_t)n + (size_t)m;
+	ok = 1;
+out:
+	EVP_ENCODE_CTX_free(ctx);
+	if (!ok && out != NULL) {
+		explicit_bzero(out, cap);
+		free(out);
+		out = NULL;
+	}
 	return out;
 }
 

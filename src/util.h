@@ -34,6 +34,16 @@ void strbuf_free(struct strbuf *sb);
 /* Returns a malloc'd NUL-terminated standard base64 encoding of data (caller frees), or NULL. */
 char *base64_encode(const unsigned char *data, size_t len);
 
+/*
+ * Decodes len bytes of standard base64 (padding required, white space
+ * ignored, nothing after the padding), as Go's StdEncoding reads kubeconfig
+ * *-data fields. Returns malloc'd bytes and their count in *outlen (caller
+ * frees; wipe first if secret), or NULL when s is not base64 or memory ran
+ * out. A failed decode wipes what it wrote.
+ */
+unsigned char *base64_decode(const char *s, size_t len, size_t *outlen)
+    __attribute__((warn_unused_result));
+
 /* RFC 1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends. */
 int dns_label_valid(const char *s);
 /* RFC 1123 subdomain: dot-separated labels, at most 253 bytes. */

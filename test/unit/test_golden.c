@@ -10,6 +10,7 @@
 
 #include "admission.h"
 #include "testutil.h"
+#include "util.h"
 
 #define DATA_DIR "test/data"
 
@@ -28,46 +29,6 @@ static char *slurp(const char *path, size_t *len)
 	}
 	fclose(f);
 	return buf;
-}
-
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Decodes standard padded base64; NULL on bad input. Caller frees. */
-static char *b64decode(const char *s)
-{
-	size_t n = strlen(s), o = 0, i;
-	char *out;
-
-	if (n % 4 != 0 || (out = malloc(n / 4 * 3 + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < n; i += 4) {
-		int a = b64val(s[i]), b = b64val(s[i + 1]), c = b64val(s[i + 2]),
-		    d = b64val(s[i + 3]);
-		if (a < 0 || b < 0 || (c < 0 && s[i + 2] != '=') || (d < 0 && s[i + 3] != '=')) {
-			free(out);
-			return NULL;
-		}
-		out[o++] = (char)(a << 2 | b >> 4);
-		if (c >= 0)
-			out[o++] = (char)((b & 15) << 4 | c >> 2);
-		if (d >= 0)
-			out[o++] = (char)((c & 3) << 6 | d);
-	}
-	out[o] = '\0';
-	return out;
 }
 
 static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
@@ -136,8 +97,9 @@ static void run_case(const char *name, int update)
 	resp = cJSON_GetObjectItem(got, "response");
 	p = cJSON_GetObjectItem(resp, "patch");
 	if (cJSON_IsString(p)) {
-		char *dec = b64decode(p->valuestring);
-		cJSON *arr = dec ? cJSON_Parse(dec) : NULL;
+		size_t dn = 0;
+		unsigned char *dec = base64_decode(p->valuestring, strlen(p->valuestring), &dn);
+		cJSON *arr = dec ? cJSON_ParseWithLength((const char *)dec, dn) : NULL;
 		CHECK(arr != NULL, "%s: patch is not base64 JSON", name);
 		if (arr != NULL)
 			cJSON_ReplaceItemInObject(resp, "patch", arr); /* resp owns arr */

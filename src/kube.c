@@ -241,35 +241,16 @@ void kube_client_describe(const struct kube_client *kc, struct kube_client_info 
 
 /* ---- HTTP ---- */
 
-struct body {
-	char *p;
-	size_t len, cap;
-	int too_big;
-};
-
+/* curl's write callback: the answer into a strbuf limited to KUBE_MAX_BODY. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-	struct body *b = ud;
+	struct strbuf *b = ud;
 	size_t n = size * nmemb;
 
-	if (b->len + n > (size_t)KUBE_MAX_BODY) {
-		b->too_big = 1;
+	if (b->cap == 0 && strbuf_reserve(b, 16383) != 0)
 		return 0;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		char *np;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (!(np = realloc(b->p, cap)))
-			return 0;
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, ptr, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return n;
+	strbuf_append(b, ptr, n);
+	return b->oom ? 0 : n; /* too_big tells the caller why */
 }
 
 static CURL *handle_take(struct kube_client *kc)
@@ -301,7 +282,7 @@ static void handle_give(struct kube_client *kc, CURL *h)
 
 /* One GET of path within timeout_ms. Returns the CURLcode; fills status, body, errbuf. */
 static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_ms,
-                         const char *token, struct body *b, long *status, char *errbuf)
+                         const char *token, struct strbuf *b, long *status, char *errbuf)
 {
 	struct curl_slist *hdrs = NULL, *h2;
 	char url[1024], auth[KUBECONFIG_TOKEN_MAX + 32], noproxy[1024];
@@ -400,9 +381,9 @@ static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_
 }
 
 /* The "message" of a Kubernetes Status body, on one line and cut short, or "". */
-static void status_message(const struct body *b, char *out, size_t outlen)
+static void status_message(const struct strbuf *b, char *out, size_t outlen)
 {
-	cJSON *j = b->p ? cJSON_ParseWithLength(b->p, b->len) : NULL;
+	cJSON *j = b->buf ? cJSON_ParseWithLength(b->buf, b->len) : NULL;
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
 	size_t i;
 
@@ -438,9 +419,9 @@ static void api_noun_of(const char *kind, const char *resource, const char *grou
 }
 
 static void describe_failure(const struct kube_client *kc, CURLcode rc, long status,
-                             const struct body *b, const char *errbuf, const struct api_noun *noun,
-                             const char *ns, const char *name, long timeout_ms, char *err,
-                             size_t errlen)
+                             const struct strbuf *b, const char *errbuf,
+                             const struct api_noun *noun, const char *ns, const char *name,
+                             long timeout_ms, char *err, size_t errlen)
 {
 	const char *what = noun->what;
 	const char *res = noun->qualified;
@@ -511,10 +492,10 @@ static void describe_failure(const struct kube_client *kc, CURLcode rc, long sta
 
 /*
  * GETs path until deadline_ms with the client's token (re-read once after a 401:
- * the kubelet rotates projected tokens). The answer is in b (caller frees b->p).
+ * the kubelet rotates projected tokens). The answer is in b (caller frees it with strbuf_free).
  */
 static CURLcode api_get(struct kube_client *kc, const char *path, long long deadline_ms,
-                        struct body *b, long *status, char *errbuf)
+                        struct strbuf *b, long *status, char *errbuf)
 {
 	char token[KUBECONFIG_TOKEN_MAX + 1];
 	int retried = 0;
@@ -529,8 +510,7 @@ static CURLcode api_get(struct kube_client *kc, const char *path, long long dead
 			rc = CURLE_OPERATION_TIMEDOUT;
 			break;
 		}
-		b->len = 0;
-		b->too_big = 0;
+		strbuf_reset(b);
 		rc = http_get(kc, path, left, token, b, status, errbuf);
 		if (rc == CURLE_OK && *status == 401 && !retried && kc->k.token_file[0] &&
 		    token_get(kc, 1, token, sizeof(token))) {
@@ -547,13 +527,14 @@ int kube_get_service(void *ctx, const char *ns, const char *name, struct service
                      char *err, size_t errlen)
 {
 	struct kube_client *kc = ctx;
-	struct body b = {NULL, 0, 0, 0};
+	struct strbuf b;
 	struct api_noun noun = {"", "", ""};
 	char path[600], errbuf[CURL_ERROR_SIZE];
 	long status = 0;
 	CURLcode rc;
 	int rc_out = -1;
 
+	strbuf_init_max(&b, KUBE_MAX_BODY);
 	if (errlen)
 		err[0] = '\0';
 	if (!ns || !dns_label_valid(ns) || !name || !dns_label_valid(name)) {
@@ -569,10 +550,10 @@ int kube_get_service(void *ctx, const char *ns, const char *name, struct service
 		api_noun_of("Service", "services", "", &noun);
 		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
 		                 errlen);
-	} else if (workload_parse_service(b.p ? b.p : "", b.len, out, err, errlen) == 0) {
+	} else if (workload_parse_service(b.buf ? b.buf : "", b.len, out, err, errlen) == 0) {
 		rc_out = 1;
 	}
-	free(b.p);
+	strbuf_free(&b);
 	return rc_out;
 }
 
@@ -591,13 +572,14 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	enum workload_kind kind = ref->kind;
 	const char *ns = ref->ns, *name = ref->name;
 	char path[600], errbuf[CURL_ERROR_SIZE];
-	struct body b = {NULL, 0, 0, 0};
+	struct strbuf b;
 	struct workload_spec spec;
 	long status = 0;
 	CURLcode rc;
 	int rc_out = -1;
 
 	(void)fresh; /* nothing below caches */
+	strbuf_init_max(&b, KUBE_MAX_BODY);
 	if (errlen)
 		err[0] = '\0';
 	if (workload_api_path(kind, ns, name, path, sizeof(path), err, errlen) < 0) {
@@ -613,7 +595,7 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 		                 errlen);
 		goto out;
 	}
-	if (workload_parse(kind, b.p ? b.p : "", b.len, &spec, err, errlen) < 0)
+	if (workload_parse(kind, b.buf ? b.buf : "", b.len, &spec, err, errlen) < 0)
 		goto out;
 	*out = spec;
 	rc_out = 0;
@@ -622,7 +604,7 @@ out:
 	if (rc_out != 0)
 		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
 		       "name", name, "error", err, LOG_END);
-	free(b.p);
+	strbuf_free(&b);
 	return rc_out;
 }
 

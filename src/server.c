@@ -73,8 +73,7 @@ enum req_state {
 struct req_ctx {
 	enum route route;
 	struct timespec start;
-	char *body;
-	size_t len, cap;
+	struct strbuf body; /* limited to max_body_bytes */
 	int too_large;
 	size_t discarded; /* bytes dropped after the limit was passed */
 	int responded;    /* a response is queued; ignore further calls */
@@ -273,11 +272,12 @@ static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection
 /* Runs the core on the request body into r->res (any thread). */
 static void admit(struct server *s, struct req_ctx *r)
 {
+	const char *body = r->body.buf ? r->body.buf : "";
+
 	memset(&r->res, 0, sizeof(r->res));
-	r->res_rc =
-	    r->route == ROUTE_VALIDATE
-	        ? admission_validate(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res)
-	        : admission_handle(r->body ? r->body : "", r->len, s->cfg, s->lookup, &r->res);
+	r->res_rc = r->route == ROUTE_VALIDATE
+	                ? admission_validate(body, r->body.len, s->cfg, s->lookup, &r->res)
+	                : admission_handle(body, r->body.len, s->cfg, s->lookup, &r->res);
 }
 
 /* Answers a /mutate request from r->res (filled by admit); takes the body. */
@@ -374,8 +374,7 @@ static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, 
  */
 static int body_append(struct server *s, struct req_ctx *r, const char *data, size_t n)
 {
-	size_t limit = (size_t)s->cfg->max_body_bytes, cap;
-	char *p;
+	size_t limit = (size_t)s->cfg->max_body_bytes;
 
 	if (r->too_large) {
 		/* libmicrohttpd 0.9.75 cannot answer mid-upload: read on, up to the limit again. */
@@ -384,29 +383,18 @@ static int body_append(struct server *s, struct req_ctx *r, const char *data, si
 		r->discarded += n;
 		return 0;
 	}
-	if (n > limit - r->len) {
+	/* a chunked upload starts at BODY_INITIAL_CAP */
+	if (r->body.cap == 0 && n <= limit &&
+	    strbuf_reserve(&r->body, limit < BODY_INITIAL_CAP - 1 ? limit : BODY_INITIAL_CAP - 1) !=
+	        0)
+		return -1;
+	strbuf_append(&r->body, data, n);
+	if (r->body.too_big) {
 		r->too_large = 1;
-		free(r->body);
-		r->body = NULL;
-		r->len = r->cap = 0;
+		strbuf_free(&r->body);
 		return 0;
 	}
-	if (r->len + n + 1 > r->cap) {
-		cap = r->cap ? r->cap : BODY_INITIAL_CAP;
-		while (cap < r->len + n + 1)
-			cap *= 2;
-		if (cap > limit + 1)
-			cap = limit + 1;
-		p = realloc(r->body, cap);
-		if (p == NULL)
-			return -1;
-		r->body = p;
-		r->cap = cap;
-	}
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
-	return 0;
+	return r->body.oom ? -1 : 0;
 }
 
 static enum route route_of(const char *url, const char *method)
@@ -460,6 +448,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (r == NULL)
 			return MHD_NO;
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		strbuf_init_max(&r->body, (size_t)s->cfg->max_body_bytes);
 		*req_cls = r;
 		atomic_fetch_add(&s->inflight, 1);
 		metrics_inflight(1);
@@ -483,10 +472,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			if (cl != NULL && announced > 0) {
 				size_t pre = announced < BODY_PREALLOC_MAX ? (size_t)announced + 1
 				                                           : BODY_PREALLOC_MAX;
-				r->body = malloc(pre);
-				if (r->body == NULL)
+				if (strbuf_reserve(&r->body, pre - 1) != 0)
 					return MHD_NO;
-				r->cap = pre;
 			}
 		} else if (has_body(c)) {
 			/* Nothing to read for these routes: answer now, without the body. */
@@ -559,7 +546,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
 	admission_result_free(&r->res); /* an answer that was never sent */
-	free(r->body);
+	strbuf_free(&r->body);
 	free(r);
 	*req_cls = NULL;
 	metrics_inflight(-1);

@@ -40,15 +40,30 @@ void strbuf_init(struct strbuf *sb)
 	memset(sb, 0, sizeof(*sb));
 }
 
-static int strbuf_reserve(struct strbuf *sb, size_t extra)
+void strbuf_init_max(struct strbuf *sb, size_t max)
 {
-	size_t need, cap;
+	strbuf_init(sb);
+	sb->max = max;
+}
+
+void strbuf_init_stack(struct strbuf *sb, char *stack, size_t size)
+{
+	strbuf_init(sb);
+	sb->buf = sb->stack = stack;
+	sb->cap = size;
+	stack[0] = '\0';
+}
+
+int strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	size_t need, cap, limit = sb->max ? sb->max : ((size_t)-1) / 2;
 	char *p;
 
 	if (sb->oom)
 		return -1;
-	if (extra > ((size_t)-1) / 2 - sb->len) {
+	if (extra > limit - sb->len) {
 		sb->oom = 1;
+		sb->too_big = sb->max != 0;
 		return -1;
 	}
 	need = sb->len + extra + 1;
@@ -57,7 +72,14 @@ static int strbuf_reserve(struct strbuf *sb, size_t extra)
 	cap = sb->cap ? sb->cap : 256;
 	while (cap < need)
 		cap *= 2;
-	p = realloc(sb->buf, cap);
+	if (cap > limit + 1)
+		cap = limit + 1; /* never more than the limit allows */
+	if (sb->buf != NULL && sb->buf == sb->stack) {
+		if ((p = malloc(cap)) != NULL)
+			memcpy(p, sb->buf, sb->len + 1);
+	} else {
+		p = realloc(sb->buf, cap);
+	}
 	if (p == NULL) {
 		sb->oom = 1;
 		return -1;
@@ -101,6 +123,14 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	sb->oom = sb->too_big = 0;
+	if (sb->buf != NULL)
+		sb->buf[0] = '\0';
+}
+
 char *strbuf_take(struct strbuf *sb)
 {
 	char *p = NULL;
@@ -108,9 +138,12 @@ char *strbuf_take(struct strbuf *sb)
 	if (!sb->oom) {
 		if (sb->buf == NULL)
 			p = calloc(1, 1);
+		else if (sb->buf == sb->stack)
+			p = strdup(sb->buf);
 		else
 			p = sb->buf;
-		sb->buf = NULL;
+		if (p == sb->buf)
+			sb->buf = NULL;
 	}
 	strbuf_free(sb);
 	return p;
@@ -118,8 +151,102 @@ char *strbuf_take(struct strbuf *sb)
 
 void strbuf_free(struct strbuf *sb)
 {
-	free(sb->buf);
+	if (sb->buf != sb->stack)
+		free(sb->buf);
 	strbuf_init(sb);
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
+ * bytes are not valid UTF-8 (overlong forms, surrogates and > U+10FFFF included).
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void strbuf_json_string(struct strbuf *sb, const char *s, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strnlen(s, max), i = 0, run = 0, seq;
+	char esc[8];
+
+	strbuf_append(sb, "\"", 1);
+	while (i < n) {
+		unsigned char c = u[i];
+		const char *rep = NULL;
+		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && c < 0x80) {
+			i++; /* plain ASCII: copied with its run */
+			continue;
+		}
+		if (c >= 0x80 && (seq = utf8_seq(u + i, n - i)) != 0) {
+			i += seq;
+			continue;
+		}
+		strbuf_append(sb, s + run, i - run);
+		switch (c) {
+		case '"':
+			rep = "\\\"";
+			break;
+		case '\\':
+			rep = "\\\\";
+			break;
+		case '\n':
+			rep = "\\n";
+			break;
+		case '\r':
+			rep = "\\r";
+			break;
+		case '\t':
+			rep = "\\t";
+			break;
+		case '\b':
+			rep = "\\b";
+			break;
+		case '\f':
+			rep = "\\f";
+			break;
+		default:
+			if (c >= 0x80) {
+				rep = "\\ufffd";
+			} else {
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				rep = esc;
+			}
+		}
+		strbuf_puts(sb, rep);
+		run = ++i;
+	}
+	strbuf_append(sb, s + run, i - run);
+	strbuf_append(sb, "\"", 1);
 }
 
 char *base64_encode(const unsigned char *data, size_t len)

@@ -15,20 +15,50 @@
  */
 int parse_long(const char *s, long min, long max, long *out) __attribute__((warn_unused_result));
 
-/* A growable NUL-terminated buffer. A failed append sets oom and later appends do nothing. */
+/*
+ * The one growable NUL-terminated byte buffer (as curl's dynbuf): it may
+ * start in caller-provided storage and move to the heap when it grows, and it
+ * may have a size limit. A failed append (memory ran out, or the limit would
+ * be passed: then too_big is set too) sets oom, and later appends do nothing.
+ * The buffer owns its heap memory; strbuf_free releases it.
+ */
 struct strbuf {
-	char *buf;
+	char *buf; /* NULL until something is reserved */
 	size_t len;
 	size_t cap;
-	int oom;
+	size_t max;  /* the most bytes len may reach; 0: no limit */
+	int oom;     /* an append failed */
+	int too_big; /* ... because of max */
+	char *stack; /* caller's first storage (never freed), or NULL */
 };
 
 void strbuf_init(struct strbuf *sb);
+/* An empty buffer that refuses to hold more than max bytes. */
+void strbuf_init_max(struct strbuf *sb, size_t max);
+/* An empty buffer that starts in stack[size] (size > 0) and moves to the heap to grow. */
+void strbuf_init_stack(struct strbuf *sb, char *stack, size_t size);
+/* Makes room for extra more bytes and the NUL. Returns 0, or -1 (sets oom, maybe too_big). */
+int strbuf_reserve(struct strbuf *sb, size_t extra);
 void strbuf_append(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Returns the buffer (caller frees) or NULL after an allocation failure; resets sb. */
+/*
+ * Appends the first max bytes of s (the whole of it when shorter) as a
+ * quoted JSON string: '"' and '\\' escaped; control bytes and DEL escaped
+ * (\b \f \n \r \t, \u00XX for the rest); valid UTF-8 copied as it is;
+ * each byte that does not start a valid UTF-8 sequence (overlong forms,
+ * surrogates and code points past U+10FFFF included) becomes \ufffd, as Go's
+ * encoding/json reads it. The output is always valid JSON and valid UTF-8.
+ */
+void strbuf_json_string(struct strbuf *sb, const char *s, size_t max);
+/* strbuf_json_string's max for "the whole string". */
+#define STRBUF_ALL ((size_t)-1)
+/* Empties the buffer (keeps its memory) and clears oom and too_big. */
+void strbuf_reset(struct strbuf *sb);
+/* Returns the text as a malloc'd string (caller frees), or NULL after a failed append; resets sb.
+ */
 char *strbuf_take(struct strbuf *sb);
+/* Frees the heap memory (not the caller's storage) and empties sb. */
 void strbuf_free(struct strbuf *sb);
 
 /* Returns a malloc'd NUL-terminated standard base64 encoding of data (caller frees), or NULL. */

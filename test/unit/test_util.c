@@ -1,0 +1,136 @@
+/*
+ * Unit tests for the shared helpers that had copies before: the JSON string
+ * escaper, the growable buffer (limit, caller storage) and the base64 decoder.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "util.h"
+
+static void test_json_string(void)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;
+		const char *what;
+	} cases[] = {
+	    {"plain", STRBUF_ALL, "\"plain\"", "ASCII as it is"},
+	    {"", STRBUF_ALL, "\"\"", "empty"},
+	    {"q\"b\\s", STRBUF_ALL, "\"q\\\"b\\\\s\"", "quote and backslash"},
+	    {"l1\nl2\r\t\b\f", STRBUF_ALL, "\"l1\\nl2\\r\\t\\b\\f\"", "short escapes"},
+	    {"\x01\x1f\x7f", STRBUF_ALL, "\"\\u0001\\u001f\\u007f\"", "other control bytes, DEL"},
+	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", STRBUF_ALL,
+	     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "valid UTF-8 kept"},
+	    {"bad\xff\xc3", STRBUF_ALL, "\"bad\\ufffd\\ufffd\"", "invalid byte, cut sequence"},
+	    {"\xed\xa0\x80", STRBUF_ALL, "\"\\ufffd\\ufffd\\ufffd\"", "surrogate: each byte"},
+	    {"\xc0\xaf", STRBUF_ALL, "\"\\ufffd\\ufffd\"", "overlong form"},
+	    {"\xf4\x90\x80\x80", STRBUF_ALL, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "past U+10FFFF"},
+	    {"abcdef", 3, "\"abc\"", "cut at max"},
+	    {"a\xc3\xa9", 2, "\"a\\ufffd\"", "a sequence cut by max"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf sb;
+		char *got;
+		strbuf_init(&sb);
+		strbuf_json_string(&sb, cases[i].in, cases[i].max);
+		got = strbuf_take(&sb);
+		CHECK_STR(got, cases[i].want, cases[i].what);
+		free(got);
+	}
+}
+
+static void test_strbuf(void)
+{
+	struct strbuf sb;
+	char stack[8], *got;
+	size_t i;
+
+	/* a limit: the append that would pass it fails, and later ones do nothing */
+	strbuf_init_max(&sb, 10);
+	strbuf_puts(&sb, "0123456789");
+	CHECK(!sb.oom && sb.len == 10 && sb.cap <= 11, "exactly the limit: len %zu cap %zu", sb.len,
+	      sb.cap);
+	strbuf_puts(&sb, "x");
+	CHECK(sb.oom && sb.too_big, "past the limit");
+	strbuf_reset(&sb);
+	CHECK(!sb.oom && !sb.too_big && sb.len == 0 && strcmp(sb.buf, "") == 0, "reset");
+	strbuf_puts(&sb, "again");
+	got = strbuf_take(&sb);
+	CHECK_STR(got, "again", "after reset");
+	free(got);
+	CHECK(sb.buf == NULL && sb.len == 0, "take resets");
+
+	/* caller storage first, the heap when it grows */
+	strbuf_init_stack(&sb, stack, sizeof(stack));
+	strbuf_puts(&sb, "1234567");
+	CHECK(sb.buf == stack, "fits in the caller's storage");
+	got = strbuf_take(&sb);
+	CHECK(got != NULL && got != stack && strcmp(got, "1234567") == 0, "take copies it");
+	free(got);
+	strbuf_init_stack(&sb, stack, sizeof(stack));
+	for (i = 0; i < 100; i++)
+		strbuf_printf(&sb, "%zu,", i % 10);
+	CHECK(sb.buf != stack && sb.len == 200 && !sb.oom, "moved to the heap: len %zu", sb.len);
+	CHECK(strncmp(sb.buf, "0,1,2,3,4,5,6,7,8,9,0,", 22) == 0, "content kept on the move");
+	strbuf_free(&sb);
+	strbuf_free(&sb); /* twice is fine */
+
+	strbuf_init(&sb);
+	got = strbuf_take(&sb);
+	CHECK_STR(got, "", "empty take");
+	free(got);
+}
+
+static void test_base64(void)
+{
+	static const struct {
+		const char *in;
+		const char *want; /* NULL: refused */
+		const char *what;
+	} cases[] = {
+	    {"aGVsbG8=", "hello", "padded"},
+	    {"aGVs\nbG8=\n", "hello", "newlines ignored"},
+	    {" aGVs bG8=\t", "hello", "spaces and tabs ignored"},
+	    {"aA==", "h", "two pad bytes"},
+	    {"", "", "empty"},
+	    {"aGVsbG8", NULL, "unpadded (Go's StdEncoding refuses it too)"},
+	    {"aA=", NULL, "short padding"},
+	    {"aGVsbG8=x", NULL, "data after the padding"},
+	    {"a!==", NULL, "outside the alphabet"},
+	    {"aGVsbG8-", NULL, "URL alphabet"},
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned char *got = base64_decode(cases[i].in, strlen(cases[i].in), &n);
+		if (cases[i].want)
+			CHECK(got != NULL && n == strlen(cases[i].want) &&
+			          memcmp(got, cases[i].want, n) == 0,
+			      "%s", cases[i].what);
+		else
+			CHECK(got == NULL, "%s: accepted", cases[i].what);
+		free(got);
+	}
+	/* round trip through the encoder, every length mod 3 */
+	for (i = 0; i < 7; i++) {
+		const char *src = "\x00\xff\x10 binary";
+		char *enc = base64_encode((const unsigned char *)src, i);
+		unsigned char *dec = enc ? base64_decode(enc, strlen(enc), &n) : NULL;
+		CHECK(dec != NULL && n == i && memcmp(dec, src, i) == 0, "round trip of %zu bytes",
+		      i);
+		free(enc);
+		free(dec);
+	}
+}
+
+int main(void)
+{
+	test_json_string();
+	test_strbuf();
+	test_base64();
+	TEST_MAIN_END("util");
+}

@@ -23,9 +23,10 @@ OPT     ?= -O2 -g
 CFLAGS  ?=
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -MMD -MP \
            -DDISTENV_VERSION=\"$(VERSION)\" -DDISTENV_GIT_REV=\"$(GIT_REV)\" $(PKG_CFLAGS)
-# Objects that embed the version are rebuilt when it changes (the stamp is
+# Objects that embed the version (their source includes version.h, the one
+# place with the fallbacks) are rebuilt when it changes (the stamp is
 # rewritten only when its content differs).
-VERSION_OBJS = $(BUILD)/obj/main.o $(BUILD)/obj/metrics.o $(BUILD)/obj/config.o
+VERSION_OBJS = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -l '"version.h"' src/*.c))
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif

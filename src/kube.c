@@ -29,10 +29,7 @@
 #include "kubeconfig.h"
 #include "lookupcache.h"
 #include "util.h"
-
-#ifndef DISTENV_VERSION
-#define DISTENV_VERSION "0.0.0"
-#endif
+#include "version.h"
 
 #define KUBE_MAX_BODY (4L * 1024 * 1024) /* a StatefulSet/Job is far smaller */
 #define TOKEN_REFRESH_MS                                                                           \

@@ -4,14 +4,11 @@
  * the file. Everything lands in the caller's struct config; nothing is kept.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "version.h"
 
@@ -723,43 +720,21 @@ out:
 
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 {
-	char *buf = NULL;
 	size_t len = 0;
-	struct stat st;
-	int fd, rc = -1;
+	char *buf = file_read(path, CONFIG_FILE_MAX, &len, NULL, 0);
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+	if (buf == NULL) {
+		/* main prefixes the path: the reason alone here */
+		if (errno == EFBIG)
+			snprintf(err, errlen, "larger than 1 MiB");
+		else if (errno == EINVAL)
+			snprintf(err, errlen, "not a regular file");
+		else
+			snprintf(err, errlen, "cannot open: %s", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		goto out;
-	}
-	if (!(buf = malloc(CONFIG_FILE_MAX + 1))) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	while (len <= CONFIG_FILE_MAX) {
-		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "cannot read: %s", strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > CONFIG_FILE_MAX) {
-		snprintf(err, errlen, "larger than 1 MiB");
-		goto out;
-	}
 	rc = config_parse(buf, len, cfg, err, errlen);
-out:
 	free(buf);
-	close(fd);
 	return rc;
 }

@@ -359,17 +359,21 @@ char *file_read(const char *path, size_t max, size_t *len, char *err, size_t err
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), why = 0;
 
 	if (fd < 0) {
-		errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		why = errno;
+		errf(err, errlen, "cannot read %s: %s", path, strerror(why));
+		errno = why;
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		why = EINVAL;
 		errf(err, errlen, "cannot read %s: not a regular file", path);
 		goto fail;
 	}
 	if ((buf = malloc(max + 1)) == NULL) {
+		why = ENOMEM;
 		errf(err, errlen, "cannot read %s: out of memory", path);
 		goto fail;
 	}
@@ -378,13 +382,15 @@ char *file_read(const char *path, size_t max, size_t *len, char *err, size_t err
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			why = errno;
+			errf(err, errlen, "cannot read %s: %s", path, strerror(why));
 			goto fail;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 		if (n > max) {
+			why = EFBIG;
 			errf(err, errlen, "%s is larger than %zu bytes", path, max);
 			goto fail;
 		}
@@ -399,6 +405,7 @@ fail:
 		free(buf);
 	}
 	close(fd);
+	errno = why;
 	return NULL;
 }
 

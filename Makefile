@@ -46,7 +46,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e conformance bench fuzz faults chart chart-install image manifests manifests-check FORCE
+        deps e2e conformance bench fuzz faults loadgen chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -126,14 +126,25 @@ manifests-check:
 image:
 	bash scripts/image-build.sh
 
-bench: distenv-webhook
-	bash bench/run.sh
+# Test tooling: the open-loop load generator (latency, per-handshake
+# certificate counting) that bench and faults both drive; built here only.
+LOADGEN := $(BUILD)/tools/loadgen
+$(LOADGEN): bench/loadgen.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o $@ $< \
+		$(shell pkg-config --cflags --libs openssl) -lpthread
+
+loadgen: $(LOADGEN)
+
+bench: distenv-webhook $(LOADGEN)
+	LOADGEN=$(LOADGEN) bash bench/run.sh
 
 fuzz:
 	bash fuzz/run.sh
 
-faults: distenv-webhook
-	bash test/faults/run.sh
+faults: distenv-webhook $(LOADGEN)
+	LOADGEN=$(LOADGEN) bash test/faults/run.sh
 
 # Run the webhook on loopback with development certificates (certs/out/),
 # without Kubernetes look-ups: POST a review with `make dev-review` in another shell.

@@ -30,7 +30,9 @@ done
 # shellcheck disable=SC2086
 $cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$srcdir" $(pkg-config --cflags $pkgs) \
 	-o "$out/bin/core_cost" bench/core_cost.c $core $(pkg-config --libs $pkgs) -lpthread
-$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$out/bin/loadgen" bench/loadgen.c \
-	$(pkg-config --cflags --libs openssl) -lpthread
+# loadgen has one build rule, in the Makefile (make loadgen).
+loadgen=${LOADGEN:-${BUILD:-build}/tools/loadgen}
+[ -n "${LOADGEN:-}" ] || make -s "$loadgen"
+cp "$loadgen" "$out/bin/loadgen"
 
 exec python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick} ${BENCH_CORE_ONLY:+--core-only}

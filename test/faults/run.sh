@@ -16,14 +16,13 @@ for tool in valgrind python3; do
 	command -v "$tool" >/dev/null || { echo "faults: $tool is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 done
 mkdir -p "$out"
-if [ ! -x "$out/loadgen" ] || [ bench/loadgen.c -nt "$out/loadgen" ]; then
-	${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$out/loadgen" bench/loadgen.c \
-		$(pkg-config --cflags --libs openssl) -lpthread
-fi
+# loadgen has one build rule, in the Makefile (make loadgen).
+loadgen=${LOADGEN:-${BUILD:-build}/tools/loadgen}
+[ -n "${LOADGEN:-}" ] || make -s "$loadgen"
 # Hundreds of sockets on both sides.
 ulimit -n 4096 2>/dev/null || true
 
-args=(--binary "$bin" --loadgen "$out/loadgen")
+args=(--binary "$bin" --loadgen "$loadgen")
 [ -n "${FAULTS_QUICK:-}" ] && args+=(--quick)
 [ -n "${FAULTS_SOAK:-}" ] && args+=(--soak "$FAULTS_SOAK")
 exec python3 test/faults/faults.py "${args[@]}" "$@"

@@ -47,6 +47,27 @@ static int bad_request(struct admission_result *res, const char *msg)
 	return rc;
 }
 
+/* Appends s as a JSON string literal. */
+static void json_string(struct strbuf *sb, const char *s)
+{
+	const char *run = s;
+
+	strbuf_puts(sb, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		strbuf_append(sb, run, (size_t)(s - run));
+		if (c == '"' || c == '\\')
+			strbuf_printf(sb, "\\%c", c);
+		else
+			strbuf_printf(sb, "\\u%04x", c);
+		run = s + 1;
+	}
+	strbuf_append(sb, run, (size_t)(s - run));
+	strbuf_puts(sb, "\"");
+}
+
 /*
  * 200 with the AdmissionReview response. patch (may be NULL) is printed and
  * base64-encoded; message non-NULL means a denial. The envelope is written
@@ -63,18 +84,18 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 	strbuf_init(&sb);
 	strbuf_puts(&sb, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 	                 "\"response\":{\"uid\":");
-	strbuf_json_string(&sb, res->uid, STRBUF_ALL);
+	json_string(&sb, res->uid);
 	if (message != NULL) {
 		strbuf_puts(&sb,
 		            ",\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\","
 		            "\"message\":");
-		strbuf_json_string(&sb, message, STRBUF_ALL);
+		json_string(&sb, message);
 		strbuf_puts(&sb, "}");
 	} else {
 		strbuf_puts(&sb, ",\"allowed\":true");
 		for (i = 0; i < res->n_warnings; i++) {
 			strbuf_puts(&sb, i == 0 ? ",\"warnings\":[" : ",");
-			strbuf_json_string(&sb, res->warnings[i], STRBUF_ALL);
+			json_string(&sb, res->warnings[i]);
 		}
 		if (res->n_warnings > 0)
 			strbuf_puts(&sb, "]");

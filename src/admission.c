@@ -47,25 +47,13 @@ static int bad_request(struct admission_result *res, const char *msg)
 	return rc;
 }
 
-/* Appends s as a JSON string literal. */
+/*
+ * Appends s as a JSON string literal with the shared escaper, bytes that are
+ * not valid UTF-8 kept as they are: the uid must be echoed exactly.
+ */
 static void json_string(struct strbuf *sb, const char *s)
 {
-	const char *run = s;
-
-	strbuf_puts(sb, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		strbuf_append(sb, run, (size_t)(s - run));
-		if (c == '"' || c == '\\')
-			strbuf_printf(sb, "\\%c", c);
-		else
-			strbuf_printf(sb, "\\u%04x", c);
-		run = s + 1;
-	}
-	strbuf_append(sb, run, (size_t)(s - run));
-	strbuf_puts(sb, "\"");
+	strbuf_json_string_bytes(sb, s, STRBUF_ALL, 1);
 }
 
 /*

@@ -195,6 +195,11 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 
 void strbuf_json_string(struct strbuf *sb, const char *s, size_t max)
 {
+	strbuf_json_string_bytes(sb, s, max, 0);
+}
+
+void strbuf_json_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
+{
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strnlen(s, max), i = 0, run = 0, seq;
 	char esc[8];
@@ -209,6 +214,10 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t max)
 		}
 		if (c >= 0x80 && (seq = utf8_seq(u + i, n - i)) != 0) {
 			i += seq;
+			continue;
+		}
+		if (c >= 0x80 && keep_invalid) {
+			i++; /* echoed byte for byte */
 			continue;
 		}
 		strbuf_append(sb, s + run, i - run);

@@ -51,6 +51,12 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((forma
  * encoding/json reads it. The output is always valid JSON and valid UTF-8.
  */
 void strbuf_json_string(struct strbuf *sb, const char *s, size_t max);
+/*
+ * The same escaper with keep_invalid = 1: bytes that are not valid UTF-8 are
+ * copied as they are instead of becoming \ufffd. For echoing a value exactly
+ * (the AdmissionReview uid the API server compares); 0 is strbuf_json_string.
+ */
+void strbuf_json_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid);
 /* strbuf_json_string's max for "the whole string". */
 #define STRBUF_ALL ((size_t)-1)
 /* Empties the buffer (keeps its memory) and clears oom and too_big. */

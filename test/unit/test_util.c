@@ -30,8 +30,24 @@ static void test_json_string(void)
 	    {"abcdef", 3, "\"abc\"", "cut at max"},
 	    {"a\xc3\xa9", 2, "\"a\\ufffd\"", "a sequence cut by max"},
 	};
+	/* keep_invalid: the same escapes, bytes that are not UTF-8 echoed as they are */
+	static const struct {
+		const char *in, *want, *what;
+	} raw[] = {
+	    {"u\xff\xc3-1\n", "\"u\xff\xc3-1\\n\"", "invalid bytes echoed, controls escaped"},
+	    {"caf\xc3\xa9\"", "\"caf\xc3\xa9\\\"\"", "valid UTF-8 and quote as in the default"},
+	};
 	size_t i;
 
+	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		struct strbuf sb;
+		char *got;
+		strbuf_init(&sb);
+		strbuf_json_string_bytes(&sb, raw[i].in, STRBUF_ALL, 1);
+		got = strbuf_take(&sb);
+		CHECK_STR(got, raw[i].want, raw[i].what);
+		free(got);
+	}
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct strbuf sb;
 		char *got;

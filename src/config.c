@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "yamljson.h"
 #include "listenaddr.h"
 #include "util.h"
 
@@ -311,20 +312,17 @@ static int set_int(struct walk *w, const struct key *k, const yaml_node_t *v, co
 
 static int set_bool(struct walk *w, const struct key *k, const yaml_node_t *v, const char *path)
 {
-	static const char *const yes[] = {"true", "True", "TRUE"};
-	static const char *const no[] = {"false", "False", "FALSE"};
 	const char *s = scalar(v);
 	char got[80];
-	size_t i;
+	int b;
 
-	for (i = 0; s && i < 3; i++) {
-		if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
-			*(int *)(void *)((char *)w->cfg + k->off) = strcmp(s, yes[i]) == 0;
-			return 0;
-		}
+	/* the manifests' dialect (kubectl's YAML 1.1 booleans): one set of words */
+	if (yamljson_bool(s, &b) == 0) {
+		*(int *)(void *)((char *)w->cfg + k->off) = b;
+		return 0;
 	}
 	describe(v, got, sizeof(got));
-	fail_at(w, v, path, "must be true or false, got %s", got);
+	fail_at(w, v, path, "must be a boolean (true/false, yes/no, on/off), got %s", got);
 	return -1;
 }
 

@@ -209,6 +209,14 @@ static const char *const notjson_words[] = {".nan",  ".NaN",  ".NAN",  ".inf",  
                                             ".INF",  "+.inf", "+.Inf", "+.INF", "-.inf",
                                             "-.Inf", "-.INF", NULL};
 
+int yamljson_bool(const char *s, int *out)
+{
+	if (s == NULL || !(in_list(s, yes_words) || in_list(s, no_words)))
+		return -1;
+	*out = in_list(s, yes_words);
+	return 0;
+}
+
 /* Resolves a plain, untagged scalar. s is NUL-terminated, may hold '_' separators. */
 static void resolve_plain(const char *s, size_t len, struct scalar *sc)
 {

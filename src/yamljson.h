@@ -46,4 +46,11 @@
 cJSON *yamljson_parse(const char *text, size_t len, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
+/*
+ * The one set of YAML boolean words (kubectl's: go-yaml v2 reads YAML 1.1
+ * booleans, so y/yes/on/true and n/no/off/false in their three cases). Returns
+ * 0 with *out, or -1 when s is not one. The config file uses it too.
+ */
+int yamljson_bool(const char *s, int *out);
+
 #endif

@@ -21,12 +21,12 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-core="admission plan topology envgen patch workload util config annotation validate listenaddr"
+core="admission plan topology envgen patch workload util config yamljson annotation validate listenaddr"
 declare -A srcs=(
 	[admission]="$core"
-	[render]="$core yamljson render"
+	[render]="$core render"
 	[config]="$core"
-	[kube]="$core kube kubeconfig lookupcache yamljson log metrics"
+	[kube]="$core kube kubeconfig lookupcache log metrics"
 	[kubeconfig]="kubeconfig util yamljson"
 )
 declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384)

@@ -34,7 +34,7 @@ static const char review_fmt[] =
     "\"labels\":{\"batch.kubernetes.io/job-completion-index\":\"%ld\","
     "\"batch.kubernetes.io/job-name\":\"train\",\"distenv.dev/inject\":\"true\"},"
     "\"annotations\":{\"batch.kubernetes.io/job-completion-index\":\"%ld\","
-    "\"distenv.dev/world-size\":\"%ld\",\"distenv.dev/frameworks\":\"pytorch,tensorflow,jax\"},"
+    "\"distenv.dev/world-size\":\"%ld\"},"
     "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"train\","
     "\"uid\":\"7d0f5a3c-2b9e-4c61-9f7a-1e2d3c4b5a60\",\"controller\":true,"
     "\"blockOwnerDeletion\":true}]},"
@@ -131,6 +131,12 @@ int main(int argc, char **argv)
 	char *body;
 
 	config_defaults(&cfg);
+	/*
+	 * All three frameworks as the config's default, not by annotation: past the
+	 * exec limit (about 3,000 ranks here) TF_CONFIG is then left out, as for a
+	 * pod that did not ask for it, instead of the pod being denied.
+	 */
+	cfg.default_frameworks = FW_PYTORCH | FW_TENSORFLOW | FW_JAX;
 	cfg.max_world_size = 1048576;
 	if (a < argc && strcmp(argv[a], "--callgrind") == 0) {
 		callgrind = 1;

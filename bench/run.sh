@@ -21,10 +21,10 @@ done
 [ -x "$bin" ] || { echo "bench: $bin not built: run make" >&2; exit 2; }
 
 cc=${CC:-cc}
-pkgs="libcjson yaml-0.1"
+pkgs="libcjson yaml-0.1 libcrypto"
 srcdir=${BENCH_SRC:-src}
 core=""
-for m in admission topology envgen patch workload util config arena; do
+for m in admission plan topology envgen patch workload util config yamljson listenaddr annotation validate arena; do
 	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
 done
 # shellcheck disable=SC2086

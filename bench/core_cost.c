@@ -1,7 +1,8 @@
 /*
  * The admission core's cost as the world size W grows: one Indexed Job pod
  * with the annotation distenv.dev/world-size=W and every framework (TF_CONFIG
- * lists all W hosts) through admission_handle, as /mutate calls it.
+ * lists all W hosts up to Linux's exec limit, about 3,000 here, and is left out
+ * past it) through admission_handle, as /mutate calls it.
  *
  *   core_cost [--iters N] W...        wall time per admission (ns) for each W
  *   core_cost --callgrind W           one warm call, then one call counted:

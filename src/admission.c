@@ -198,6 +198,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 		rc = review_response(res, NULL, NULL);
 	} else if (v->n_problems > 0) {
 		res->outcome = ADMISSION_DENIED;
+		res->reason = v->reason;
 		snprintf(res->message, sizeof(res->message), "%.500s", v->denial);
 		rc = review_response(res, NULL, v->denial);
 	} else {
@@ -252,6 +253,12 @@ int admission_handle(const char *body, size_t len, const struct config *cfg,
 		goto out;
 	if (ps == PLAN_DENY) {
 		res->outcome = ADMISSION_DENIED;
+		res->reason = plan.topo.reason != DENY_NONE ? plan.topo.reason : DENY_OTHER;
+		/* What was known before the denial, for the log line. */
+		if (plan.topo.workload[0] != '\0')
+			snprintf(res->workload, sizeof(res->workload), "%s/%s",
+			         workload_kind_name(plan.topo.kind), plan.topo.workload);
+		res->rank = plan.topo.rank;
 		snprintf(res->message, sizeof(res->message), "%s", err);
 		rc = review_response(res, NULL, err);
 		goto out;

@@ -31,9 +31,10 @@ struct admission_result {
 	enum admission_outcome outcome;
 	char uid[128];
 	char ns[64];
-	char workload[256]; /* "StatefulSet/name", "Job/name" or "" */
-	long rank;          /* -1 when not known */
-	char message[512];  /* denial or error text, or the warnings joined by "; " */
+	char workload[256];      /* "StatefulSet/name", "Job/name" or "" */
+	long rank;               /* -1 when not known */
+	enum deny_reason reason; /* ADMISSION_DENIED: why (a bounded set, for metrics) */
+	char message[512];       /* denial or error text, or the warnings joined by "; " */
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* the response's warnings */
 	int n_warnings;
 };

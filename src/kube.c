@@ -574,13 +574,15 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	long status = 0;
 	CURLcode rc;
 	int rc_out = -1;
+	struct timespec t0, t1;
 
 	(void)fresh; /* nothing below caches */
 	strbuf_init_max(&b, KUBE_MAX_BODY);
 	if (errlen)
 		err[0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (workload_api_path(kind, ns, name, path, sizeof(path), err, errlen) < 0) {
-		metrics_lookup(0, 0);
+		metrics_lookup(0, 0, 0);
 		return -1;
 	}
 	rc = api_get(kc, path, call->deadline_ms, &b, &status, errbuf);
@@ -597,7 +599,9 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	*out = spec;
 	rc_out = 0;
 out:
-	metrics_lookup(rc_out == 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	metrics_lookup(rc_out == 0, 0,
+	               (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	if (rc_out != 0)
 		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
 		       "name", name, "error", err, LOG_END);
@@ -627,6 +631,6 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	/* the wait for a look-up in flight and the GET share one deadline */
 	rc = lookup_cache_get_via(kc->cache, &inner, ref, fresh, out, err, errlen);
 	if (rc == 0 && out->cached)
-		metrics_lookup(1, 1);
+		metrics_lookup(1, 1, 0);
 	return rc;
 }

@@ -46,9 +46,13 @@ static const char *level_name(enum log_level lvl)
 	return "info";
 }
 
-/* Starts a line with {"ts":"2006-01-02T15:04:05.000Z","level":...,"event":... */
-static void line_begin(struct strbuf *l, enum log_level lvl, const char *event)
+/* Starts a line with {"ts":"2006-01-02T15:04:05.000Z","level":...,"msg":...,"event":...
+ * msg NULL: the event in words. */
+static void line_begin(struct strbuf *l, enum log_level lvl, const char *event, const char *msg)
 {
+	char words[64];
+	size_t i;
+
 	struct timespec ts;
 	struct tm tm;
 	char buf[64];
@@ -61,7 +65,16 @@ static void line_begin(struct strbuf *l, enum log_level lvl, const char *event)
 	strbuf_puts(l, buf);
 	strbuf_puts(l, ",\"level\":\"");
 	strbuf_puts(l, level_name(lvl));
-	strbuf_puts(l, "\",\"event\":");
+	strbuf_puts(l, "\",\"msg\":");
+	if (msg == NULL) {
+		snprintf(words, sizeof(words), "%s", event ? event : "");
+		for (i = 0; words[i] != '\0'; i++)
+			if (words[i] == '_')
+				words[i] = ' ';
+		msg = words;
+	}
+	line_add_json_string(l, msg);
+	strbuf_puts(l, ",\"event\":");
 	line_add_json_string(l, event ? event : "");
 }
 
@@ -152,7 +165,7 @@ void log_kv(enum log_level lvl, const char *event, ...)
 	if (!log_enabled(lvl))
 		return;
 	strbuf_init_stack(&l, stack, sizeof(stack));
-	line_begin(&l, lvl, event);
+	line_begin(&l, lvl, event, NULL);
 	va_start(ap, event);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		v = va_arg(ap, const char *);
@@ -176,7 +189,7 @@ void log_kvn(enum log_level lvl, const char *event, ...)
 	if (!log_enabled(lvl))
 		return;
 	strbuf_init_stack(&l, stack, sizeof(stack));
-	line_begin(&l, lvl, event);
+	line_begin(&l, lvl, event, NULL);
 	va_start(ap, event);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		v = va_arg(ap, long long);
@@ -187,36 +200,37 @@ void log_kvn(enum log_level lvl, const char *event, ...)
 	line_emit(&l);
 }
 
-void log_admission(const char *uid, const char *ns, const char *workload, long rank,
-                   const char *outcome, const char *message, long long micros)
+void log_admission(const struct admission_result *res, long long micros)
 {
 	enum log_level lvl = LOG_INFO;
 	struct strbuf l;
-	char stack[LOG_STACK_LINE];
+	char stack[LOG_STACK_LINE], msg[64];
+	const char *outcome = admission_outcome_name(res->outcome);
 
-	/* A malformed review is the caller's bug, worth a warning; denials are normal answers. */
-	if (outcome != NULL && strcmp(outcome, "bad_request") == 0)
+	/* A malformed review is the caller's bug; a denial stops a pod: both worth a warning. */
+	if (res->outcome == ADMISSION_BAD_REQUEST || res->outcome == ADMISSION_DENIED)
 		lvl = LOG_WARN;
 	if (!log_enabled(lvl))
 		return;
+	snprintf(msg, sizeof(msg), "pod %s", outcome);
 	strbuf_init_stack(&l, stack, sizeof(stack));
-	line_begin(&l, lvl, "admission");
+	line_begin(&l, lvl, "admission", res->message[0] != '\0' ? res->message : msg);
 	line_key(&l, "uid");
-	line_add_json_string(&l, uid ? uid : "");
+	line_add_json_string(&l, res->uid);
 	line_key(&l, "namespace");
-	line_add_json_string(&l, ns ? ns : "");
+	line_add_json_string(&l, res->ns);
 	line_key(&l, "workload");
-	line_add_json_string(&l, workload ? workload : "");
+	line_add_json_string(&l, res->workload);
 	line_key(&l, "rank");
-	if (rank < 0)
+	if (res->rank < 0)
 		strbuf_puts(&l, "null");
 	else
-		line_num(&l, rank);
+		line_num(&l, res->rank);
 	line_key(&l, "outcome");
-	line_add_json_string(&l, outcome ? outcome : "");
-	if (message != NULL && message[0] != '\0') {
-		line_key(&l, "message");
-		line_add_json_string(&l, message);
+	line_add_json_string(&l, outcome);
+	if (res->outcome == ADMISSION_DENIED) {
+		line_key(&l, "reason");
+		line_add_json_string(&l, deny_reason_name(res->reason));
 	}
 	line_key(&l, "micros");
 	line_num(&l, micros);

@@ -1,59 +1,119 @@
 /*
  * Process-wide Prometheus metrics kept in C11 atomics (relaxed: each counter is
- * independent), rendered in the text exposition format 0.0.4. metrics_render
- * returns a malloc'd string the caller frees.
+ * independent), rendered in the text exposition format 0.0.4, with the
+ * process_* series of the Prometheus client libraries read from /proc at each
+ * scrape. metrics_render returns a malloc'd string the caller frees.
  */
 #include "metrics.h"
 #include "version.h"
 
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
-/* Upper bounds (seconds) of the latency buckets; +Inf is implied. */
-static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                   0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
-#define N_BUCKETS (sizeof(bucket_le) / sizeof(bucket_le[0]))
+/*
+ * A latency histogram: upper bounds (seconds; +Inf implied), non-cumulative
+ * counts (one more than the bounds, the last for +Inf) and the sum in ns
+ * (2^64 ns is 584 years: it cannot wrap in practice).
+ */
+struct histogram {
+	const double *le;
+	size_t n;
+	atomic_ullong *counts;
+	atomic_ullong sum_ns;
+};
 
-/* HTTP error codes with their own series; anything else is counted as "other". */
-static const int error_codes[] = {400, 404, 405, 413, 500, 503};
-#define N_CODES (sizeof(error_codes) / sizeof(error_codes[0]))
+/*
+ * Admission latency: up to the longest webhook timeout the API server allows
+ * (30 s), so that a look-up near the chart's 10 s timeout still lands in a
+ * bucket of its own.
+ */
+static const double admission_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                      0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                      1.0,    2.5,     5.0,    10.0,  30.0};
+#define N_ADMISSION_LE (sizeof(admission_le) / sizeof(admission_le[0]))
+/* Look-up latency: an API round trip, bounded by lookups.timeoutMs (at most 10 s). */
+static const double lookup_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                   0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
+#define N_LOOKUP_LE (sizeof(lookup_le) / sizeof(lookup_le[0]))
 
-static atomic_ullong m_requests[ADMISSION_OUTCOME_COUNT];
-static atomic_ullong m_buckets[N_BUCKETS + 1]; /* non-cumulative; last is (1, +Inf) */
-static atomic_ullong m_sum_ns;
-static atomic_ullong m_http_errors[N_CODES + 1]; /* last is "other" */
+static const char *const webhook_names[METRICS_WEBHOOK_COUNT] = {"mutate", "validate"};
+static const char *const path_names[METRICS_PATH_COUNT] = {"/mutate", "/validate", "/healthz",
+                                                           "/readyz", "/metrics",  "other"};
+/* Status codes with their own series; then "other", then "none" (closed unanswered). */
+static const int http_codes[] = {200, 400, 404, 405, 413, 429, 500, 503};
+#define N_CODES    (sizeof(http_codes) / sizeof(http_codes[0]))
+#define CODE_OTHER N_CODES
+#define CODE_NONE  (N_CODES + 1)
+
+static atomic_ullong m_requests[METRICS_WEBHOOK_COUNT][ADMISSION_OUTCOME_COUNT];
+static atomic_ullong m_denials[METRICS_WEBHOOK_COUNT][DENY_REASON_COUNT];
+static atomic_ullong m_admission_counts[METRICS_WEBHOOK_COUNT][N_ADMISSION_LE + 1];
+static struct histogram m_admission[METRICS_WEBHOOK_COUNT] = {
+    {admission_le, N_ADMISSION_LE, m_admission_counts[0], 0},
+    {admission_le, N_ADMISSION_LE, m_admission_counts[1], 0},
+};
+static atomic_ullong m_lookup_counts[N_LOOKUP_LE + 1];
+static struct histogram m_lookup_latency = {lookup_le, N_LOOKUP_LE, m_lookup_counts, 0};
+static atomic_ullong m_http[METRICS_PATH_COUNT][N_CODES + 2];
 static atomic_llong m_inflight;
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
 
-void metrics_admission(enum admission_outcome outcome, double seconds)
+static void inc(atomic_ullong *a)
+{
+	atomic_fetch_add_explicit(a, 1, memory_order_relaxed);
+}
+
+static unsigned long long rd(atomic_ullong *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static void histogram_observe(struct histogram *h, double seconds)
 {
 	size_t i;
 
-	if ((int)outcome < 0 || outcome >= ADMISSION_OUTCOME_COUNT)
-		return;
-	atomic_fetch_add_explicit(&m_requests[outcome], 1, memory_order_relaxed);
 	if (!(seconds >= 0)) /* also catches NaN */
 		seconds = 0;
-	for (i = 0; i < N_BUCKETS && seconds > bucket_le[i]; i++)
+	for (i = 0; i < h->n && seconds > h->le[i]; i++)
 		;
-	atomic_fetch_add_explicit(&m_buckets[i], 1, memory_order_relaxed);
-	/* 2^64 ns is 584 years: a sum in nanoseconds cannot wrap in practice. */
+	inc(&h->counts[i]);
 	if (seconds > 1e6)
 		seconds = 1e6;
-	atomic_fetch_add_explicit(&m_sum_ns, (unsigned long long)(seconds * 1e9 + 0.5),
+	atomic_fetch_add_explicit(&h->sum_ns, (unsigned long long)(seconds * 1e9 + 0.5),
 	                          memory_order_relaxed);
 }
 
-void metrics_http_error(int status)
+void metrics_admission(enum metrics_webhook w, enum admission_outcome outcome,
+                       enum deny_reason reason, double seconds)
+{
+	if ((unsigned)w >= METRICS_WEBHOOK_COUNT || (unsigned)outcome >= ADMISSION_OUTCOME_COUNT)
+		return;
+	inc(&m_requests[w][outcome]);
+	if (outcome == ADMISSION_DENIED)
+		inc(&m_denials[w][(unsigned)reason < DENY_REASON_COUNT && reason != DENY_NONE
+		                      ? reason
+		                      : DENY_OTHER]);
+	histogram_observe(&m_admission[w], seconds);
+}
+
+void metrics_http_request(enum metrics_path path, int status)
 {
 	size_t i;
 
-	for (i = 0; i < N_CODES && error_codes[i] != status; i++)
+	if ((unsigned)path >= METRICS_PATH_COUNT)
+		path = METRICS_PATH_OTHER;
+	for (i = 0; i < N_CODES && http_codes[i] != status; i++)
 		;
-	atomic_fetch_add_explicit(&m_http_errors[i], 1, memory_order_relaxed);
+	if (status == 0)
+		i = CODE_NONE;
+	inc(&m_http[path][i]);
 }
 
 void metrics_inflight(int delta)
@@ -61,14 +121,16 @@ void metrics_inflight(int delta)
 	atomic_fetch_add_explicit(&m_inflight, delta, memory_order_relaxed);
 }
 
-void metrics_lookup(int ok, int cached)
+void metrics_lookup(int ok, int cached, double seconds)
 {
 	if (!ok)
-		atomic_fetch_add_explicit(&m_lookup_error, 1, memory_order_relaxed);
+		inc(&m_lookup_error);
 	else if (cached)
-		atomic_fetch_add_explicit(&m_lookup_cached, 1, memory_order_relaxed);
+		inc(&m_lookup_cached);
 	else
-		atomic_fetch_add_explicit(&m_lookup_ok, 1, memory_order_relaxed);
+		inc(&m_lookup_ok);
+	if (!cached)
+		histogram_observe(&m_lookup_latency, seconds);
 }
 
 void metrics_cert_expiry(time_t not_after)
@@ -78,92 +140,224 @@ void metrics_cert_expiry(time_t not_after)
 
 void metrics_cert_reload(int ok)
 {
-	atomic_fetch_add_explicit(ok ? &m_reload_ok : &m_reload_fail, 1, memory_order_relaxed);
+	inc(ok ? &m_reload_ok : &m_reload_fail);
 }
 
-static unsigned long long rd(atomic_ullong *a)
+static void header(FILE *f, const char *name, const char *type, const char *help)
 {
-	return atomic_load_explicit(a, memory_order_relaxed);
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The series of one histogram; labels is "" or `key="value",` (with the comma). */
+static void histogram_render(FILE *f, const char *name, const char *labels, struct histogram *h)
+{
+	unsigned long long cum = 0, sum_ns;
+	size_t i;
+	size_t ll = strlen(labels);
+
+	/* Counts are read one by one: a scrape may straddle an observation, as in any client
+	 * library. */
+	sum_ns = rd(&h->sum_ns);
+	for (i = 0; i < h->n; i++) {
+		cum += rd(&h->counts[i]);
+		fprintf(f, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels, h->le[i], cum);
+	}
+	cum += rd(&h->counts[h->n]);
+	fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, cum);
+	/* The labels without their trailing comma, in braces, or nothing. */
+	if (ll > 0) {
+		fprintf(f, "%s_sum{%.*s} %.9f\n", name, (int)(ll - 1), labels,
+		        (double)sum_ns / 1e9);
+		fprintf(f, "%s_count{%.*s} %llu\n", name, (int)(ll - 1), labels, cum);
+	} else {
+		fprintf(f, "%s_sum %.9f\n", name, (double)sum_ns / 1e9);
+		fprintf(f, "%s_count %llu\n", name, cum);
+	}
+}
+
+/* Open descriptors: the entries of /proc/self/fd, less the one that reads them. -1 on error. */
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n > 0 ? n - 1 : 0;
+}
+
+/*
+ * Start time in Unix seconds: field 22 of /proc/self/stat (clock ticks after
+ * boot) plus btime of /proc/stat, as the Prometheus client libraries do. -1 on error.
+ */
+static double start_time(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+	int field;
+	FILE *f;
+
+	if (hz <= 0 || (f = fopen("/proc/self/stat", "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the fields start after the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	for (field = 2; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%llu", &ticks) != 1)
+		return -1;
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	if (btime == 0)
+		return -1;
+	return (double)btime + (double)ticks / (double)hz;
+}
+
+/* process_* as the Prometheus client libraries name them; a series that cannot be read is left
+ * out. */
+static void process_render(FILE *f)
+{
+	struct rusage ru;
+	struct rlimit rl;
+	unsigned long long vsize, resident;
+	long page = sysconf(_SC_PAGESIZE), fds;
+	double st;
+	FILE *sm;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		header(f, "process_cpu_seconds_total", "counter",
+		       "Total user and system CPU time spent in seconds.");
+		fprintf(f, "process_cpu_seconds_total %.6f\n",
+		        (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	}
+	if (page > 0 && (sm = fopen("/proc/self/statm", "re")) != NULL) {
+		if (fscanf(sm, "%llu %llu", &vsize, &resident) == 2) {
+			header(f, "process_resident_memory_bytes", "gauge",
+			       "Resident memory size in bytes.");
+			fprintf(f, "process_resident_memory_bytes %llu\n",
+			        resident * (unsigned long long)page);
+			header(f, "process_virtual_memory_bytes", "gauge",
+			       "Virtual memory size in bytes.");
+			fprintf(f, "process_virtual_memory_bytes %llu\n",
+			        vsize * (unsigned long long)page);
+		}
+		fclose(sm);
+	}
+	if ((fds = open_fds()) >= 0) {
+		header(f, "process_open_fds", "gauge", "Number of open file descriptors.");
+		fprintf(f, "process_open_fds %ld\n", fds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		header(f, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		fprintf(f, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+	if ((st = start_time()) >= 0) {
+		header(f, "process_start_time_seconds", "gauge",
+		       "Start time of the process since unix epoch in seconds.");
+		fprintf(f, "process_start_time_seconds %.2f\n", st);
+	}
 }
 
 char *metrics_render(size_t *len)
 {
-	char *buf = NULL;
-	size_t size = 0;
+	char *buf = NULL, labels[64];
+	size_t size = 0, i;
 	FILE *f;
-	unsigned long long cum = 0, sum_ns;
-	size_t i;
-	int o;
+	int w, o, r;
 
 	/* open_memstream: the stream owns buf until fclose, then the caller does. */
 	f = open_memstream(&buf, &size);
 	if (f == NULL)
 		return NULL;
 
-	fputs("# HELP distenv_build_info Build version and git revision of distenv-webhook.\n"
-	      "# TYPE distenv_build_info gauge\n",
-	      f);
+	header(f, "distenv_build_info", "gauge",
+	       "Build version and git revision of distenv-webhook.");
 	fprintf(f, "distenv_build_info{version=\"%s\",revision=\"%s\"} 1\n", DISTENV_VERSION,
 	        DISTENV_GIT_REV);
 
-	fputs("# HELP distenv_admission_requests_total AdmissionReview requests by outcome.\n"
-	      "# TYPE distenv_admission_requests_total counter\n",
-	      f);
-	for (o = 0; o < ADMISSION_OUTCOME_COUNT; o++)
-		fprintf(f, "distenv_admission_requests_total{outcome=\"%s\"} %llu\n",
-		        admission_outcome_name((enum admission_outcome)o), rd(&m_requests[o]));
-
-	fputs("# HELP distenv_admission_duration_seconds Time to answer one AdmissionReview.\n"
-	      "# TYPE distenv_admission_duration_seconds histogram\n",
-	      f);
-	/* Counts are read one by one: a scrape may straddle an observation, as in any client
-	 * library. */
-	sum_ns = rd(&m_sum_ns);
-	for (i = 0; i < N_BUCKETS; i++) {
-		cum += rd(&m_buckets[i]);
-		fprintf(f, "distenv_admission_duration_seconds_bucket{le=\"%g\"} %llu\n",
-		        bucket_le[i], cum);
+	header(f, "distenv_http_requests_total", "counter",
+	       "HTTP requests by path and status code (none: closed without an answer).");
+	for (i = 0; i < METRICS_PATH_COUNT; i++) {
+		size_t c;
+		for (c = 0; c < N_CODES; c++)
+			fprintf(f, "distenv_http_requests_total{path=\"%s\",code=\"%d\"} %llu\n",
+			        path_names[i], http_codes[c], rd(&m_http[i][c]));
+		fprintf(f, "distenv_http_requests_total{path=\"%s\",code=\"other\"} %llu\n",
+		        path_names[i], rd(&m_http[i][CODE_OTHER]));
+		fprintf(f, "distenv_http_requests_total{path=\"%s\",code=\"none\"} %llu\n",
+		        path_names[i], rd(&m_http[i][CODE_NONE]));
 	}
-	cum += rd(&m_buckets[N_BUCKETS]);
-	fprintf(f, "distenv_admission_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
-	fprintf(f, "distenv_admission_duration_seconds_sum %.9f\n", (double)sum_ns / 1e9);
-	fprintf(f, "distenv_admission_duration_seconds_count %llu\n", cum);
 
-	fputs("# HELP distenv_http_errors_total HTTP error answers by status code.\n"
-	      "# TYPE distenv_http_errors_total counter\n",
-	      f);
-	for (i = 0; i < N_CODES; i++)
-		fprintf(f, "distenv_http_errors_total{code=\"%d\"} %llu\n", error_codes[i],
-		        rd(&m_http_errors[i]));
-	fprintf(f, "distenv_http_errors_total{code=\"other\"} %llu\n", rd(&m_http_errors[N_CODES]));
+	header(f, "distenv_admission_requests_total", "counter",
+	       "AdmissionReview requests by webhook and outcome.");
+	for (w = 0; w < METRICS_WEBHOOK_COUNT; w++)
+		for (o = 0; o < ADMISSION_OUTCOME_COUNT; o++)
+			fprintf(f,
+			        "distenv_admission_requests_total{webhook=\"%s\",outcome=\"%s\"} "
+			        "%llu\n",
+			        webhook_names[w], admission_outcome_name((enum admission_outcome)o),
+			        rd(&m_requests[w][o]));
 
-	fputs("# HELP distenv_inflight_requests HTTP requests being handled now.\n"
-	      "# TYPE distenv_inflight_requests gauge\n",
-	      f);
+	header(f, "distenv_admission_denials_total", "counter",
+	       "Denied AdmissionReviews by webhook and reason.");
+	for (w = 0; w < METRICS_WEBHOOK_COUNT; w++)
+		for (r = DENY_NONE + 1; r < DENY_REASON_COUNT; r++)
+			fprintf(
+			    f,
+			    "distenv_admission_denials_total{webhook=\"%s\",reason=\"%s\"} %llu\n",
+			    webhook_names[w], deny_reason_name((enum deny_reason)r),
+			    rd(&m_denials[w][r]));
+
+	header(f, "distenv_admission_duration_seconds", "histogram",
+	       "Time to answer one AdmissionReview, from its first byte to its answer.");
+	for (w = 0; w < METRICS_WEBHOOK_COUNT; w++) {
+		snprintf(labels, sizeof(labels), "webhook=\"%s\",", webhook_names[w]);
+		histogram_render(f, "distenv_admission_duration_seconds", labels, &m_admission[w]);
+	}
+
+	header(f, "distenv_inflight_requests", "gauge",
+	       "AdmissionReview requests being handled now.");
 	fprintf(f, "distenv_inflight_requests %lld\n",
 	        atomic_load_explicit(&m_inflight, memory_order_relaxed));
 
-	fputs("# HELP distenv_lookups_total Kubernetes API workload look-ups by outcome.\n"
-	      "# TYPE distenv_lookups_total counter\n",
-	      f);
+	header(f, "distenv_lookups_total", "counter",
+	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");
 	fprintf(f, "distenv_lookups_total{outcome=\"ok\"} %llu\n", rd(&m_lookup_ok));
 	fprintf(f, "distenv_lookups_total{outcome=\"error\"} %llu\n", rd(&m_lookup_error));
 	fprintf(f, "distenv_lookups_total{outcome=\"cached\"} %llu\n", rd(&m_lookup_cached));
 
-	fputs("# HELP distenv_certificate_expiry_timestamp_seconds NotAfter of the serving "
-	      "certificate in use (Unix time).\n"
-	      "# TYPE distenv_certificate_expiry_timestamp_seconds gauge\n",
-	      f);
+	header(f, "distenv_lookup_duration_seconds", "histogram",
+	       "Time of one Kubernetes API workload look-up round trip (cache hits not included).");
+	histogram_render(f, "distenv_lookup_duration_seconds", "", &m_lookup_latency);
+
+	header(f, "distenv_certificate_expiry_timestamp_seconds", "gauge",
+	       "NotAfter of the serving certificate in use (Unix time).");
 	fprintf(f, "distenv_certificate_expiry_timestamp_seconds %lld\n",
 	        atomic_load_explicit(&m_cert_expiry, memory_order_relaxed));
 
-	fputs("# HELP distenv_certificate_reloads_total Serving certificate reloads by result.\n"
-	      "# TYPE distenv_certificate_reloads_total counter\n",
-	      f);
+	header(f, "distenv_certificate_reloads_total", "counter",
+	       "Serving certificate reloads by result.");
 	fprintf(f, "distenv_certificate_reloads_total{result=\"success\"} %llu\n",
 	        rd(&m_reload_ok));
 	fprintf(f, "distenv_certificate_reloads_total{result=\"failure\"} %llu\n",
 	        rd(&m_reload_fail));
+
+	process_render(f);
 
 	if (ferror(f)) {
 		fclose(f);

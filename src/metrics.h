@@ -1,7 +1,9 @@
 /*
- * Process-wide Prometheus metrics: lock-free counters and a latency histogram,
- * rendered in the text exposition format. The rendered text is malloc'd; the
- * caller frees it.
+ * Process-wide Prometheus metrics: lock-free counters and latency histograms,
+ * plus the standard process_* series read from /proc, rendered in the text
+ * exposition format. The rendered text is malloc'd; the caller frees it.
+ * Every label has a fixed set of values (charts/distenv/metrics.txt lists the
+ * names), so no input can grow the number of series.
  */
 #ifndef DISTENV_METRICS_H
 #define DISTENV_METRICS_H
@@ -10,10 +12,36 @@
 #include <time.h>
 #include "admission.h"
 
-void metrics_admission(enum admission_outcome outcome, double seconds);
-void metrics_http_error(int status); /* 404, 405, 413, 500 */
+/* The webhook label of the admission series. */
+enum metrics_webhook { METRICS_MUTATE = 0, METRICS_VALIDATE, METRICS_WEBHOOK_COUNT };
+
+/* The path label of distenv_http_requests_total: the routes, and "other" for the rest. */
+enum metrics_path {
+	METRICS_PATH_MUTATE = 0,
+	METRICS_PATH_VALIDATE,
+	METRICS_PATH_HEALTHZ,
+	METRICS_PATH_READYZ,
+	METRICS_PATH_METRICS,
+	METRICS_PATH_OTHER,
+	METRICS_PATH_COUNT
+};
+
+/* One answered AdmissionReview; reason counts only when outcome is ADMISSION_DENIED. */
+void metrics_admission(enum metrics_webhook w, enum admission_outcome outcome,
+                       enum deny_reason reason, double seconds);
+
+/* One HTTP request, by path and status; status 0: the connection closed without an answer. */
+void metrics_http_request(enum metrics_path path, int status);
+
+/* Admission requests being handled (the scrape itself is not one). */
 void metrics_inflight(int delta);
-void metrics_lookup(int ok, int cached); /* outcome of one look-up */
+
+/*
+ * One workload look-up: ok or not, answered from the cache or not, and for an
+ * API round trip (cached 0) how long it took, observed in the look-up histogram.
+ */
+void metrics_lookup(int ok, int cached, double seconds);
+
 void metrics_cert_expiry(time_t not_after);
 void metrics_cert_reload(int ok);
 

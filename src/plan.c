@@ -410,12 +410,16 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	if (envgen_build(&plan->topo, &plan->env) != 0 ||
 	    envgen_master_addr(&plan->topo, addr, sizeof(addr)) != 0)
 		goto out;
-	if ((rc = plan_own_master(plan, spec, err, errlen)) != PLAN_OK)
+	if ((rc = plan_own_master(plan, spec, err, errlen)) != PLAN_OK) {
+		plan->topo.reason = DENY_ENV;
 		goto out;
+	}
 	if ((rc = plan_rdzv_conf(plan, spec)) != PLAN_OK)
 		goto out;
-	if ((rc = plan_budget(plan, pod_bytes, err, errlen)) != PLAN_OK)
+	if ((rc = plan_budget(plan, pod_bytes, err, errlen)) != PLAN_OK) {
+		plan->topo.reason = DENY_LIMIT;
 		goto out;
+	}
 	if (plan->topo.wait_seconds > 0 && (wait = wait_container(plan, cfg, addr)) == NULL) {
 		rc = PLAN_NOMEM;
 		goto out;
@@ -432,6 +436,8 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	ps = patch_build(pod, &plan->topo, envs, wait, marker, cfg->max_env_per_container,
 	                 &plan->patch, err, errlen);
 	rc = ps == PATCH_OK ? PLAN_OK : ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
+	if (ps == PATCH_DENY)
+		plan->topo.reason = DENY_LIMIT; /* env entries over the limit */
 out:
 	free(envs);
 	cJSON_Delete(wait);

@@ -45,7 +45,9 @@ enum plan_status { PLAN_OK = 0, PLAN_DENY = 1, PLAN_NOMEM = -1 };
  * is the size of the pod as the API server sent it (0 when not known); with the
  * patch it must stay under POD_BYTES_MAX. On PLAN_OK the caller frees plan with
  * pod_plan_free; otherwise err says why (PLAN_DENY: a user-facing message
- * starting "distenv: ") and plan holds nothing.
+ * starting "distenv: ") and plan holds nothing to free; on PLAN_DENY
+ * plan->topo.reason says why, and its kind, ns, workload and rank what was
+ * known (see topology_resolve).
  */
 enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_bytes,
                                 const struct config *cfg, const struct workload_lookup *lookup,

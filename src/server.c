@@ -72,6 +72,8 @@ enum req_state {
 /* Per HTTP request. */
 struct req_ctx {
 	enum route route;
+	enum metrics_path mpath; /* its path label */
+	int status;              /* the status of the queued answer; 0 while none */
 	struct timespec start;
 	struct strbuf body; /* limited to max_body_bytes */
 	int too_large;
@@ -217,8 +219,8 @@ static double elapsed_s(const struct timespec *start)
  * MUST_FREE for malloc'd buffers handed over to libmicrohttpd (freed by it
  * with free() once sent, also when queuing fails).
  */
-static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, unsigned status,
-                               const char *ctype, const char *body, size_t len,
+static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struct req_ctx *r,
+                               unsigned status, const char *ctype, const char *body, size_t len,
                                enum MHD_ResponseMemoryMode mode, const char *allow)
 {
 	struct MHD_Response *resp;
@@ -241,32 +243,34 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, unsig
 	}
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp); /* the queue holds its own reference */
+	if (ret == MHD_YES)
+		r->status = (int)status; /* counted when the request completes */
 	return ret;
 }
 
 /* Answers {"error":"<msg>"} with status. msg must be plain ASCII without quotes or backslashes. */
-static enum MHD_Result respond_error(struct server *s, struct MHD_Connection *c, unsigned status,
-                                     const char *msg, const char *allow)
+static enum MHD_Result respond_error(struct server *s, struct MHD_Connection *c, struct req_ctx *r,
+                                     unsigned status, const char *msg, const char *allow)
 {
 	char buf[256];
 	int n;
 
-	metrics_http_error((int)status);
 	n = snprintf(buf, sizeof(buf), "{\"error\":\"%s\"}\n", msg);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return MHD_NO;
 	/* MUST_COPY: buf lives on this stack frame. */
-	return respond(s, c, status, "application/json", buf, (size_t)n, MHD_RESPMEM_MUST_COPY,
+	return respond(s, c, r, status, "application/json", buf, (size_t)n, MHD_RESPMEM_MUST_COPY,
 	               allow);
 }
 
-static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection *c)
+static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection *c,
+                                         struct req_ctx *r)
 {
 	char msg[128];
 
 	snprintf(msg, sizeof(msg), "request body exceeds the limit of %ld bytes",
 	         s->cfg->max_body_bytes);
-	return respond_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
+	return respond_error(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 }
 
 /* Runs the core on the request body into r->res (any thread). */
@@ -294,20 +298,18 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 	if (r->res_rc != 0 || res.body == NULL) {
 		admission_result_free(&res);
 		log_kv(LOG_ERROR, "admission_failed", "error", "out of memory", LOG_END);
-		return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		return respond_error(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		                     "out of memory while handling the review", NULL);
 	}
 	secs = elapsed_s(&r->start);
-	metrics_admission(res.outcome, secs);
-	log_admission(res.uid, res.ns, res.workload, res.rank, admission_outcome_name(res.outcome),
-	              res.message, (long long)(secs * 1e6));
-	if (res.http_status >= 400)
-		metrics_http_error(res.http_status);
+	metrics_admission(r->route == ROUTE_VALIDATE ? METRICS_VALIDATE : METRICS_MUTATE,
+	                  res.outcome, res.reason, secs);
+	log_admission(&res, (long long)(secs * 1e6));
 	/* Hand the body to libmicrohttpd (MUST_FREE) and detach it from res. */
 	body = res.body;
 	body_len = res.body_len;
 	res.body = NULL;
-	ret = respond(s, c, (unsigned)res.http_status, "application/json", body, body_len,
+	ret = respond(s, c, r, (unsigned)res.http_status, "application/json", body, body_len,
 	              MHD_RESPMEM_MUST_FREE, NULL);
 	admission_result_free(&res);
 	return ret;
@@ -324,36 +326,36 @@ static void run_queued(void *ctx, struct workpool_item *item)
 }
 
 /* Answers a request whose route is not ROUTE_MUTATE. */
-static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, enum route route)
+static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, struct req_ctx *r)
 {
 	static const char ok[] = "ok\n";
 	char *text;
 	size_t len = 0;
 
-	switch (route) {
+	switch (r->route) {
 	case ROUTE_HEALTHZ:
 		/* PERSISTENT: a string literal outlives the response. */
-		return respond(s, c, MHD_HTTP_OK, "text/plain; charset=utf-8", ok, sizeof(ok) - 1,
-		               MHD_RESPMEM_PERSISTENT, NULL);
+		return respond(s, c, r, MHD_HTTP_OK, "text/plain; charset=utf-8", ok,
+		               sizeof(ok) - 1, MHD_RESPMEM_PERSISTENT, NULL);
 	case ROUTE_READYZ:
 		if (atomic_load(&s->draining))
-			return respond_error(s, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			                     "draining: shutting down", NULL);
-		return respond(s, c, MHD_HTTP_OK, "text/plain; charset=utf-8", ok, sizeof(ok) - 1,
-		               MHD_RESPMEM_PERSISTENT, NULL);
+		return respond(s, c, r, MHD_HTTP_OK, "text/plain; charset=utf-8", ok,
+		               sizeof(ok) - 1, MHD_RESPMEM_PERSISTENT, NULL);
 	case ROUTE_METRICS:
 		text = metrics_render(&len);
 		if (text == NULL)
-			return respond_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			return respond_error(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			                     "out of memory while rendering metrics", NULL);
 		/* MUST_FREE: metrics_render's buffer now belongs to libmicrohttpd. */
-		return respond(s, c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
-		               len, MHD_RESPMEM_MUST_FREE, NULL);
+		return respond(s, c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+		               text, len, MHD_RESPMEM_MUST_FREE, NULL);
 	case ROUTE_POST_ONLY:
-		return respond_error(s, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+		return respond_error(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                     "method not allowed: use POST", "POST");
 	case ROUTE_GET_ONLY:
-		return respond_error(s, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+		return respond_error(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                     "method not allowed: use GET", "GET, HEAD");
 	case ROUTE_NOT_FOUND:
 	case ROUTE_MUTATE:
@@ -361,7 +363,7 @@ static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, 
 		break;
 	}
 	return respond_error(
-	    s, c, MHD_HTTP_NOT_FOUND,
+	    s, c, r, MHD_HTTP_NOT_FOUND,
 	    "not found: the webhook serves POST /mutate, /validate, GET /healthz, /readyz, "
 	    "/metrics",
 	    NULL);
@@ -415,6 +417,19 @@ static enum route route_of(const char *url, const char *method)
 	return ROUTE_NOT_FOUND;
 }
 
+/* The path label of a request: the route's path, whatever the method, else "other". */
+static enum metrics_path metrics_path_of(const char *url)
+{
+	static const char *const paths[] = {"/mutate", "/validate", "/healthz", "/readyz",
+	                                    "/metrics"};
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (strcmp(url, paths[i]) == 0)
+			return (enum metrics_path)i;
+	return METRICS_PATH_OTHER;
+}
+
 /* True when the request announces a body (Content-Length > 0 or chunked). */
 static int has_body(struct MHD_Connection *c)
 {
@@ -451,9 +466,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		strbuf_init_max(&r->body, (size_t)s->cfg->max_body_bytes);
 		*req_cls = r;
 		atomic_fetch_add(&s->inflight, 1);
-		metrics_inflight(1);
 		r->route = route_of(url, method);
+		r->mpath = metrics_path_of(url);
 		if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE) {
+			metrics_inflight(1);
 			/* Refuse an announced oversize body before reading any of it. */
 			cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 			                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -461,7 +477,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			                   announced > s->cfg->max_body_bytes)) {
 				r->too_large = 1;
 				r->responded = 1;
-				return respond_too_large(s, c);
+				return respond_too_large(s, c, r);
 			}
 			/*
 			 * One allocation of the announced size (bounded, so that an idle
@@ -478,7 +494,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		} else if (has_body(c)) {
 			/* Nothing to read for these routes: answer now, without the body. */
 			r->responded = 1;
-			return handle_other(s, c, r->route);
+			return handle_other(s, c, r);
 		}
 		return MHD_YES;
 	}
@@ -497,8 +513,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			       r->too_large ? "body far over the limit"
 			                    : "out of memory for the body",
 			       LOG_END);
-			if (r->too_large)
-				metrics_http_error(MHD_HTTP_CONTENT_TOO_LARGE);
 			return MHD_NO; /* libmicrohttpd closes the connection */
 		}
 		*upload_data_size = 0;
@@ -507,11 +521,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* The whole request is in. */
 	if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 		r->responded = 1;
-		return handle_other(s, c, r->route);
+		return handle_other(s, c, r);
 	}
 	if (r->too_large) {
 		r->responded = 1;
-		return respond_too_large(s, c);
+		return respond_too_large(s, c, r);
 	}
 	if (s->pool != NULL) {
 		switch (atomic_load(&r->state)) {
@@ -547,9 +561,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
 	admission_result_free(&r->res); /* an answer that was never sent */
 	strbuf_free(&r->body);
+	metrics_http_request(r->mpath, r->status);
+	if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE)
+		metrics_inflight(-1);
 	free(r);
 	*req_cls = NULL;
-	metrics_inflight(-1);
 	atomic_fetch_sub(&s->inflight, 1);
 }
 

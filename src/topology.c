@@ -13,12 +13,22 @@
 #include "annotation.h"
 #include "util.h"
 
-#define DENY(...)                                                                                  \
+#define DENY(why, ...)                                                                             \
 	do {                                                                                       \
 		snprintf(err, errlen, "distenv: " __VA_ARGS__);                                    \
+		t->reason = (why);                                                                 \
 		rc = TOPOLOGY_DENY;                                                                \
 		goto out;                                                                          \
 	} while (0)
+
+const char *deny_reason_name(enum deny_reason r)
+{
+	static const char *const names[DENY_REASON_COUNT] = {
+	    "none",    "owner",    "annotation", "identity", "lookup", "world",
+	    "service", "workload", "env",        "limit",    "other"};
+
+	return (unsigned)r < DENY_REASON_COUNT ? names[r] : "other";
+}
 
 const char *json_str(const cJSON *obj, const char *key)
 {
@@ -138,9 +148,9 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 	enum topology_status rc = TOPOLOGY_OK;
 
 	if (nc == 0)
-		DENY("the pod has no containers");
+		DENY(DENY_OTHER, "the pod has no containers");
 	if ((long)nc + ni > cfg->max_containers)
-		DENY("the pod has %d containers, more than the limit of %ld", nc + ni,
+		DENY(DENY_LIMIT, "the pod has %d containers, more than the limit of %ld", nc + ni,
 		     cfg->max_containers);
 	t->targets = calloc((size_t)(nc + ni), sizeof(*t->targets));
 	if (t->targets == NULL)
@@ -162,7 +172,8 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 		while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\t'))
 			n--;
 		if (n == 0)
-			DENY("annotation %s: \"%.128s\" has an empty container name",
+			DENY(DENY_ANNOTATION,
+			     "annotation %s: \"%.128s\" has an empty container name",
 			     ANN_CONTAINERS, list);
 		idx = find_container(ctrs, q, n);
 		if (idx < 0) {
@@ -170,7 +181,8 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 			init = 1;
 		}
 		if (idx < 0)
-			DENY("annotation %s: the pod has no container or init container named "
+			DENY(DENY_ANNOTATION,
+			     "annotation %s: the pod has no container or init container named "
 			     "\"%.*s\"",
 			     ANN_CONTAINERS, (int)(n > 63 ? 63 : n), q);
 		if (!has_target(t, init, idx)) {
@@ -207,10 +219,18 @@ struct resolve {
 	size_t errlen;
 };
 
+/* A denial whose reason is the step's (see step() in topology_resolve). */
 #define RDENY(...)                                                                                 \
 	do {                                                                                       \
 		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
 		return TOPOLOGY_DENY;                                                              \
+	} while (0)
+
+/* A denial with a reason of its own. */
+#define RDENYR(why, ...)                                                                           \
+	do {                                                                                       \
+		rs->t->reason = (why);                                                             \
+		RDENY(__VA_ARGS__);                                                                \
 	} while (0)
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
@@ -251,18 +271,22 @@ static enum topology_status fetch(struct resolve *rs, const struct workload_ref 
 	for (fresh = 0; fresh < 2; fresh++) {
 		workload_spec_init(ws);
 		if (rs->lookup->get(rs->lookup->ctx, ref, fresh, ws, lerr, sizeof(lerr)) != 0)
-			RDENY("cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, or "
-			      "check the webhook's access to the API",
-			      kname, rs->ns, ref->name, lerr[0] ? lerr : "look-up failed", why);
+			RDENYR(
+			    DENY_LOOKUP,
+			    "cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, or "
+			    "check the webhook's access to the API",
+			    kname, rs->ns, ref->name, lerr[0] ? lerr : "look-up failed", why);
 		if (!ws->cached ||
 		    (!spec_is_foreign(ws, ref) && (would_deny == NULL || !would_deny(rs, ws))))
 			break;
 	}
 	if (spec_is_foreign(ws, ref))
-		RDENY("%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names as its "
-		      "owner: the workload was deleted (and perhaps created again); the controller "
-		      "of the new one creates new pods",
-		      kname, rs->ns, ref->name, ws->uid, ref->uid);
+		RDENYR(
+		    DENY_LOOKUP,
+		    "%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names as its "
+		    "owner: the workload was deleted (and perhaps created again); the controller "
+		    "of the new one creates new pods",
+		    kname, rs->ns, ref->name, ws->uid, ref->uid);
 	return TOPOLOGY_OK;
 }
 
@@ -276,9 +300,10 @@ static enum topology_status set_world(struct resolve *rs, long from_api)
 	else if (from_api >= 0)
 		t->world_size = from_api;
 	else
-		RDENY("the world size of %s %s/%s is not known: set the annotation %s%s",
-		      workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
-		      rs->lookup ? "" : " (look-ups of the workload are turned off)");
+		RDENYR(DENY_WORLD,
+		       "the world size of %s %s/%s is not known: set the annotation %s%s",
+		       workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
+		       rs->lookup ? "" : " (look-ups of the workload are turned off)");
 	return TOPOLOGY_OK;
 }
 
@@ -380,11 +405,14 @@ static enum topology_status place_job(struct resolve *rs)
 		if (rc != TOPOLOGY_OK)
 			return rc;
 		if (!ws.indexed)
-			RDENY("Job %s/%s is not an Indexed Job: distenv supports only pods of a "
-			      "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
-			      rs->ns, rs->owner_name);
+			RDENYR(
+			    DENY_WORKLOAD,
+			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
+			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
+			    rs->ns, rs->owner_name);
 		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
-			RDENY(
+			RDENYR(
+			    DENY_WORKLOAD,
 			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "
 			    "can run at once: set parallelism equal to completions",
 			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
@@ -449,34 +477,40 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 		struct topology_rjob *r = &t->rjobs[k];
 
 		if (!w->indexed)
-			RDENY(
+			RDENYR(
+			    DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
 			    "completionMode: Indexed in its template, so that every pod has a rank",
 			    w->name, rs->ns, t->workload);
 		if (w->completions < 1)
-			RDENY(
+			RDENYR(
+			    DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
 			    "(the pods of each Job)",
 			    w->name, rs->ns, t->workload);
 		if (w->parallelism < w->completions)
-			RDENY("replicated Job %s of JobSet %s/%s has parallelism %ld below "
-			      "completions %ld, so not all ranks can run at once: set parallelism "
-			      "equal to completions",
-			      w->name, rs->ns, t->workload, w->parallelism, w->completions);
+			RDENYR(DENY_WORKLOAD,
+			       "replicated Job %s of JobSet %s/%s has parallelism %ld below "
+			       "completions %ld, so not all ranks can run at once: set parallelism "
+			       "equal to completions",
+			       w->name, rs->ns, t->workload, w->parallelism, w->completions);
 		snprintf(r->name, sizeof(r->name), "%s", w->name);
 		r->jobs = w->replicas;
 		r->pods = w->completions;
 		r->first = first;
 		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
 		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
-			RDENY("JobSet %s/%s has more pods than the world size limit of %ld", rs->ns,
-			      t->workload, rs->cfg->max_world_size);
+			RDENYR(DENY_LIMIT,
+			       "JobSet %s/%s has more pods than the world size limit of %ld",
+			       rs->ns, t->workload, rs->cfg->max_world_size);
 	}
 	t->n_rjobs = ws->n_rjobs;
 	if (rs->ann_world > 0 && rs->ann_world != first)
-		RDENY("annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
-		      "every pod of every replicated Job: remove the annotation",
-		      ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
+		RDENYR(
+		    DENY_WORLD,
+		    "annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
+		    "every pod of every replicated Job: remove the annotation",
+		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
 	t->world_size = first;
 	return TOPOLOGY_OK;
 }
@@ -496,16 +530,19 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
 	    (rc = mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
 		return rc;
 	if (!have_r || !have_g || reps < 1 || global != reps)
-		RDENY("JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
-		      "object tells: turn look-ups on (the webhook needs get on jobsets)",
-		      rs->ns, t->workload);
+		RDENYR(DENY_WORLD,
+		       "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
+		       "object tells: turn look-ups on (the webhook needs get on jobsets)",
+		       rs->ns, t->workload);
 	if (rs->ann_world <= 0)
-		RDENY("the world size of JobSet %s/%s is not known: set the annotation %s to "
-		      "all its pods (look-ups of the workload are turned off)",
-		      rs->ns, t->workload, ANN_WORLD_SIZE);
+		RDENYR(DENY_WORLD,
+		       "the world size of JobSet %s/%s is not known: set the annotation %s to "
+		       "all its pods (look-ups of the workload are turned off)",
+		       rs->ns, t->workload, ANN_WORLD_SIZE);
 	if (rs->ann_world % reps != 0)
-		RDENY("annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
-		      ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
+		RDENYR(DENY_WORLD,
+		       "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
+		       ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
 	t->n_rjobs = 1;
 	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
 	t->rjobs[0].jobs = reps;
@@ -581,7 +618,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		return rc;
 	t->rank = jobset_rank(rjob_named(t, rjob), j, idx);
 	if (t->rank < 0)
-		RDENY(
+		RDENYR(
+		    DENY_WORLD,
 		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
 		    "now (re-created or resized?): retry",
 		    idx, j, rjob, rs->ns, t->workload);
@@ -590,7 +628,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		t->master_rank = jobset_rank(rjob_named(t, ws.coordinator), ws.coordinator_job,
 		                             ws.coordinator_pod);
 		if (t->master_rank < 0)
-			RDENY(
+			RDENYR(
+			    DENY_WORKLOAD,
 			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
 			    "is not one of its pods",
 			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
@@ -605,7 +644,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 	for (int k = 0; k < t->n_rjobs; k++)
 		t->tf_roles &= tf_role(t->rjobs[k].name);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENY("the rendezvous id of JobSet %s/%s is too long", rs->ns, t->workload);
+		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
+		       t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -677,7 +717,8 @@ static enum topology_status place_lws(struct resolve *rs)
 		      "%.64s: distenv does not trust labels its owner contradicts",
 		      rs->ns, rs->owner_name, want_owner);
 	if (rs->ann_world > 0 && rs->ann_world != world)
-		RDENY(
+		RDENYR(
+		    DENY_WORLD,
 		    "annotation %s is %ld, but the groups of LeaderWorkerSet %s/%s have %ld pods: "
 		    "remove the annotation",
 		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, world);
@@ -688,11 +729,12 @@ static enum topology_status place_lws(struct resolve *rs)
 	policy = map_get(rs->anns, LWS_SUBDOMAIN);
 	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
 	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
-		RDENY("the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
-		      rs->ns, t->workload);
+		RDENYR(DENY_LIMIT,
+		       "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
+		       rs->ns, t->workload);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
-		RDENY("the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
-		      t->workload);
+		RDENYR(DENY_LIMIT, "the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
+		       t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -863,7 +905,8 @@ static enum topology_status resolve_service(struct resolve *rs)
 	}
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, rs->ns,
 	                   rs->cfg->cluster_domain) != 0)
-		RDENY("the Service address of %s %s/%s is too long", kname, rs->ns, t->workload);
+		RDENYR(DENY_LIMIT, "the Service address of %s %s/%s is too long", kname, rs->ns,
+		       t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -876,8 +919,8 @@ static enum topology_status check_world(struct resolve *rs)
 	long r;
 
 	if (t->world_size > rs->cfg->max_world_size)
-		RDENY("%s %s/%s has a world size of %ld, above the limit of %ld", kname, rs->ns,
-		      t->workload, t->world_size, rs->cfg->max_world_size);
+		RDENYR(DENY_LIMIT, "%s %s/%s has a world size of %ld, above the limit of %ld",
+		       kname, rs->ns, t->workload, t->world_size, rs->cfg->max_world_size);
 	if (t->rank >= t->world_size)
 		RDENY("rank %ld of %s %s/%s is not below the world size %ld: scale the workload "
 		      "and %s together",
@@ -888,16 +931,26 @@ static enum topology_status check_world(struct resolve *rs)
 		      ANN_ELASTIC, t->elastic_min, t->world_size, kname, rs->ns, t->workload);
 	if (t->rdzv_id[0] == '\0' &&
 	    bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENY("the rendezvous id of %s %s/%s is too long", kname, rs->ns, t->workload);
+		RDENYR(DENY_LIMIT, "the rendezvous id of %s %s/%s is too long", kname, rs->ns,
+		       t->workload);
 	/* Every host must be a DNS label: the last one of each replicated Job is the longest. */
 	for (r = t->world_size - 1; r >= 0;) {
 		const struct topology_rjob *k = topology_rjob_of(t, r);
 		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
-			RDENY("%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
-			      rs->ns, t->workload, r);
+			RDENYR(DENY_LIMIT,
+			       "%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
+			       rs->ns, t->workload, r);
 		r = k ? k->first - 1 : -1;
 	}
 	return TOPOLOGY_OK;
+}
+
+/* A step's result: a denial that named no reason of its own gets the step's. */
+static enum topology_status step(struct resolve *rs, enum topology_status rc, enum deny_reason why)
+{
+	if (rc == TOPOLOGY_DENY && rs->t->reason == DENY_NONE)
+		rs->t->reason = why;
+	return rc;
 }
 
 enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
@@ -928,12 +981,12 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rs->labels = cJSON_GetObjectItemCaseSensitive(rs->meta, "labels");
 
 	if (!cJSON_IsObject(rs->spec))
-		RDENY("the object has no pod spec");
+		RDENYR(DENY_OTHER, "the object has no pod spec");
 	rs->ns = json_str(rs->meta, "namespace");
 	if (rs->ns == NULL || rs->ns[0] == '\0')
 		rs->ns = req_ns;
 	if (!dns_label_valid(rs->ns))
-		RDENY("the request has no valid namespace");
+		RDENYR(DENY_OTHER, "the request has no valid namespace");
 	strcpy(t->ns, rs->ns);
 	rs->pod_name = json_str(rs->meta, "name");
 	if (rs->pod_name == NULL || rs->pod_name[0] == '\0')
@@ -941,15 +994,18 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rs->owner = controller_owner(rs->meta);
 	rs->owner_name = json_str(rs->owner, "name");
 
-	if ((rc = identify(rs, &row)) != TOPOLOGY_OK ||
-	    (rc = read_annotations(rs)) != TOPOLOGY_OK || (rc = row->place(rs)) != TOPOLOGY_OK ||
-	    (rc = check_world(rs)) != TOPOLOGY_OK || (rc = resolve_service(rs)) != TOPOLOGY_OK)
+	if ((rc = step(rs, identify(rs, &row), DENY_OWNER)) != TOPOLOGY_OK ||
+	    (rc = step(rs, read_annotations(rs), DENY_ANNOTATION)) != TOPOLOGY_OK ||
+	    (rc = step(rs, row->place(rs), DENY_IDENTITY)) != TOPOLOGY_OK ||
+	    (rc = step(rs, check_world(rs), DENY_WORLD)) != TOPOLOGY_OK ||
+	    (rc = step(rs, resolve_service(rs), DENY_SERVICE)) != TOPOLOGY_OK)
 		goto out;
 	if ((rc = resolve_targets(rs->spec, rs->anns, cfg, t, err, errlen)) != TOPOLOGY_OK)
 		goto out;
 	if ((v = map_get(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
 		if (annotation_check(annotation_find(ANN_NPROC), v, cfg, NULL, err, errlen) != 0) {
+			t->reason = DENY_ANNOTATION;
 			rc = TOPOLOGY_DENY;
 			goto out;
 		}

@@ -43,6 +43,28 @@
 #define LWS_LEADER_NAME    "leaderworkerset.sigs.k8s.io/leader-name"
 #define LWS_SUBDOMAIN      "leaderworkerset.sigs.k8s.io/subdomainPolicy"
 
+/*
+ * Why a pod or a workload is denied: a small fixed set, so that it can be a
+ * metrics label (distenv_admission_denials_total{reason}) and a log field.
+ */
+enum deny_reason {
+	DENY_NONE = 0,
+	DENY_OWNER,      /* not a pod of a supported controller, kind or API group */
+	DENY_ANNOTATION, /* a distenv.dev/ value that cannot be read */
+	DENY_IDENTITY,   /* the pod's index, ordinal, group or labels cannot be told */
+	DENY_LOOKUP,     /* the workload could not be read from the API, or is another object */
+	DENY_WORLD,      /* world size not known, rank outside it, elastic MIN above it */
+	DENY_SERVICE,    /* no headless Service to name the hosts */
+	DENY_WORKLOAD,   /* the workload cannot work: not Indexed, parallelism below completions */
+	DENY_ENV,        /* a container's own MASTER_ADDR/MASTER_PORT cannot be reconciled */
+	DENY_LIMIT,      /* a size limit: exec, storage, containers, env entries, name lengths */
+	DENY_OTHER,      /* not a pod spec, no namespace */
+	DENY_REASON_COUNT
+};
+
+/* "owner", "annotation", ... ; "none" for DENY_NONE. */
+const char *deny_reason_name(enum deny_reason r);
+
 /* A container to inject into: index into spec.containers, or spec.initContainers when init. */
 struct topology_target {
 	int init;
@@ -83,6 +105,7 @@ struct topology {
 	int tf_roles;                    /* 1: TF_CONFIG lists the replicated Jobs as roles */
 	struct topology_target *targets; /* malloc'd */
 	int n_targets;
+	enum deny_reason reason; /* on TOPOLOGY_DENY: why */
 };
 
 enum topology_status {
@@ -95,7 +118,9 @@ enum topology_status {
  * Resolves the topology of pod in namespace ns (the request's namespace, used
  * when the object has none). lookup may be NULL: no API look-ups, world size
  * only from the annotation and start ordinal 0. On TOPOLOGY_OK the caller calls
- * topology_free(t); on other results t holds nothing to free.
+ * topology_free(t); on other results t holds nothing to free, and on
+ * TOPOLOGY_DENY t->reason says why while kind, ns, workload and rank keep
+ * what was known before the denial (workload "" and rank -1 when not known).
  */
 enum topology_status topology_resolve(const cJSON *pod, const char *ns, const struct config *cfg,
                                       const struct workload_lookup *lookup, struct topology *t,

@@ -44,7 +44,8 @@ static void problem(struct validation *v, const char *fmt, ...)
 		vsnprintf(v->denial + used, sizeof(v->denial) - used, fmt, ap);
 		va_end(ap);
 	}
-	v->n_problems++;
+	if (v->n_problems++ == 0)
+		v->reason = DENY_WORKLOAD; /* the first problem names the reason */
 }
 
 /* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
@@ -244,8 +245,12 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 		long n;
 
 		if (annotation_check_all(anns, cfg, err, sizeof(err), unknown, sizeof(unknown),
-		                         &n_unknown) > 0)
+		                         &n_unknown) > 0) {
+			int first = v->n_problems == 0;
 			problem(v, "%s", err);
+			if (first)
+				v->reason = DENY_ANNOTATION;
+		}
 		if (n_unknown > 0)
 			warn(v, "unknown annotation %.80s (ignored)", unknown);
 		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)

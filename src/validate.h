@@ -10,15 +10,17 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include "config.h"
+#include "topology.h"
 #include "workload.h"
 
 #define VALIDATE_MAX_WARNINGS 12
 #define VALIDATE_WARNING_LEN  120
 
 struct validation {
-	int opted_in;      /* 0: no pod template carries the opt-in label; nothing checked */
-	int n_problems;    /* what can never work */
-	char denial[2048]; /* "distenv: <problem>; <problem>..." when n_problems > 0 */
+	int opted_in;            /* 0: no pod template carries the opt-in label; nothing checked */
+	int n_problems;          /* what can never work */
+	char denial[2048];       /* "distenv: <problem>; <problem>..." when n_problems > 0 */
+	enum deny_reason reason; /* the first problem's: DENY_ANNOTATION or DENY_WORKLOAD */
 	char warnings[VALIDATE_MAX_WARNINGS][VALIDATE_WARNING_LEN];
 	int n_warnings;
 };

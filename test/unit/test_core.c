@@ -441,12 +441,61 @@ static int env_has_in_order(const struct env_list *env, const char *want, char *
 	return 1;
 }
 
+/* The reason of a denial (the metrics label), by plan case name; the others only need one. */
+static const struct {
+	const char *name;
+	enum deny_reason want;
+} deny_reasons[] = {
+    {"the API has only the namesake: denied", DENY_LOOKUP},
+    {"look-up fails", DENY_LOOKUP},
+    {"fresh read agrees the rank is too high", DENY_WORLD},
+    {"jobset: a world-size annotation that disagrees", DENY_WORLD},
+    {"jobset without look-ups: no world size", DENY_WORLD},
+    {"world size unknown without look-ups", DENY_WORLD},
+    {"elastic MIN above the world size", DENY_WORLD},
+    {"jobset: a replicated Job that is not Indexed", DENY_WORKLOAD},
+    {"job parallelism below completions", DENY_WORKLOAD},
+    {"job not indexed per API", DENY_WORKLOAD},
+    {"jobset labels that contradict the owner", DENY_IDENTITY},
+    {"sts ordinal below start", DENY_IDENTITY},
+    {"job pod without completion index", DENY_IDENTITY},
+    {"job without subdomain or service", DENY_SERVICE},
+    {"sts pod without subdomain speaks of serviceName", DENY_SERVICE},
+    {"invalid subdomain", DENY_SERVICE},
+    {"deployment pod refused", DENY_OWNER},
+    {"a StatefulSet of another API group is not apps/v1's", DENY_OWNER},
+    {"bare pod refused", DENY_OWNER},
+    {"bad port", DENY_ANNOTATION},
+    {"bad nproc", DENY_ANNOTATION},
+    {"elastic MIN > MAX", DENY_ANNOTATION},
+    {"containers names an unknown one", DENY_ANNOTATION},
+};
+
+static enum deny_reason want_reason(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(deny_reasons) / sizeof(deny_reasons[0]); i++)
+		if (strcmp(deny_reasons[i].name, name) == 0)
+			return deny_reasons[i].want;
+	return DENY_NONE;
+}
+
 static void test_plans(void)
 {
 	struct config cfg;
 	size_t i;
 
 	config_defaults(&cfg);
+	for (i = 0; i < sizeof(deny_reasons) / sizeof(deny_reasons[0]); i++) {
+		size_t k;
+		for (k = 0; k < sizeof(plan_cases) / sizeof(plan_cases[0]) &&
+		            strcmp(plan_cases[k].name, deny_reasons[i].name) != 0;
+		     k++)
+			;
+		CHECK(k < sizeof(plan_cases) / sizeof(plan_cases[0]) && plan_cases[k].want_deny,
+		      "deny_reasons names a denied plan case: %s", deny_reasons[i].name);
+	}
 	for (i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
 		char *txt = dq(plan_cases[i].pod), err[512] = "", why[256] = "";
 		cJSON *pod = cJSON_Parse(txt);
@@ -462,6 +511,13 @@ static void test_plans(void)
 			          strncmp(err, "distenv: ", 9) == 0,
 			      "%s: status %d, err '%s', want denial containing '%s'",
 			      plan_cases[i].name, st, err, plan_cases[i].want_deny);
+			CHECK(plan.topo.reason > DENY_NONE && plan.topo.reason < DENY_REASON_COUNT,
+			      "%s: a denial has a reason", plan_cases[i].name);
+			CHECK(want_reason(plan_cases[i].name) == DENY_NONE ||
+			          plan.topo.reason == want_reason(plan_cases[i].name),
+			      "%s: reason %s, want %s", plan_cases[i].name,
+			      deny_reason_name(plan.topo.reason),
+			      deny_reason_name(want_reason(plan_cases[i].name)));
 		} else {
 			CHECK(st == PLAN_OK, "%s: status %d err '%s'", plan_cases[i].name, st, err);
 			if (st == PLAN_OK) {

@@ -108,8 +108,26 @@ int main(void)
 	log_kv(LOG_INFO, "started", "listen", ":8443", "skipped", NULL, "tls", "1.2,1.3", LOG_END);
 	log_kvn(LOG_WARN, "drain", "inflight", 3LL, "timeout_s", -25LL, LOG_END);
 	log_kv(LOG_DEBUG, "hidden", "k", "v", LOG_END);
-	log_admission("u-1", "ns", "StatefulSet/w", 3, "patched", NULL, 1234);
-	log_admission("u-2", "ns", "", -1, "bad_request", "no request.uid", 7);
+	{
+		struct admission_result a = {.outcome = ADMISSION_PATCHED, .rank = 3};
+		struct admission_result b = {.outcome = ADMISSION_BAD_REQUEST, .rank = -1};
+		struct admission_result d = {
+		    .outcome = ADMISSION_DENIED, .rank = 7, .reason = DENY_WORLD};
+		strcpy(a.uid, "u-1");
+		strcpy(a.ns, "ns");
+		strcpy(a.workload, "StatefulSet/w");
+		log_admission(&a, 1234);
+		strcpy(b.uid, "u-2");
+		strcpy(b.ns, "ns");
+		strcpy(b.message, "no request.uid");
+		log_admission(&b, 7);
+		strcpy(d.uid, "u-3");
+		strcpy(d.ns, "ns");
+		strcpy(d.workload, "StatefulSet/w");
+		strcpy(d.message,
+		       "distenv: rank 7 of StatefulSet ns/w is not below the world size 4");
+		log_admission(&d, 9);
+	}
 	log_set_level(LOG_ERROR);
 	log_kv(LOG_WARN, "hidden too", LOG_END);
 	CHECK(!log_enabled(LOG_WARN) && log_enabled(LOG_ERROR), "log_enabled follows the level");
@@ -131,7 +149,11 @@ int main(void)
 		          ts->valuestring[23] == 'Z',
 		      "RFC 3339 UTC with ms: %s", line);
 		CHECK(cJSON_IsString(lvl) && cJSON_IsString(ev), "level and event: %s", line);
+		CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "msg")), "msg: %s", line);
 		if (n == 0) {
+			CHECK(strstr(line, "\"level\":\"info\",\"msg\":\"started\",\"event\":"
+			                   "\"started\"") != NULL,
+			      "msg is the event in words, before it: %s", line);
 			CHECK(strstr(line, "\"skipped\"") == NULL, "NULL value skipped: %s", line);
 			CHECK(strstr(line, "\"listen\":\":8443\",\"tls\":\"1.2,1.3\"}") != NULL,
 			      "pairs in order: %s", line);
@@ -140,22 +162,32 @@ int main(void)
 			CHECK(strstr(line, "\"inflight\":3,\"timeout_s\":-25}") != NULL,
 			      "numbers: %s", line);
 			CHECK_STR(lvl->valuestring, "warn", "level");
+			CHECK(strstr(line, "\"msg\":\"drain\"") != NULL, "msg: %s", line);
 		} else if (n == 2) {
 			CHECK(strstr(line,
-			             "\"event\":\"admission\",\"uid\":\"u-1\",\"namespace\":\"ns\","
+			             "\"msg\":\"pod patched\",\"event\":\"admission\",\"uid\":"
+			             "\"u-1\",\"namespace\":\"ns\","
 			             "\"workload\":\"StatefulSet/w\",\"rank\":3,"
 			             "\"outcome\":\"patched\",\"micros\":1234}") != NULL,
 			      "admission line: %s", line);
+			CHECK_STR(lvl->valuestring, "info", "a patch logs at info");
 		} else if (n == 3) {
 			CHECK(strstr(line, "\"rank\":null") != NULL, "rank null: %s", line);
-			CHECK(strstr(line, "\"message\":\"no request.uid\"") != NULL, "message: %s",
-			      line);
+			CHECK(strstr(line, "\"msg\":\"no request.uid\"") != NULL, "msg: %s", line);
 			CHECK_STR(lvl->valuestring, "warn", "bad_request logs at warn");
+		} else if (n == 4) {
+			CHECK(strstr(line, "\"msg\":\"distenv: rank 7 of StatefulSet ns/w is not "
+			                   "below the world size 4\"") != NULL,
+			      "denial text in msg: %s", line);
+			CHECK(strstr(line, "\"workload\":\"StatefulSet/w\",\"rank\":7,"
+			                   "\"outcome\":\"denied\",\"reason\":\"world\"") != NULL,
+			      "denial with workload, rank and reason: %s", line);
+			CHECK_STR(lvl->valuestring, "warn", "a denial logs at warn");
 		}
 		cJSON_Delete(j);
 		n++;
 	}
-	CHECK(n == 4, "4 lines (debug and filtered warn hidden), got %d", n);
+	CHECK(n == 5, "5 lines (debug and filtered warn hidden), got %d", n);
 	free(out);
 
 	/* Concurrent writers: every line stays whole (3 kB lines, larger than PIPE_BUF). */

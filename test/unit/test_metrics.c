@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "metrics.h"
 #include "testutil.h"
@@ -45,27 +46,54 @@ static const struct {
 	double want;
 	const char *edge;
 } expect[] = {
-    {"distenv_admission_requests_total{outcome=\"skipped\"}", 1, "one skipped"},
-    {"distenv_admission_requests_total{outcome=\"patched\"}", 3, "three patched"},
-    {"distenv_admission_requests_total{outcome=\"unchanged\"}", 0, "zero still rendered"},
-    {"distenv_admission_requests_total{outcome=\"denied\"}", 1, "one denied"},
-    {"distenv_admission_requests_total{outcome=\"bad_request\"}", 1, "one bad request"},
-    {"distenv_admission_duration_seconds_bucket{le=\"0.0001\"}", 2,
+    {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
+     "a quick one and one of 45 s"},
+    {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
+     "three patched"},
+    {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"unchanged\"}", 0,
+     "zero still rendered"},
+    {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"denied\"}", 2, "two denied"},
+    {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"bad_request\"}", 1,
+     "one bad request"},
+    {"distenv_admission_requests_total{webhook=\"validate\",outcome=\"denied\"}", 1,
+     "validate kept apart"},
+    {"distenv_admission_denials_total{webhook=\"mutate\",reason=\"world\"}", 1, "reason world"},
+    {"distenv_admission_denials_total{webhook=\"mutate\",reason=\"other\"}", 1,
+     "DENY_NONE counts as other"},
+    {"distenv_admission_denials_total{webhook=\"mutate\",reason=\"owner\"}", 0, "zero rendered"},
+    {"distenv_admission_denials_total{webhook=\"validate\",reason=\"workload\"}", 1,
+     "validate denial"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"0.0001\"}", 2,
      "0 and exactly 0.0001 (le is inclusive)"},
-    {"distenv_admission_duration_seconds_bucket{le=\"0.00025\"}", 2, "cumulative, nothing new"},
-    {"distenv_admission_duration_seconds_bucket{le=\"0.001\"}", 3, "0.0007"},
-    {"distenv_admission_duration_seconds_bucket{le=\"0.5\"}", 4, "0.3"},
-    {"distenv_admission_duration_seconds_bucket{le=\"1\"}", 4, "1.5 is above the last bound"},
-    {"distenv_admission_duration_seconds_bucket{le=\"+Inf\"}", 6, "1.5 and 2.0 only here"},
-    {"distenv_admission_duration_seconds_count", 6, "count equals +Inf"},
-    {"distenv_http_errors_total{code=\"404\"}", 2, "two 404s"},
-    {"distenv_http_errors_total{code=\"413\"}", 1, "one 413"},
-    {"distenv_http_errors_total{code=\"405\"}", 0, "known code, zero"},
-    {"distenv_http_errors_total{code=\"other\"}", 1, "418 goes to other"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"0.00025\"}", 2,
+     "cumulative, nothing new"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"0.001\"}", 3, "0.0007"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"0.5\"}", 4, "0.3"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"1\"}", 4, "1.5 is above 1"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"2.5\"}", 6,
+     "1.5 and 2.0 within 2.5"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"10\"}", 6, "9.99 not yet"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"30\"}", 7,
+     "12 s (a timeout) in the 30 s bucket"},
+    {"distenv_admission_duration_seconds_bucket{webhook=\"mutate\",le=\"+Inf\"}", 8,
+     "45 s only here"},
+    {"distenv_admission_duration_seconds_count{webhook=\"mutate\"}", 8, "count equals +Inf"},
+    {"distenv_admission_duration_seconds_count{webhook=\"validate\"}", 1, "validate histogram"},
+    {"distenv_http_requests_total{path=\"/mutate\",code=\"200\"}", 2, "two answered reviews"},
+    {"distenv_http_requests_total{path=\"other\",code=\"404\"}", 2, "two 404s"},
+    {"distenv_http_requests_total{path=\"/mutate\",code=\"413\"}", 1, "one 413"},
+    {"distenv_http_requests_total{path=\"/mutate\",code=\"405\"}", 0, "known code, zero"},
+    {"distenv_http_requests_total{path=\"/metrics\",code=\"other\"}", 1, "418 goes to other"},
+    {"distenv_http_requests_total{path=\"/mutate\",code=\"none\"}", 1, "closed unanswered"},
+    {"distenv_http_requests_total{path=\"other\",code=\"200\"}", 1, "a bad path enum is other"},
     {"distenv_inflight_requests", 1, "+1 +1 -1"},
     {"distenv_lookups_total{outcome=\"ok\"}", 1, "fresh look-up"},
     {"distenv_lookups_total{outcome=\"cached\"}", 2, "cache hits"},
     {"distenv_lookups_total{outcome=\"error\"}", 1, "failed look-up (cached flag ignored)"},
+    {"distenv_lookup_duration_seconds_bucket{le=\"0.005\"}", 1, "the fresh 4 ms round trip"},
+    {"distenv_lookup_duration_seconds_bucket{le=\"+Inf\"}", 1,
+     "cache hits and the cached error are not round trips"},
+    {"distenv_lookup_duration_seconds_count", 1, "unlabelled count"},
     {"distenv_certificate_expiry_timestamp_seconds", 1900000000, "last expiry set wins"},
     {"distenv_certificate_reloads_total{result=\"success\"}", 2, "two good reloads"},
     {"distenv_certificate_reloads_total{result=\"failure\"}", 1, "one bad reload"},
@@ -81,29 +109,38 @@ int main(void)
 
 	text = metrics_render(&len);
 	CHECK(text != NULL && len == strlen(text), "render before any observation");
-	CHECK(text != NULL && sample(text, "distenv_admission_duration_seconds_count") == 0,
+	CHECK(text != NULL &&
+	          sample(text, "distenv_admission_duration_seconds_count{webhook=\"mutate\"}") == 0,
 	      "empty histogram has count 0");
 	free(text);
 
-	metrics_admission(ADMISSION_SKIPPED, 0.0);
-	metrics_admission(ADMISSION_PATCHED, 0.0001);
-	metrics_admission(ADMISSION_PATCHED, 0.0007);
-	metrics_admission(ADMISSION_PATCHED, 0.3);
-	metrics_admission(ADMISSION_DENIED, 1.5);
-	metrics_admission(ADMISSION_BAD_REQUEST, 2.0);
-	metrics_admission(ADMISSION_OUTCOME_COUNT, 0.0); /* out of range: ignored entirely */
-	metrics_admission((enum admission_outcome) - 1, 0.0);
-	metrics_http_error(404);
-	metrics_http_error(404);
-	metrics_http_error(413);
-	metrics_http_error(418);
+	metrics_admission(METRICS_MUTATE, ADMISSION_SKIPPED, DENY_NONE, 0.0);
+	metrics_admission(METRICS_MUTATE, ADMISSION_PATCHED, DENY_NONE, 0.0001);
+	metrics_admission(METRICS_MUTATE, ADMISSION_PATCHED, DENY_WORLD, 0.0007); /* not denied */
+	metrics_admission(METRICS_MUTATE, ADMISSION_PATCHED, DENY_NONE, 0.3);
+	metrics_admission(METRICS_MUTATE, ADMISSION_DENIED, DENY_WORLD, 1.5);
+	metrics_admission(METRICS_MUTATE, ADMISSION_BAD_REQUEST, DENY_NONE, 2.0);
+	metrics_admission(METRICS_MUTATE, ADMISSION_DENIED, DENY_NONE, 12.0);
+	metrics_admission(METRICS_MUTATE, ADMISSION_SKIPPED, DENY_NONE, 45.0);
+	metrics_admission(METRICS_VALIDATE, ADMISSION_DENIED, DENY_WORKLOAD, 0.001);
+	metrics_admission(METRICS_MUTATE, ADMISSION_OUTCOME_COUNT, DENY_NONE, 0.0); /* ignored */
+	metrics_admission(METRICS_MUTATE, (enum admission_outcome) - 1, DENY_NONE, 0.0);
+	metrics_admission(METRICS_WEBHOOK_COUNT, ADMISSION_PATCHED, DENY_NONE, 0.0);
+	metrics_http_request(METRICS_PATH_MUTATE, 200);
+	metrics_http_request(METRICS_PATH_MUTATE, 200);
+	metrics_http_request(METRICS_PATH_OTHER, 404);
+	metrics_http_request(METRICS_PATH_OTHER, 404);
+	metrics_http_request(METRICS_PATH_MUTATE, 413);
+	metrics_http_request(METRICS_PATH_METRICS, 418);
+	metrics_http_request(METRICS_PATH_MUTATE, 0);
+	metrics_http_request(METRICS_PATH_COUNT, 200);
 	metrics_inflight(1);
 	metrics_inflight(1);
 	metrics_inflight(-1);
-	metrics_lookup(1, 0);
-	metrics_lookup(1, 1);
-	metrics_lookup(1, 1);
-	metrics_lookup(0, 1);
+	metrics_lookup(1, 0, 0.004);
+	metrics_lookup(1, 1, 0);
+	metrics_lookup(1, 1, 0);
+	metrics_lookup(0, 1, 0);
 	metrics_cert_expiry(1800000000);
 	metrics_cert_expiry(1900000000);
 	metrics_cert_reload(1);
@@ -121,19 +158,42 @@ int main(void)
 		CHECK(got == expect[i].want, "%s (%s): got %g want %g", expect[i].series,
 		      expect[i].edge, got, expect[i].want);
 	}
-	sum = sample(text, "distenv_admission_duration_seconds_sum");
-	CHECK(sum > 3.8008 - 1e-6 && sum < 3.8008 + 1e-6, "sum of durations: got %.9f", sum);
+	sum = sample(text, "distenv_admission_duration_seconds_sum{webhook=\"mutate\"}");
+	CHECK(sum > 60.8008 - 1e-6 && sum < 60.8008 + 1e-6, "sum of durations: got %.9f", sum);
+	sum = sample(text, "distenv_lookup_duration_seconds_sum");
+	CHECK(sum > 0.004 - 1e-9 && sum < 0.004 + 1e-9, "look-up sum: got %.9f", sum);
 
-	/* Every metric family has HELP and TYPE, and every outcome is rendered. */
-	CHECK(count_lines_starting(text, "# TYPE ") == 8, "eight metric families");
-	CHECK(count_lines_starting(text, "# HELP ") == 8, "eight HELP lines");
+	/* Every metric family has HELP and TYPE; every label value is rendered. */
+	CHECK(count_lines_starting(text, "# TYPE ") == 16, "16 metric families, got %d",
+	      count_lines_starting(text, "# TYPE "));
+	CHECK(count_lines_starting(text, "# HELP ") == 16, "16 HELP lines");
 	CHECK(count_lines_starting(text, "distenv_admission_requests_total{") ==
-	          ADMISSION_OUTCOME_COUNT,
-	      "one series per outcome");
-	CHECK(count_lines_starting(text, "distenv_admission_duration_seconds_bucket{") == 14,
-	      "13 bounds plus +Inf");
+	          2 * ADMISSION_OUTCOME_COUNT,
+	      "one series per webhook and outcome");
+	CHECK(count_lines_starting(text, "distenv_admission_denials_total{") ==
+	          2 * (DENY_REASON_COUNT - 1),
+	      "one series per webhook and reason");
+	CHECK(count_lines_starting(text, "distenv_http_requests_total{") == 6 * 10,
+	      "6 paths x (8 codes, other, none)");
+	CHECK(count_lines_starting(
+	          text, "distenv_admission_duration_seconds_bucket{webhook=\"mutate\"") == 18,
+	      "17 bounds plus +Inf");
 	CHECK(strstr(text, "# TYPE distenv_admission_duration_seconds histogram\n") != NULL,
 	      "histogram type");
+	/* The process series, read from /proc. */
+	CHECK(sample(text, "process_cpu_seconds_total") >= 0, "process_cpu_seconds_total");
+	CHECK(sample(text, "process_resident_memory_bytes") > 1024 * 1024, "RSS above 1 MiB");
+	CHECK(sample(text, "process_virtual_memory_bytes") >=
+	          sample(text, "process_resident_memory_bytes"),
+	      "virtual >= resident");
+	CHECK(sample(text, "process_open_fds") >= 3, "stdin, stdout, stderr at least");
+	CHECK(sample(text, "process_max_fds") >= sample(text, "process_open_fds"), "max fds");
+	{
+		double st = sample(text, "process_start_time_seconds");
+		time_t now = time(NULL);
+		CHECK(st > (double)now - 600 && st <= (double)now + 1,
+		      "start time within the last 10 minutes: %.2f vs %lld", st, (long long)now);
+	}
 	free(text);
 	TEST_MAIN_END("metrics");
 }

@@ -18,6 +18,7 @@
 #include "kube.h"
 #include "log.h"
 #include "render.h"
+#include "selftest.h"
 #include "server.h"
 #include "util.h"
 #include "version.h"
@@ -37,6 +38,7 @@ static const char usage_main[] =
     "  certs         write a development CA and serving certificate\n"
     "  check-config  validate a configuration file\n"
     "  wait          wait for rank 0 (the distenv.dev/wait-for-master init container)\n"
+    "  selftest      check a running webhook over HTTPS (the chart's helm test)\n"
     "  version       print the version\n"
     "\n"
     "Run 'distenv-webhook COMMAND --help' for the options of a command.\n";
@@ -73,6 +75,17 @@ static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
                                   "Validates a configuration file; prints 'configuration OK'.\n";
 
 static const char usage_version[] = "usage: distenv-webhook version\n";
+
+static const char usage_selftest[] =
+    "usage: distenv-webhook selftest --url https://HOST[:PORT] [--ca-file FILE]\n"
+    "                                [--timeout DURATION]\n"
+    "\n"
+    "Checks a running webhook as the API server would reach it: GET /healthz, then\n"
+    "AdmissionReviews whose answers need nothing in the cluster (a pod without the\n"
+    "opt-in label is allowed without a patch, an opted-in ReplicaSet pod is denied,\n"
+    "/validate denies a Job that is not Indexed). The server's certificate must chain\n"
+    "to FILE (default: the system CAs) and name HOST. DURATION per request, default 10s.\n"
+    "One line per check; exit 0 when all pass, 1 when one fails, 2 on bad arguments.\n";
 
 static const char usage_wait[] =
     "usage: distenv-webhook wait [--timeout DURATION]\n"
@@ -433,6 +446,47 @@ static int cmd_wait(int argc, char **argv)
 	return wait_run(&t, timeout_s * 1000, 5000, stderr);
 }
 
+static int cmd_selftest(int argc, char **argv)
+{
+	struct selftest_opts o = {NULL, NULL, 10000};
+	long secs = 10;
+	char err[256];
+	int i, failed;
+
+	for (i = 1; i < argc; i++) {
+		if (i + 1 >= argc) {
+			fputs(usage_selftest, stderr);
+			return 2;
+		}
+		if (strcmp(argv[i], "--url") == 0) {
+			o.url = argv[++i];
+		} else if (strcmp(argv[i], "--ca-file") == 0) {
+			o.ca_file = argv[++i];
+		} else if (strcmp(argv[i], "--timeout") == 0) {
+			if (annotation_duration(argv[++i], 300, &secs) != 0 || secs < 1) {
+				fail(
+				    "selftest: --timeout \"%.32s\" is not a duration from 1s to 5m",
+				    argv[i]);
+				return 2;
+			}
+			o.timeout_ms = secs * 1000;
+		} else {
+			fputs(usage_selftest, stderr);
+			return 2;
+		}
+	}
+	if (o.url == NULL) {
+		fputs(usage_selftest, stderr);
+		return 2;
+	}
+	failed = selftest_run(&o, stdout, err, sizeof(err));
+	if (failed < 0) {
+		fail("selftest: %s", err);
+		return 2;
+	}
+	return failed > 0 ? 1 : 0;
+}
+
 /* The annotation table as the README's Markdown rows (render --help). */
 static void print_annotations(FILE *out)
 {
@@ -455,7 +509,8 @@ int main(int argc, char **argv)
 	} cmds[] = {
 	    {"serve", cmd_serve, usage_serve}, {"render", cmd_render, usage_render},
 	    {"certs", cmd_certs, usage_certs}, {"check-config", cmd_check_config, usage_check},
-	    {"wait", cmd_wait, usage_wait},    {"version", NULL, usage_version},
+	    {"wait", cmd_wait, usage_wait},    {"selftest", cmd_selftest, usage_selftest},
+	    {"version", NULL, usage_version},
 	};
 	size_t i;
 

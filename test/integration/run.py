@@ -546,6 +546,34 @@ class Suite:
         os.symlink(tsdir, tmp)
         os.rename(tmp, os.path.join(self.vol, "..data"))
 
+    def case_selftest(self):
+        """distenv-webhook selftest (the chart's helm test) against the real server."""
+        url = "https://localhost:%d" % self.server.port
+
+        def run(*args):
+            return subprocess.run([self.args.binary, "selftest"] + list(args),
+                                  capture_output=True, text=True, timeout=300)
+        p = run("--url", url, "--ca-file", os.path.join(self.certs1, "ca.crt"), "--timeout", "2m")
+        lines = p.stdout.splitlines()
+        check(p.returncode == 0, "selftest exited %d: %s %s" % (p.returncode, p.stdout, p.stderr))
+        check(len(lines) == 4 and all(ln.startswith("selftest: ok ") for ln in lines),
+              "four ok lines: %r" % lines)
+        # Another CA: every check fails on the certificate, exit 1.
+        other = self.gen_certs("certs-selftest-other")
+        p = run("--url", url, "--ca-file", os.path.join(other, "ca.crt"), "--timeout", "2m")
+        check(p.returncode == 1, "wrong CA: exit %d" % p.returncode)
+        check(p.stdout.count("selftest: FAIL") == 4 and "certificate" in p.stdout,
+              "wrong CA: %r" % p.stdout)
+        # A name the certificate does not carry.
+        p = run("--url", "https://127.0.0.2:%d" % self.server.port, "--ca-file",
+                os.path.join(self.certs1, "ca.crt"), "--timeout", "5s")
+        check(p.returncode == 1, "wrong host: exit %d: %s" % (p.returncode, p.stdout))
+        for args in (["--url", "http://localhost:1"], ["--url", url + "/mutate"], [],
+                     ["--url", url, "--timeout", "0s"], ["--url"], ["--bogus", "x"]):
+            p = run(*args)
+            check(p.returncode == 2 and p.stdout == "", "%r: exit %d, stdout %r"
+                  % (args, p.returncode, p.stdout))
+
     def case_health_routes(self):
         c = Conn(self.server.port, self.ctx)
         st, resp, out = c.call("GET", "/healthz")
@@ -1523,6 +1551,8 @@ def main():
         if not run_case("start: serve on loopback, /healthz over HTTPS", suite.case_start):
             return finish()
         run_case("routes: /healthz, /readyz, HEAD", suite.case_health_routes)
+        run_case("selftest: healthz and three reviews over verified TLS; wrong CA, host, args",
+                 suite.case_selftest)
         golden = sorted(os.path.basename(p)[:-len(".request.json")]
                         for p in glob.glob(os.path.join(DATA, "*.request.json")))
         for name in golden:

@@ -279,7 +279,9 @@ def dns_names():
 def t_lint(helm):
     for extra in ([], ["--set", "certificates.mode=certManager"],
                   ["--set", "certificates.mode=existingSecret", "--set", "certificates.secretName=x"],
-                  ["--set", "hostNetwork=true", "--set", "containerPort=9443"]):
+                  ["--set", "hostNetwork=true", "--set", "containerPort=9443"],
+                  ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true",
+                   "--set", "metrics.grafanaDashboard.enabled=true", "--set", "test.enabled=false"]):
         r = helm.run("lint", "--strict", CHART, *extra)
         assert r.returncode == 0, f"helm lint {extra}: {r.stdout}{r.stderr}"
 
@@ -1200,7 +1202,7 @@ def main():
     helm = Helm(a.helm)
     tmp = tempfile.mkdtemp(prefix="distenv-chart-")
     try:
-        check("helm lint --strict (each certificate mode, hostNetwork)")(t_lint, helm)
+        check("helm lint --strict (each certificate mode, hostNetwork, monitoring on)")(t_lint, helm)
         check("Chart appVersion equals VERSION")(t_chart_version)
         check("selfSigned: objects, Deployment hardening, probes, RBAC, webhook fields")(t_self_signed, helm)
         check("selfSigned: certificate verifies against caBundle, SANs, key pair, validity")(

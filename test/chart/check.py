@@ -5,7 +5,7 @@ rejections of bad values, the rendered config accepted by the real binary, the
 chart's generated certificate served by the real binary over HTTPS, and the
 deploy/ manifests and examples.
 
-Usage: check.py --helm PATH [--binary ./distenv-webhook]
+Usage: check.py --helm PATH [--binary ./distenv-webhook] [--promtool PATH]
 Prints one line per check and ends with "chart: N passed, N failed".
 """
 import argparse
@@ -279,7 +279,9 @@ def dns_names():
 def t_lint(helm):
     for extra in ([], ["--set", "certificates.mode=certManager"],
                   ["--set", "certificates.mode=existingSecret", "--set", "certificates.secretName=x"],
-                  ["--set", "hostNetwork=true", "--set", "containerPort=9443"]):
+                  ["--set", "hostNetwork=true", "--set", "containerPort=9443"],
+                  ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true",
+                   "--set", "metrics.grafanaDashboard.enabled=true", "--set", "test.enabled=false"]):
         r = helm.run("lint", "--strict", CHART, *extra)
         assert r.returncode == 0, f"helm lint {extra}: {r.stdout}{r.stderr}"
 
@@ -293,7 +295,7 @@ def t_chart_version():
 def t_self_signed(helm):
     r = helm.template()
     eq(r.kinds(), sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
-                          "MutatingWebhookConfiguration", "PodDisruptionBudget", "Secret",
+                          "MutatingWebhookConfiguration", "Pod", "PodDisruptionBudget", "Secret",
                           "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]), "kinds")
     for o in r.objs:
         if o["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
@@ -555,12 +557,296 @@ def t_service_monitor(helm):
         eq(svc_labels.get(k), v, f"ServiceMonitor selector {k} matches the Service")
 
 
+METRIC_NAME = re.compile(r"\b((?:distenv|process)_[a-z0-9_]+)")
+
+
+def served_metrics():
+    """charts/distenv/metrics.txt: the names the server serves, one a line
+    (histograms by their base name). The server's own tests read it too."""
+    names = [n.strip() for n in open(os.path.join(CHART, "metrics.txt")) if n.strip()]
+    eq(names, sorted(set(names)), "metrics.txt sorted, no duplicates")
+    for n in names:
+        assert re.fullmatch(r"(distenv|process)_[a-z0-9_]+", n), f"metrics.txt: bad name {n!r}"
+        assert not re.search(r"_(bucket|sum|count)$", n), f"metrics.txt: {n} is not a base name"
+    return set(names)
+
+
+def metric_names(text):
+    """The distenv_*/process_* names a query text uses, a histogram's
+    _bucket/_sum/_count series mapped to its base name."""
+    served = served_metrics()
+    out = set()
+    for n in METRIC_NAME.findall(text):
+        base = re.sub(r"_(bucket|sum|count)$", "", n)
+        out.add(n if n in served or base not in served else base)
+    return out
+
+
+def gh_anchors(path):
+    """The anchors GitHub makes of a Markdown file's headings."""
+    out = set()
+    for line in open(path):
+        m = re.match(r"#+ (.*)", line)
+        if m:
+            out.add(re.sub(r"[^a-z0-9 _-]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
+ALERTS = ["DistenvWebhookDown", "DistenvCertificateExpiry", "DistenvCertificateReloadFailing",
+          "DistenvHighDenialRate", "DistenvLookupErrors", "DistenvAdmissionSlow", "DistenvServerErrors"]
+
+
+def rule_spec(r):
+    (pr,) = r.all("PrometheusRule")
+    (group,) = pr["spec"]["groups"]
+    return pr, group["rules"]
+
+
+def t_prometheus_rule(helm):
+    assert not helm.template().all("PrometheusRule"), "PrometheusRule rendered by default"
+    r = helm.template("--set", "metrics.prometheusRule.enabled=true",
+                      "--set", "metrics.prometheusRule.labels.release=prom")
+    pr, rules = rule_spec(r)
+    eq(pr["apiVersion"], "monitoring.coreos.com/v1", "PrometheusRule apiVersion")
+    eq((pr["metadata"]["name"], pr["metadata"]["namespace"]), (RELEASE, NS), "PrometheusRule name")
+    eq(pr["metadata"]["labels"]["release"], "prom", "PrometheusRule label")
+    eq([x["alert"] for x in rules], [ALERTS[0], ALERTS[1], *ALERTS[1:]], "alerts")
+    anchors = gh_anchors(os.path.join(ROOT, "docs", "operations.md"))
+    sel = f'job="{RELEASE}",namespace="{NS}"'
+    for x in rules:
+        a = x["annotations"]
+        assert a.get("summary") and a.get("description"), f"{x['alert']}: summary/description"
+        eq(a["runbook_url"], "docs/operations.md#" + x["alert"].lower(), f"{x['alert']} runbook_url")
+        assert x["alert"].lower() in anchors, f"docs/operations.md has no section {x['alert']}"
+        assert x["labels"]["severity"] in ("warning", "critical"), x["labels"]
+        assert sel in x["expr"], f"{x['alert']} does not select {sel}: {x['expr']}"
+    sev = {(x["alert"], x["labels"]["severity"]): x["expr"] for x in rules}
+    assert "< 14 * 86400" in sev[("DistenvCertificateExpiry", "warning")], sev
+    assert "< 2 * 86400" in sev[("DistenvCertificateExpiry", "critical")], sev
+    assert sev[("DistenvAdmissionSlow", "warning")].rstrip().endswith("> 5"), "latency threshold 0.5 x 10 s"
+    # The values move the thresholds, the selector, the namespace and the set of alerts.
+    r = helm.template("--set", "metrics.prometheusRule.enabled=true",
+                      "--set", "metrics.prometheusRule.namespace=monitoring",
+                      "--set", "metrics.prometheusRule.job=webhooks",
+                      "--set", "metrics.prometheusRule.runbookURL=https://runbooks.example/distenv/",
+                      "--set", "metrics.prometheusRule.certificate.warningDays=30",
+                      "--set", "metrics.prometheusRule.denials.ratio=0.5",
+                      "--set", "metrics.prometheusRule.denials.window=30m",
+                      "--set", "metrics.prometheusRule.lookups.errorRatio=0.25",
+                      "--set", "metrics.prometheusRule.latency.timeoutRatio=0.8",
+                      "--set", "webhook.timeoutSeconds=20",
+                      "--set", "metrics.prometheusRule.serverErrors.ratio=0.01",
+                      "--set", "metrics.prometheusRule.alertLabels.team=ml",
+                      "--set", "metrics.prometheusRule.disabledAlerts={DistenvLookupErrors}",
+                      "--set-json", 'metrics.prometheusRule.additionalRules=[{"alert":"Mine","expr":"vector(1)"}]')
+    pr, rules = rule_spec(r)
+    eq(pr["metadata"]["namespace"], "monitoring", "PrometheusRule namespace")
+    by = {(x["alert"], x["labels"]["severity"] if "labels" in x else ""): x for x in rules}
+    eq(sorted({x["alert"] for x in rules}), sorted(set(ALERTS) - {"DistenvLookupErrors"} | {"Mine"}),
+       "disabledAlerts / additionalRules")
+    for x in rules:
+        if x["alert"] != "Mine":
+            assert f'job="webhooks",namespace="{NS}"' in x["expr"], x["expr"]
+            eq(x["labels"]["team"], "ml", "alertLabels")
+            assert x["annotations"]["runbook_url"].startswith("https://runbooks.example/distenv#"), \
+                x["annotations"]["runbook_url"]
+    assert "< 30 * 86400" in by[("DistenvCertificateExpiry", "warning")]["expr"]
+    den = by[("DistenvHighDenialRate", "warning")]["expr"]
+    assert ") > 0.5" in den and "[30m]" in den and "[15m]" not in den, den
+    assert by[("DistenvAdmissionSlow", "warning")]["expr"].rstrip().endswith("> 16"), "0.8 x 20 s"
+    assert by[("DistenvServerErrors", "warning")]["expr"].rstrip().endswith("> 0.01")
+    code, err = helm.template_fails("--set", "metrics.prometheusRule.enabled=true",
+                                    "--set", "metrics.prometheusRule.disabledAlerts={NoSuchAlert}")
+    assert code != 0 and "disabledAlerts" in err, f"unknown alert name accepted: {err}"
+
+
+def t_promtool(helm, promtool, tmp):
+    """promtool check rules on the rendered spec, and promtool test rules
+    (test/chart/prometheusrule.test.yaml: each alert fires on synthetic
+    series, and stays quiet below its threshold)."""
+    assert promtool and os.path.exists(promtool), f"promtool not found ({promtool!r}): scripts/deps-image.sh helm"
+    d = os.path.join(tmp, "promtool")
+    os.makedirs(d, exist_ok=True)
+    pr, _ = rule_spec(helm.template("--set", "metrics.prometheusRule.enabled=true"))
+    with open(os.path.join(d, "rules.yaml"), "w") as f:
+        yaml.safe_dump(pr["spec"], f, sort_keys=False)
+    shutil.copy(os.path.join(ROOT, "test", "chart", "prometheusrule.test.yaml"), d)
+    out = subprocess.run([promtool, "check", "rules", "rules.yaml"], cwd=d, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "SUCCESS: 8 rules found" in out.stdout + out.stderr, \
+        f"promtool check rules: {out.stdout}{out.stderr}"
+    out = subprocess.run([promtool, "test", "rules", "prometheusrule.test.yaml"], cwd=d, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, f"promtool test rules: {(out.stdout + out.stderr)[-3000:]}"
+
+
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+
+
+def t_grafana_dashboard(helm):
+    assert not [c for c in helm.template().all("ConfigMap") if "distenv.json" in c.get("data", {})], \
+        "dashboard rendered by default"
+    r = helm.template("--set", "metrics.grafanaDashboard.enabled=true",
+                      "--set", "metrics.grafanaDashboard.annotations.grafana_folder=ML")
+    (cm,) = [c for c in r.all("ConfigMap") if c["metadata"]["name"] == f"{RELEASE}-dashboard"]
+    eq(cm["metadata"]["labels"]["grafana_dashboard"], "1", "sidecar label")
+    eq(cm["metadata"]["annotations"], {"grafana_folder": "ML"}, "dashboard annotations")
+    eq(cm["metadata"]["namespace"], NS, "dashboard namespace")
+    text = open(os.path.join(CHART, "dashboards", "distenv.json")).read()
+    eq(json.loads(cm["data"]["distenv.json"]), json.loads(text), "ConfigMap holds dashboards/distenv.json")
+    dash = json.loads(text)
+    eq(dash["uid"], "distenv", "dashboard uid")
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    eq((variables["datasource"]["type"], variables["datasource"]["query"]), ("datasource", "prometheus"),
+       "datasource variable")
+    for v in variables.values():
+        if v["type"] == "query":
+            eq(v["datasource"], DATASOURCE, f"variable {v['name']} datasource")
+    panels = [p for p in dash["panels"] if p["type"] != "row"]
+    ids = [p["id"] for p in dash["panels"]]
+    eq(len(ids), len(set(ids)), "unique panel ids")
+    exprs = [v["query"]["query"] for v in variables.values() if v["type"] == "query"]
+    for p in panels:
+        eq(p.get("datasource"), DATASOURCE, f"panel {p['title']!r} datasource")
+        assert p["targets"], f"panel {p['title']!r} has no query"
+        for t in p["targets"]:
+            eq(t.get("datasource"), DATASOURCE, f"panel {p['title']!r} target datasource")
+            exprs.append(t["expr"])
+        g = p["gridPos"]
+        assert g["x"] + g["w"] <= 24, f"panel {p['title']!r} wider than the grid"
+    titles = " / ".join(p["title"] for p in panels)
+    for want in ("Requests by path and code", "Admission outcomes", "Denial reasons", "Admission latency",
+                 "Look-ups by outcome", "Look-up errors", "Look-up latency", "In flight",
+                 "Certificate days left", "CPU", "Memory", "File descriptors", "Build"):
+        assert want in titles, f"no panel {want!r}: {titles}"
+    used = metric_names("\n".join(exprs))
+    served = served_metrics()
+    eq(sorted(used - served), [], "dashboard metrics the server does not serve")
+    eq(sorted(served - used), [], "served metrics the dashboard does not show")
+    for q in ("0.5", "0.9", "0.99"):
+        assert any(f"histogram_quantile({q}, sum by (webhook, le)" in e for e in exprs), f"no p{q} by webhook"
+
+
+def t_rule_metric_names(helm):
+    """Every distenv_*/process_* name the rules use is in metrics.txt."""
+    _, rules = rule_spec(helm.template("--set", "metrics.prometheusRule.enabled=true"))
+    used = metric_names(json.dumps(rules))
+    eq(sorted(used - served_metrics()), [], "rule metrics the server does not serve")
+    assert "distenv_certificate_expiry_timestamp_seconds" in used and \
+        "distenv_admission_duration_seconds" in used, used
+
+
+# The restricted Pod Security Standard (pod-security.kubernetes.io/enforce:
+# restricted), as the pod-security admission plugin checks it.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+                      "projected", "secret"}
+
+
+def restricted_violations(spec):
+    bad = []
+    psc = spec.get("securityContext", {})
+    for k in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(k):
+            bad.append(k)
+    for v in spec.get("volumes", []):
+        kinds = set(v) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            bad.append(f"volume {v['name']}: {sorted(kinds)}")
+    if psc.get("runAsUser") == 0:
+        bad.append("pod runAsUser 0")
+    pod_seccomp = psc.get("seccompProfile", {}).get("type")
+    for c in spec.get("initContainers", []) + spec["containers"]:
+        sc = c.get("securityContext", {})
+        n = c["name"]
+        if sc.get("privileged"):
+            bad.append(f"{n}: privileged")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            bad.append(f"{n}: allowPrivilegeEscalation not false")
+        if "ALL" not in sc.get("capabilities", {}).get("drop", []):
+            bad.append(f"{n}: capabilities not dropped")
+        if set(sc.get("capabilities", {}).get("add", [])) - {"NET_BIND_SERVICE"}:
+            bad.append(f"{n}: capabilities added")
+        if not (sc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True):
+            bad.append(f"{n}: runAsNonRoot not true")
+        if sc.get("runAsUser") == 0:
+            bad.append(f"{n}: runAsUser 0")
+        if sc.get("seccompProfile", {}).get("type", pod_seccomp) not in ("RuntimeDefault", "Localhost"):
+            bad.append(f"{n}: seccompProfile")
+        if any(p.get("hostPort") for p in c.get("ports", [])):
+            bad.append(f"{n}: hostPort")
+    for s in psc.get("sysctls", []):
+        if s["name"] not in ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
+                             "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
+                             "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                             "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+                             "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"):
+            bad.append(f"sysctl {s['name']}")
+    return bad
+
+
+def t_helm_test_hook(helm):
+    r = helm.template()
+    pod = r.one("Pod")
+    eq(pod["metadata"]["name"], f"{RELEASE}-test", "test Pod name")
+    eq(pod["metadata"]["namespace"], NS, "test Pod namespace")
+    ann = pod["metadata"]["annotations"]
+    eq(ann["helm.sh/hook"], "test", "hook annotation")
+    eq(ann["helm.sh/hook-delete-policy"], "before-hook-creation,hook-succeeded", "hook delete policy")
+    spec = pod["spec"]
+    eq(spec["restartPolicy"], "Never", "test Pod restartPolicy")
+    eq(spec["automountServiceAccountToken"], False, "test Pod token")
+    (c,) = spec["containers"]
+    eq(c["image"], r.pod()["spec"]["containers"][0]["image"], "test Pod image is the webhook's")
+    eq(c["args"], ["wait", "--timeout", "60s"], "test Pod args")
+    eq({e["name"]: e["value"] for e in c["env"]},
+       {"MASTER_ADDR": f"{RELEASE}.{NS}.svc", "MASTER_PORT": "443", "RANK": "1"}, "test Pod env")
+    eq(c["securityContext"], SECURE, "test Pod container securityContext")
+    assert c["resources"]["limits"]["memory"], c["resources"]
+    eq(restricted_violations(spec), [], "test Pod vs the restricted profile")
+    eq(restricted_violations(r.pod()["spec"]), [], "webhook Pod vs the restricted profile")
+    # Not a replica: the Service, the PDB and the Deployment do not select it.
+    labels = pod["metadata"]["labels"]
+    for sel in (r.one("Service")["spec"]["selector"], pod_selector(r),
+                r.one("PodDisruptionBudget")["spec"]["selector"]["matchLabels"]):
+        assert any(labels.get(k) != v for k, v in sel.items()), f"test Pod matches selector {sel}"
+    r = helm.template("--set", "test.timeout=5m", "--set", "service.port=8443",
+                      "--set", "runAsUser=null", "--set", "runAsGroup=null")
+    c = r.one("Pod")["spec"]["containers"][0]
+    eq(c["args"], ["wait", "--timeout", "5m"], "test.timeout")
+    eq(c["env"][1], {"name": "MASTER_PORT", "value": "8443"}, "test Pod follows service.port")
+    eq(restricted_violations(r.one("Pod")["spec"]), [], "test Pod with runAsUser=null")
+    assert not helm.template("--set", "test.enabled=false").all("Pod"), "test.enabled=false"
+
+
+def t_chart_readme(helm):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "chart-readme.py"), "--check"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    out = helm.run("show", "readme", CHART)
+    assert out.returncode == 0 and "## Values" in out.stdout, out.stderr
+    values = yaml.safe_load(open(os.path.join(CHART, "values.yaml")))
+    for key in values:
+        assert f"| `{key}" in out.stdout, f"helm show readme lacks {key}"
+    for key in ("metrics.prometheusRule.enabled", "metrics.grafanaDashboard.enabled", "test.enabled"):
+        assert f"| `{key}` |" in out.stdout, f"helm show readme lacks {key}"
+    # The template is not packaged.
+    pkg = os.path.join(tempfile.mkdtemp(), "pkg")
+    p = helm.run("package", CHART, "--destination", pkg)
+    assert p.returncode == 0, p.stderr
+    (tgz,) = os.listdir(pkg)
+    listing = subprocess.run(["tar", "-tzf", os.path.join(pkg, tgz)], capture_output=True, text=True).stdout
+    shutil.rmtree(os.path.dirname(pkg))
+    assert "distenv/README.md.in" not in listing and "distenv/README.md" in listing, listing
+    assert "distenv/dashboards/distenv.json" in listing, listing
+
+
 def t_notes(helm):
     r = helm.run("install", RELEASE, CHART, "--namespace", NS, "--dry-run=client")
     assert r.returncode == 0, r.stderr
     notes = r.stdout.split("NOTES:", 1)[1]
     assert 'distenv.dev/inject: "true"' in notes, notes
     assert "subdomain" in notes and f"kube-system, {NS}" in notes, notes
+    assert f"helm test {RELEASE} -n {NS}" in notes, notes
 
 
 REJECT = [
@@ -581,6 +867,10 @@ REJECT = [
     (["--set", "certificates.extraIPAddresses={not-an-ip}"], "/certificates/extraIPAddresses"),
     (["--set", "image.digest=latest"], "/image/digest"),
     (["--set", "terminationGracePeriodSeconds=30"], "must be larger than"),
+    (["--set", "metrics.prometheusRule.denials.ratio=1.5"], "/metrics/prometheusRule/denials/ratio"),
+    (["--set", "metrics.prometheusRule.latency.timeoutRatio=0"], "/metrics/prometheusRule/latency/timeoutRatio"),
+    (["--set", "metrics.prometheusRule.denials.window=15 minutes"], "/metrics/prometheusRule/denials/window"),
+    (["--set", "test.timeout=1d"], "/test/timeout"),
 ]
 
 
@@ -680,6 +970,7 @@ def t_serve_chart_cert(helm, binary, tmp):
                               "--resolve", f"other.{NS}.svc:{port}:127.0.0.1",
                               f"https://other.{NS}.svc:{port}/healthz"], capture_output=True)
         assert bad.returncode != 0, "certificate accepted for a name it does not cover"
+        run_test_hook(binary, r, port, free_port())
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -687,6 +978,24 @@ def t_serve_chart_cert(helm, binary, tmp):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def run_test_hook(binary, r, port, closed_port):
+    """Runs the helm test Pod's container command from the host, as the Pod
+    would (its args and env), with the Service address replaced by the local
+    server's: it must pass, and fail fast against a port nobody listens on."""
+    (c,) = r.one("Pod")["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    eq(env["MASTER_ADDR"], f"{RELEASE}.{NS}.svc", "test Pod MASTER_ADDR")
+    eq(env["MASTER_PORT"], str(r.one("Service")["spec"]["ports"][0]["port"]), "test Pod MASTER_PORT")
+    for addr, p, want in (("127.0.0.1", port, 0), ("127.0.0.1", closed_port, 1)):
+        e = dict(os.environ)
+        e.update(env, MASTER_ADDR=addr, MASTER_PORT=str(p))
+        args = list(c["args"])
+        if want:
+            args[args.index("--timeout") + 1] = "2s"
+        out = subprocess.run([binary, *args], env=e, capture_output=True, text=True, timeout=60)
+        eq(out.returncode, want, f"helm test command against {addr}:{p} ({out.stderr.strip()[-300:]})")
 
 
 def atomic_write(d, files, gen):
@@ -889,11 +1198,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--helm", required=True)
     ap.add_argument("--binary", default="")
+    ap.add_argument("--promtool", default=shutil.which("promtool") or "")
     a = ap.parse_args()
     helm = Helm(a.helm)
     tmp = tempfile.mkdtemp(prefix="distenv-chart-")
     try:
-        check("helm lint --strict (each certificate mode, hostNetwork)")(t_lint, helm)
+        check("helm lint --strict (each certificate mode, hostNetwork, monitoring on)")(t_lint, helm)
         check("Chart appVersion equals VERSION")(t_chart_version)
         check("selfSigned: objects, Deployment hardening, probes, RBAC, webhook fields")(t_self_signed, helm)
         check("selfSigned: certificate verifies against caBundle, SANs, key pair, validity")(
@@ -911,6 +1221,15 @@ def main():
         check("checksum/config changes with the config only")(t_checksum, helm)
         check("PDB, RBAC, token, namespaces, failurePolicy, checkConfig, image toggles")(t_toggles, helm)
         check("ServiceMonitor (optional) scrapes /metrics over HTTPS with the CA")(t_service_monitor, helm)
+        check("PrometheusRule (optional): alerts, runbooks in docs/operations.md, thresholds as values")(
+            t_prometheus_rule, helm)
+        check("promtool check rules + promtool test rules (test/chart/prometheusrule.test.yaml)")(
+            t_promtool, helm, a.promtool, tmp)
+        check("rules use only metrics.txt names")(t_rule_metric_names, helm)
+        check("Grafana dashboard ConfigMap (optional): JSON, ${datasource} everywhere, metrics.txt names")(
+            t_grafana_dashboard, helm)
+        check("helm test Pod: hook, the webhook's image, restricted profile, not a replica")(t_helm_test_hook, helm)
+        check("charts/distenv/README.md is generated from values.yaml; helm show readme")(t_chart_readme, helm)
         check("NOTES.txt tells how to label a workload")(t_notes, helm)
         for args, needle in REJECT:
             check(f"rejected: {' '.join(args[1::2])}")(t_reject, helm, args, needle)
@@ -919,7 +1238,8 @@ def main():
         binary = a.binary
         if binary and os.path.exists(binary):
             check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
-            check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS")(
+            check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS, "
+                  "the helm test Pod's command")(
                 t_serve_chart_cert, helm, binary, tmp)
             check("hot reload: a ..data swap of the projected volume serves the new certificate")(
                 t_hot_reload_projected, helm, binary, tmp)

@@ -18,4 +18,7 @@ if [[ -z "$binary" ]]; then
 	make -s distenv-webhook >&2 || echo "chart: building ./distenv-webhook failed" >&2
 fi
 # PyYAML from Debian's python3-yaml.
-exec /usr/bin/python3 test/chart/check.py --helm "${DISTENV_HELM:-$bin/helm}" --binary "$binary"
+# promtool: Debian's, or the one deps-image.sh unpacked into $bin.
+promtool=$(command -v promtool || echo "$bin/promtool")
+exec /usr/bin/python3 test/chart/check.py --helm "${DISTENV_HELM:-$bin/helm}" --binary "$binary" \
+	--promtool "$promtool"

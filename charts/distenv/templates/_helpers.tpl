@@ -109,3 +109,25 @@ true
 {{- fail "config.lookups.enabled needs RBAC: set rbac.create=true, or serviceAccount.name to an account allowed to get statefulsets and jobs" }}
 {{- end }}
 {{- end }}
+
+{{/* The securityContext of every container the chart runs (restricted Pod Security Standard). */}}
+{{- define "distenv.containerSecurityContext" -}}
+{{- $sc := dict
+  "runAsNonRoot" true
+  "allowPrivilegeEscalation" false
+  "privileged" false
+  "readOnlyRootFilesystem" true
+  "capabilities" (dict "drop" (list "ALL"))
+  "seccompProfile" (dict "type" "RuntimeDefault") }}
+{{- if not (kindIs "invalid" .Values.runAsUser) }}{{ $_ := set $sc "runAsUser" (int .Values.runAsUser) }}{{ end }}
+{{- if not (kindIs "invalid" .Values.runAsGroup) }}{{ $_ := set $sc "runAsGroup" (int .Values.runAsGroup) }}{{ end }}
+{{- toYaml (mergeOverwrite $sc (deepCopy .Values.containerSecurityContext)) }}
+{{- end }}
+
+{{/* The pod securityContext before the Deployment's own additions (fsGroup, sysctls) and podSecurityContext. */}}
+{{- define "distenv.podSecurityContextBase" -}}
+{{- $sc := dict "runAsNonRoot" true "seccompProfile" (dict "type" "RuntimeDefault") }}
+{{- if not (kindIs "invalid" .Values.runAsUser) }}{{ $_ := set $sc "runAsUser" (int .Values.runAsUser) }}{{ end }}
+{{- if not (kindIs "invalid" .Values.runAsGroup) }}{{ $_ := set $sc "runAsGroup" (int .Values.runAsGroup) }}{{ end }}
+{{- toYaml $sc }}
+{{- end }}

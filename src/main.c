@@ -78,13 +78,15 @@ static const char usage_version[] = "usage: distenv-webhook version\n";
 
 static const char usage_selftest[] =
     "usage: distenv-webhook selftest --url https://HOST[:PORT] [--ca-file FILE]\n"
-    "                                [--timeout DURATION]\n"
+    "                                [--timeout DURATION] [--connect-to ADDR]\n"
     "\n"
     "Checks a running webhook as the API server would reach it: GET /healthz, then\n"
     "AdmissionReviews whose answers need nothing in the cluster (a pod without the\n"
     "opt-in label is allowed without a patch, an opted-in ReplicaSet pod is denied,\n"
     "/validate denies a Job that is not Indexed). The server's certificate must chain\n"
     "to FILE (default: the system CAs) and name HOST. DURATION per request, default 10s.\n"
+    "--connect-to ADDR connects to ADDR (e.g. one replica's IP, [::1] for IPv6) on the\n"
+    "same port instead of resolving HOST; the certificate must still name HOST.\n"
     "One line per check; exit 0 when all pass, 1 when one fails, 2 on bad arguments.\n";
 
 static const char usage_wait[] =
@@ -448,7 +450,7 @@ static int cmd_wait(int argc, char **argv)
 
 static int cmd_selftest(int argc, char **argv)
 {
-	struct selftest_opts o = {NULL, NULL, 10000};
+	struct selftest_opts o = {NULL, NULL, 10000, NULL};
 	long secs = 10;
 	char err[256];
 	int i, failed;
@@ -462,6 +464,8 @@ static int cmd_selftest(int argc, char **argv)
 			o.url = argv[++i];
 		} else if (strcmp(argv[i], "--ca-file") == 0) {
 			o.ca_file = argv[++i];
+		} else if (strcmp(argv[i], "--connect-to") == 0) {
+			o.connect_to = argv[++i];
 		} else if (strcmp(argv[i], "--timeout") == 0) {
 			if (annotation_duration(argv[++i], 300, &secs) != 0 || secs < 1) {
 				fail(

@@ -64,8 +64,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 static long request(CURL *c, const struct selftest_opts *o, const char *path, const char *body,
                     struct strbuf *b, char *err, size_t errlen)
 {
-	char url[1024], curl_err[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdrs = NULL;
+	char url[1024], curl_err[CURL_ERROR_SIZE] = "", conn[300];
+	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	long status = -1;
 	CURLcode rc;
 
@@ -80,6 +80,15 @@ static long request(CURL *c, const struct selftest_opts *o, const char *path, co
 	if (o->ca_file != NULL)
 		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+	if (o->connect_to != NULL) {
+		/* "::ADDR:": any host and port of the URL, to ADDR on the same port. */
+		if (bounded_printf(conn, sizeof(conn), "::%s:", o->connect_to) != 0 ||
+		    (connect_to = curl_slist_append(NULL, conn)) == NULL) {
+			errf(err, errlen, "the connect-to address is too long");
+			return -1;
+		}
+		curl_easy_setopt(c, CURLOPT_CONNECT_TO, connect_to);
+	}
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -97,6 +106,7 @@ static long request(CURL *c, const struct selftest_opts *o, const char *path, co
 	else
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(connect_to);
 	return status;
 }
 

@@ -16,6 +16,9 @@ struct selftest_opts {
 	const char *url;     /* https://HOST[:PORT], no path */
 	const char *ca_file; /* PEM CA the server's certificate must chain to; NULL: system CAs */
 	long timeout_ms;     /* per request */
+	const char
+	    *connect_to; /* NULL, or an address to connect to instead of the URL's host,
+	                  * whose name the certificate must still carry (curl --connect-to) */
 };
 
 /*

@@ -379,7 +379,8 @@ def t_existing_secret(helm, tmp):
     path = os.path.join(tmp, "ca.pem")
     open(path, "w").write(pem)
     base = ["--set", "certificates.mode=existingSecret", "--set", "certificates.secretName=corp-tls"]
-    r = helm.template(*base, "--set-file", f"certificates.existingSecret.caBundle={path}")
+    # --skip-tests: the helm test hook's CA ConfigMap is t_helm_test_hook's to check
+    r = helm.template(*base, "--skip-tests", "--set-file", f"certificates.existingSecret.caBundle={path}")
     assert not r.all("Secret") and not r.all("Certificate") and not r.all("Issuer"), r.kinds()
     assert_deployment(r)
     assert_webhook(r)
@@ -797,9 +798,13 @@ def t_helm_test_hook(helm):
     eq(spec["automountServiceAccountToken"], False, "test Pod token")
     (c,) = spec["containers"]
     eq(c["image"], r.pod()["spec"]["containers"][0]["image"], "test Pod image is the webhook's")
-    eq(c["args"], ["wait", "--timeout", "60s"], "test Pod args")
-    eq({e["name"]: e["value"] for e in c["env"]},
-       {"MASTER_ADDR": f"{RELEASE}.{NS}.svc", "MASTER_PORT": "443", "RANK": "1"}, "test Pod env")
+    eq(c["args"], ["selftest", "--url", f"https://{RELEASE}.{NS}.svc:443", "--ca-file",
+                   "/etc/distenv-test/ca.crt", "--timeout", "10s"], "test Pod args")
+    eq(c.get("env"), None, "test Pod env")
+    eq(c["volumeMounts"], [{"name": "ca", "mountPath": "/etc/distenv-test", "readOnly": True}],
+       "test Pod mounts the CA")
+    eq(spec["volumes"], [{"name": "ca", "secret": {"secretName": f"{RELEASE}-tls", "items": [
+        {"key": "ca.crt", "path": "ca.crt"}]}}], "the CA from the serving Secret")
     eq(c["securityContext"], SECURE, "test Pod container securityContext")
     assert c["resources"]["limits"]["memory"], c["resources"]
     eq(restricted_violations(spec), [], "test Pod vs the restricted profile")
@@ -809,12 +814,23 @@ def t_helm_test_hook(helm):
     for sel in (r.one("Service")["spec"]["selector"], pod_selector(r),
                 r.one("PodDisruptionBudget")["spec"]["selector"]["matchLabels"]):
         assert any(labels.get(k) != v for k, v in sel.items()), f"test Pod matches selector {sel}"
-    r = helm.template("--set", "test.timeout=5m", "--set", "service.port=8443",
+    r = helm.template("--set", "test.timeout=1m", "--set", "service.port=8443",
                       "--set", "runAsUser=null", "--set", "runAsGroup=null")
     c = r.one("Pod")["spec"]["containers"][0]
-    eq(c["args"], ["wait", "--timeout", "5m"], "test.timeout")
-    eq(c["env"][1], {"name": "MASTER_PORT", "value": "8443"}, "test Pod follows service.port")
+    eq(c["args"][-2:], ["--timeout", "1m"], "test.timeout")
+    eq(c["args"][2], f"https://{RELEASE}.{NS}.svc:8443", "test Pod follows service.port")
     eq(restricted_violations(r.one("Pod")["spec"]), [], "test Pod with runAsUser=null")
+    # existingSecret with a caBundle: the CA comes from a test hook ConfigMap, PEM or base64.
+    pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    for given in (pem, base64.b64encode(pem.encode()).decode()):
+        r = helm.template("--set", "certificates.mode=existingSecret",
+                          "--set", "certificates.existingSecret.caBundle=" + given)
+        cms = [d for d in r.all("ConfigMap") if d["metadata"]["name"] == f"{RELEASE}-test-ca"]
+        eq(len(cms), 1, "test CA ConfigMap")
+        eq(cms[0]["metadata"]["annotations"]["helm.sh/hook"], "test", "the ConfigMap is a test hook")
+        eq(cms[0]["data"]["ca.crt"].strip(), pem.strip(), "the ConfigMap holds the PEM")
+        eq(r.one("Pod")["spec"]["volumes"][0]["configMap"]["name"], f"{RELEASE}-test-ca",
+           "the Pod mounts it")
     assert not helm.template("--set", "test.enabled=false").all("Pod"), "test.enabled=false"
 
 
@@ -970,7 +986,7 @@ def t_serve_chart_cert(helm, binary, tmp):
                               "--resolve", f"other.{NS}.svc:{port}:127.0.0.1",
                               f"https://other.{NS}.svc:{port}/healthz"], capture_output=True)
         assert bad.returncode != 0, "certificate accepted for a name it does not cover"
-        run_test_hook(binary, r, port, free_port())
+        run_test_hook(binary, r, port, free_port(), os.path.join(d, "ca.crt"))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -980,22 +996,22 @@ def t_serve_chart_cert(helm, binary, tmp):
             proc.wait()
 
 
-def run_test_hook(binary, r, port, closed_port):
+def run_test_hook(binary, r, port, closed_port, ca_file):
     """Runs the helm test Pod's container command from the host, as the Pod
-    would (its args and env), with the Service address replaced by the local
-    server's: it must pass, and fail fast against a port nobody listens on."""
+    would (its args, the CA it mounts), connecting to the local server in place
+    of the Service: it must pass, and fail against a port nobody listens on."""
     (c,) = r.one("Pod")["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in c["env"]}
-    eq(env["MASTER_ADDR"], f"{RELEASE}.{NS}.svc", "test Pod MASTER_ADDR")
-    eq(env["MASTER_PORT"], str(r.one("Service")["spec"]["ports"][0]["port"]), "test Pod MASTER_PORT")
-    for addr, p, want in (("127.0.0.1", port, 0), ("127.0.0.1", closed_port, 1)):
-        e = dict(os.environ)
-        e.update(env, MASTER_ADDR=addr, MASTER_PORT=str(p))
-        args = list(c["args"])
-        if want:
-            args[args.index("--timeout") + 1] = "2s"
-        out = subprocess.run([binary, *args], env=e, capture_output=True, text=True, timeout=60)
-        eq(out.returncode, want, f"helm test command against {addr}:{p} ({out.stderr.strip()[-300:]})")
+    args = list(c["args"])
+    url = args[args.index("--url") + 1]
+    eq(url, f"https://{RELEASE}.{NS}.svc:{r.one('Service')['spec']['ports'][0]['port']}",
+       "test Pod URL")
+    args[args.index("--ca-file") + 1] = ca_file
+    for p, want in ((port, 0), (closed_port, 1)):
+        a = list(args)
+        a[a.index("--url") + 1] = f"https://{RELEASE}.{NS}.svc:{p}"
+        out = subprocess.run([binary, *a, "--connect-to", "127.0.0.1"], capture_output=True,
+                             text=True, timeout=120)
+        eq(out.returncode, want, f"helm test command against port {p} ({out.stdout.strip()[-400:]})")
 
 
 def atomic_write(d, files, gen):

@@ -196,18 +196,20 @@ else
 	nok "helm test: no test Pod: $(head -c 600 "$work/helm-test.log")"
 fi
 kc -n "$ns" delete pod distenv-test --ignore-not-found --wait=false >/dev/null 2>&1 || true
-if out=$($py - "$work/hooks.yaml" "$binary" "$port" <<'EOF' 2>&1
-import os, subprocess, sys, yaml
+if out=$($py - "$work/hooks.yaml" "$binary" "$port" "$work/webhook/ca.crt" <<'EOF' 2>&1
+import subprocess, sys, yaml
 hooks = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 (pod,) = [d for d in hooks if d["kind"] == "Pod" and d["metadata"]["annotations"].get("helm.sh/hook") == "test"]
 (c,) = pod["spec"]["containers"]
-env = dict(os.environ)
-env.update({e["name"]: e["value"] for e in c["env"]})
-svc = env["MASTER_ADDR"]
-env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[3])
-r = subprocess.run([sys.argv[2], *c["args"]], env=env, capture_output=True, text=True, timeout=120)
-assert r.returncode == 0, f"rc {r.returncode}: {r.stderr.strip()[-300:]}"
-print(f"{' '.join(c['args'])} with MASTER_ADDR 127.0.0.1 for {svc}")
+args = list(c["args"])
+url = args[args.index("--url") + 1]
+host = url.split("//")[1].rsplit(":", 1)[0]
+args[args.index("--url") + 1] = "https://%s:%s" % (host, sys.argv[3])
+args[args.index("--ca-file") + 1] = sys.argv[4]  # the Secret's ca.crt, which the Pod mounts
+r = subprocess.run([sys.argv[2], *args, "--connect-to", "127.0.0.1"], capture_output=True,
+                   text=True, timeout=120)
+assert r.returncode == 0, f"rc {r.returncode}: {(r.stdout + r.stderr).strip()[-500:]}"
+print(f"selftest --url {url} through 127.0.0.1: {r.stdout.count('selftest: ok')} checks ok")
 EOF
 ); then
 	ok "the test Pod's command passes from the host against the local server ($out)"

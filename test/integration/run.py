@@ -558,6 +558,12 @@ class Suite:
         check(p.returncode == 0, "selftest exited %d: %s %s" % (p.returncode, p.stdout, p.stderr))
         check(len(lines) == 4 and all(ln.startswith("selftest: ok ") for ln in lines),
               "four ok lines: %r" % lines)
+        # The Service's name, as the helm test Pod uses it, reached on loopback.
+        p = run("--url", "https://distenv.distenv-system.svc:%d" % self.server.port,
+                "--connect-to", "127.0.0.1", "--ca-file", os.path.join(self.certs1, "ca.crt"),
+                "--timeout", "2m")
+        check(p.returncode == 0 and p.stdout.count("selftest: ok ") == 4,
+              "--connect-to: exit %d: %s %s" % (p.returncode, p.stdout, p.stderr))
         # Another CA: every check fails on the certificate, exit 1.
         other = self.gen_certs("certs-selftest-other")
         p = run("--url", url, "--ca-file", os.path.join(other, "ca.crt"), "--timeout", "2m")

@@ -15,7 +15,7 @@
 # The binaries are cached as $DISTENV_CACHE/<name>-manager-<key>, the key hashing
 # the module version, the Go version and this script, so a later run skips the
 # build. The CRDs ship in the same archives; `build-managers.sh --crds NAME`
-# prints the CRD file of NAME instead of building anything.
+# prints the CRD files of NAME, one a line, instead of building anything.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +30,9 @@ jobset_crds=config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml
 lws_module=sigs.k8s.io/lws
 lws_version=v0.9.0
 lws_pkg=./cmd
-lws_crds=config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml
+# The manager also runs the DisaggregatedSet controller, which needs its CRD.
+lws_crds="config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml
+config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
 
 die() {
 	echo "build-managers.sh: $*" >&2
@@ -77,9 +79,11 @@ if [[ "${1:-}" == --crds ]]; then
 	[[ $# -eq 2 ]] || die "usage: build-managers.sh --crds jobset|lws"
 	case "$2" in jobset | lws) ;; *) die "unknown manager '$2' (jobset, lws)" ;; esac
 	c="${2}_crds"
-	f="$(moddir "$2")/${!c}"
-	[[ -f "$f" ]] || die "no CRD file $f"
-	echo "$f"
+	d=$(moddir "$2")
+	for f in ${!c}; do
+		[[ -f "$d/$f" ]] || die "no CRD file $d/$f"
+		echo "$d/$f"
+	done
 	exit 0
 fi
 

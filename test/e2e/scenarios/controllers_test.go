@@ -382,3 +382,56 @@ spec:
 		}
 	}
 }
+
+// A LeaderWorkerSet written with only a workerTemplate (the leader uses it too) and
+// subdomainPolicy UniquePerReplica: the controller makes one headless Service per
+// group, named after the leader (<lws>-<g>), and the LWS pod webhook moves the
+// leader's spec.subdomain onto it after distenv has answered; MASTER_ADDR is the
+// leader on its group's Service.
+func TestLeaderWorkerSetUniquePerReplica(t *testing.T) {
+	needManager(t, "lws")
+	ns := newNamespace(t, "lwsuniq")
+	createYAML(t, ns, lwsGVR, `
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: uniq
+spec:
+  replicas: 2
+  networkConfig:
+    subdomainPolicy: UniquePerReplica
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        labels:
+          distenv.dev/inject: "true"
+      spec:
+        containers:
+        - name: trainer
+          image: registry.invalid/trainer:1
+`)
+	pods := waitPods(t, ns, map[string]string{lwsNameLabel: "uniq"}, 4, podWait)
+	for g := 0; g < 2; g++ {
+		waitService(t, ns, fmt.Sprintf("uniq-%d", g), podWait)
+	}
+	for i := range pods {
+		p := &pods[i]
+		g := labelInt(t, p, p.Labels, lwsGroupLabel)
+		w := labelInt(t, p, p.Labels, lwsWorkerLabel)
+		svc := fmt.Sprintf("uniq-%d", g)
+		hosts := []string{svc, svc + "-1"}
+		if p.Name != hosts[w] || p.Spec.Subdomain != svc {
+			t.Errorf("pod %s (group %d, worker %d): subdomain %q, want pod %s on %s", p.Name, g, w, p.Spec.Subdomain,
+				hosts[w], svc)
+		}
+		checkInjected(t, p, expectation{ns: ns, svc: svc, hosts: hosts, rank: w, port: 29500, others: lwsEnv})
+		want := fmt.Sprintf("%s.%s.%s.svc.cluster.local", svc, svc, ns)
+		if a, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); a != want {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want %s", p.Name, a, want)
+		}
+		if l, _ := envValue(p.Spec.Containers[0], "LWS_LEADER_ADDRESS"); l != svc+"."+svc+"."+ns {
+			t.Errorf("pod %s: LWS_LEADER_ADDRESS=%q, want %s.%s.%s", p.Name, l, svc, svc, ns)
+		}
+	}
+}

@@ -1,10 +1,12 @@
 // Package scenarios holds the end-to-end tests of distenv against a real
-// kube-apiserver and kube-controller-manager (started by ../cluster.sh).
+// kube-apiserver and kube-controller-manager (started by ../cluster.sh), and, for
+// JobSets and LeaderWorkerSets, their real controller managers (cluster.sh with
+// DISTENV_E2E_MANAGERS).
 //
 // TestMain sets distenv up the way a cluster operator would: a serving
 // certificate from `distenv-webhook certs`, a ServiceAccount whose ClusterRole
-// only allows get on statefulsets, jobs and jobsets, a kubeconfig with that account's
-// token for `distenv-webhook serve --kubeconfig`, and a
+// only allows get on statefulsets, jobs and jobsets, a kubeconfig with that
+// account's token for `distenv-webhook serve --kubeconfig`, and a
 // MutatingWebhookConfiguration pointing at the webhook over HTTPS. Each test then
 // creates real workloads and checks what the API server stored.
 //

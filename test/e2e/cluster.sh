@@ -256,14 +256,37 @@ EOF
 	[[ "$got" == "$want" ]]
 }
 
-# start_managers DIR NAME...: for each of jobset, lws: its CRDs, then its manager
-# (leader election, its own certificate rotation and metrics off; health and
-# webhook servers on free loopback ports; the admin kubeconfig), then its webhook
+# install_crds DIR NAME...: the CRDs of the managers, from their module archives,
+# before kube-controller-manager starts: its garbage collector then knows the new
+# kinds from the start (it looks for new ones only every 30 s), as in a cluster
+# where they were installed long ago, so deleting a JobSet deletes its Jobs at once.
+install_crds() {
+	local dir=$1 kc="$1/admin.kubeconfig" name crd t0 ms
+	shift
+	local -a crds
+	t0=$(date +%s%N)
+	for name in "$@"; do
+		mapfile -t crds < <("$here/build-managers.sh" --crds "$name")
+		[[ ${#crds[@]} -gt 0 ]] || die "no CRDs for $name"
+		# create, not apply: the CRDs are too large for the last-applied annotation.
+		for crd in "${crds[@]}"; do
+			"$dir/bin/kubectl" --kubeconfig "$kc" create -f "$crd" >/dev/null
+			wait_for "$name CRD $(basename "$crd")" "$dir" kube-apiserver 60 \
+				"$dir/bin/kubectl" --kubeconfig "$kc" wait --for condition=established --timeout=5s -f "$crd"
+		done
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	printf 'cluster.sh: CRDs of %s established in %d.%03d s\n' "$*" $((ms / 1000)) $((ms % 1000)) >&2
+}
+
+# start_managers DIR NAME...: for each of jobset, lws: its manager (leader
+# election, its own certificate rotation and metrics off; health and webhook
+# servers on free loopback ports; the admin kubeconfig), then its webhook
 # configurations; ready once the API server gets answers from its webhooks.
 start_managers() {
-	local dir=$1 kc="$1/admin.kubeconfig" name crd i=0 ca
+	local dir=$1 kc="$1/admin.kubeconfig" name i=0 ca
 	shift
-	local -a names=("$@") bins ports crds
+	local -a names=("$@") bins ports
 	mapfile -t bins < <("$here/build-managers.sh" "${names[@]}")
 	[[ ${#bins[@]} -eq ${#names[@]} ]] || die "build-managers.sh ${names[*]} failed"
 	mapfile -t ports < <("$dir/bin/controlplane" freeport $((2 * ${#names[@]})))
@@ -273,14 +296,6 @@ start_managers() {
 		local webhook_port=${ports[2 * i]} health_port=${ports[2 * i + 1]} bin=${bins[i]} t0
 		i=$((i + 1))
 		t0=$(date +%s%N)
-		mapfile -t crds < <("$here/build-managers.sh" --crds "$name")
-		[[ ${#crds[@]} -gt 0 ]] || die "no CRDs for $name"
-		# create, not apply: the CRDs are too large for the last-applied annotation.
-		for crd in "${crds[@]}"; do
-			"$dir/bin/kubectl" --kubeconfig "$kc" create -f "$crd" >/dev/null
-			wait_for "$name CRD $(basename "$crd")" "$dir" kube-apiserver 60 \
-				"$dir/bin/kubectl" --kubeconfig "$kc" wait --for condition=established --timeout=5s -f "$crd"
-		done
 		cat >"$dir/$name-manager.yaml" <<EOF
 apiVersion: config.$name.x-k8s.io/v1alpha1
 kind: Configuration
@@ -307,13 +322,18 @@ EOF
 		"$dir/bin/kubectl" --kubeconfig "$kc" apply -f "$dir/$name-webhooks.yaml" >/dev/null
 		wait_for "$name webhooks" "$dir" "$name-manager" 60 manager_answers "$dir" "$name"
 		local ms=$((($(date +%s%N) - t0) / 1000000))
-		printf 'cluster.sh: %s-manager %s ready in %d.%03d s (CRDs, /readyz, webhooks)\n' \
+		printf 'cluster.sh: %s-manager %s ready in %d.%03d s (/readyz, webhooks answering)\n' \
 			"$name" "$(basename "$(readlink -f "$bin")")" $((ms / 1000)) $((ms % 1000)) >&2
 	done
 }
 
 up() {
-	local dir=$1 t0 bin
+	local dir=$1 t0 bin m
+	local -a managers
+	read -r -a managers <<<"${DISTENV_E2E_MANAGERS:-}"
+	for m in "${managers[@]}"; do
+		case "$m" in jobset | lws) ;; *) die "DISTENV_E2E_MANAGERS: unknown manager '$m' (jobset, lws)" ;; esac
+	done
 	t0=$(date +%s%N)
 	bin=$("$here/build.sh")
 	mkdir -p "$dir"/{bin,logs,pids,pki,etcd,kcm}
@@ -366,6 +386,10 @@ EOF
 	wait_for kube-apiserver "$dir" kube-apiserver 120 \
 		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" get --raw /readyz
 
+	if [[ ${#managers[@]} -gt 0 ]]; then
+		install_crds "$dir" "${managers[@]}"
+	fi
+
 	start kube-controller-manager "$dir" \
 		--kubeconfig="$dir/kcm.kubeconfig" \
 		--authentication-kubeconfig="$dir/kcm.kubeconfig" --authorization-kubeconfig="$dir/kcm.kubeconfig" \
@@ -382,12 +406,6 @@ EOF
 	wait_for "ServiceAccount default/default" "$dir" kube-controller-manager 60 \
 		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" -n default get serviceaccount default
 
-	local -a managers
-	local m
-	read -r -a managers <<<"${DISTENV_E2E_MANAGERS:-}"
-	for m in "${managers[@]}"; do
-		case "$m" in jobset | lws) ;; *) die "DISTENV_E2E_MANAGERS: unknown manager '$m' (jobset, lws)" ;; esac
-	done
 	if [[ ${#managers[@]} -gt 0 ]]; then
 		start_managers "$dir" "${managers[@]}"
 	fi

@@ -29,6 +29,7 @@ var (
 const (
 	jobSetNameLabel  = "jobset.sigs.k8s.io/jobset-name"
 	jobSetRJobLabel  = "jobset.sigs.k8s.io/replicatedjob-name"
+	jobSetUIDLabel   = "jobset.sigs.k8s.io/jobset-uid"
 	jobSetJobIndex   = "jobset.sigs.k8s.io/job-index"
 	jobSetCoordAnn   = "jobset.sigs.k8s.io/coordinator"
 	lwsNameLabel     = "leaderworkerset.sigs.k8s.io/name"
@@ -122,13 +123,41 @@ func jobSetHosts(js string, rjobs []rjob) (hosts []string, first map[string]int)
 	return hosts, first
 }
 
+// jobSetCheck is what checkJobSet asserts of a JobSet's pods.
+type jobSetCheck struct {
+	ns, js, subdomain string
+	uid               string // the JobSet's uid: only its pods (a re-created JobSet)
+	rjobs             []rjob
+	master            string // MASTER_ADDR's host when not rank 0's (spec.coordinator)
+	tfRoles           bool   // replicated Jobs named after TensorFlow roles
+}
+
+// tfRolesConfig is SPEC's TF_CONFIG for a JobSet named after TensorFlow roles: one list
+// per replicated Job, the pod's own role and its index in it.
+func (c jobSetCheck) tfRolesConfig(hosts []string, first map[string]int, own string, rank int) *tfConfig {
+	tf := &tfConfig{Cluster: map[string][]string{}}
+	for _, r := range c.rjobs {
+		for k := 0; k < r.jobs*r.pods; k++ {
+			tf.Cluster[r.name] = append(tf.Cluster[r.name],
+				fmt.Sprintf("%s.%s.%s.svc.%s:29500", hosts[first[r.name]+k], c.subdomain, c.ns, clusterDomain))
+		}
+	}
+	tf.Task.Type, tf.Task.Index = own, rank-first[own]
+	return tf
+}
+
 // checkJobSet asserts one world across all the JobSet's pods: ranks 0..W-1 once
-// each in SPEC order, the controller's hostname and subdomain for each rank, and
-// the SPEC environment with MASTER_ADDR on master (rank 0's host when "").
-func checkJobSet(t *testing.T, ns, js, subdomain string, rjobs []rjob, master string) {
+// each in SPEC order, the controller's hostname and subdomain for each rank, the
+// SPEC environment, and one MASTER_ADDR. It returns the pods.
+func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 	t.Helper()
+	ns, js, subdomain, rjobs, master := c.ns, c.js, c.subdomain, c.rjobs, c.master
 	hosts, first := jobSetHosts(js, rjobs)
-	pods := waitPods(t, ns, map[string]string{jobSetNameLabel: js}, len(hosts), podWait)
+	sel := map[string]string{jobSetNameLabel: js}
+	if c.uid != "" {
+		sel[jobSetUIDLabel] = c.uid
+	}
+	pods := waitPods(t, ns, sel, len(hosts), podWait)
 	byRJob := map[string]rjob{}
 	for _, r := range rjobs {
 		byRJob[r.name] = r
@@ -152,7 +181,11 @@ func checkJobSet(t *testing.T, ns, js, subdomain string, rjobs []rjob, master st
 			t.Errorf("pod %s: hostname %q subdomain %q, want %q %q", p.Name, p.Spec.Hostname, p.Spec.Subdomain,
 				hosts[rank], subdomain)
 		}
-		checkInjected(t, p, expectation{ns: ns, svc: subdomain, hosts: hosts, rank: rank, port: 29500, master: master})
+		e := expectation{ns: ns, svc: subdomain, hosts: hosts, rank: rank, port: 29500, master: master}
+		if c.tfRoles {
+			e.tf = c.tfRolesConfig(hosts, first, r.name, rank)
+		}
+		checkInjected(t, p, e)
 		if got, _ := envValue(p.Spec.Containers[0], "RANK"); got != strconv.Itoa(rank) {
 			t.Errorf("pod %s (replicated Job %s, Job %d, index %d): RANK=%q, want %d", p.Name, r.name, j, idx, got, rank)
 		}
@@ -169,6 +202,7 @@ func checkJobSet(t *testing.T, ns, js, subdomain string, rjobs []rjob, master st
 	if len(addrs) != 1 {
 		t.Errorf("JobSet %s: %d distinct MASTER_ADDR values %v, want one", js, len(addrs), addrs)
 	}
+	return pods
 }
 
 // A JobSet of two replicated Jobs of different sizes (2 Jobs of 2 pods, 1 Job of
@@ -227,8 +261,7 @@ spec:
 		t.Errorf("Service train: clusterIP %q publishNotReadyAddresses %v, want None true (the JobSet webhook's defaults)",
 			svc.Spec.ClusterIP, svc.Spec.PublishNotReadyAddresses)
 	}
-	checkJobSet(t, ns, "train", "train", []rjob{{"a", 2, 2}, {"b", 1, 3}}, "")
-	pods := waitPods(t, ns, map[string]string{jobSetNameLabel: "train"}, 7, podWait)
+	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "train", subdomain: "train", rjobs: []rjob{{"a", 2, 2}, {"b", 1, 3}}})
 	for _, p := range pods {
 		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "train-a-0-0.train."+ns+".svc.cluster.local" {
 			t.Errorf("pod %s: MASTER_ADDR=%q, want train-a-0-0.train.%s.svc.cluster.local", p.Name, got, ns)
@@ -286,8 +319,8 @@ spec:
               image: registry.invalid/trainer:1
 `)
 	waitService(t, ns, "rdzv", podWait)
-	checkJobSet(t, ns, "coord", "rdzv", []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, "coord-workers-1-0")
-	pods := waitPods(t, ns, map[string]string{jobSetNameLabel: "coord"}, 5, podWait)
+	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "rdzv",
+		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, master: "coord-workers-1-0"})
 	for _, p := range pods {
 		// The controller's own label says the same.
 		if got := p.Annotations[jobSetCoordAnn]; got != "coord-workers-1-0.rdzv" {
@@ -433,5 +466,106 @@ spec:
 		if l, _ := envValue(p.Spec.Containers[0], "LWS_LEADER_ADDRESS"); l != svc+"."+svc+"."+ns {
 			t.Errorf("pod %s: LWS_LEADER_ADDRESS=%q, want %s.%s.%s", p.Name, l, svc, svc, ns)
 		}
+	}
+}
+
+// A JobSet whose replicated Jobs are TensorFlow's roles (chief 1 × 1, worker 2 × 2,
+// ps 1 × 1): TF_CONFIG has one list per role, in spec order, and each pod's task is
+// its role and its index in that role; ranks and MASTER_ADDR as for any JobSet.
+func TestJobSetTensorFlowRoles(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsettf")
+	tmpl := func(name string, jobs, pods int) string {
+		return fmt.Sprintf(`
+  - name: %s
+    replicas: %d
+    template:
+      spec:
+        parallelism: %d
+        completions: %d
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1`, name, jobs, pods, pods)
+	}
+	createYAML(t, ns, jobSetGVR, `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: tf
+spec:
+  replicatedJobs:`+tmpl("chief", 1, 1)+tmpl("worker", 2, 2)+tmpl("ps", 1, 1)+"\n")
+	checkJobSet(t, jobSetCheck{ns: ns, js: "tf", subdomain: "tf",
+		rjobs: []rjob{{"chief", 1, 1}, {"worker", 2, 2}, {"ps", 1, 1}}, tfRoles: true})
+}
+
+// Re-running a JobSet the usual way — delete it and create it again under the same
+// name with other replicated Jobs — within the webhook's look-up cache TTL: the new
+// JobSet's pods get the new world (distenv uses a cached JobSet only for the uid
+// the pod's jobset-uid label names), and no pod creation is refused.
+func TestJobSetRecreatedGetsTheNewWorld(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsetrerun")
+	doc := func(rjobs string) string {
+		return `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: rerun
+spec:
+  replicatedJobs:` + rjobs
+	}
+	rj := func(name string, jobs, pods int) string {
+		return fmt.Sprintf(`
+  - name: %s
+    replicas: %d
+    template:
+      spec:
+        parallelism: %d
+        completions: %d
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+`, name, jobs, pods, pods)
+	}
+	old := createYAML(t, ns, jobSetGVR, doc(rj("w", 1, 2)))
+	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(old.GetUID()),
+		rjobs: []rjob{{"w", 1, 2}}})
+	dc, err := dynamic.NewForConfig(env.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fg := metav1.DeletePropagationForeground
+	if err := dc.Resource(jobSetGVR).Namespace(ns).Delete(ctxT(t), "rerun",
+		metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatalf("delete JobSet: %v", err)
+	}
+	// Bounded wait until the old JobSet is gone (its Jobs and pods with it).
+	for i := 0; ; i++ {
+		if _, err := dc.Resource(jobSetGVR).Namespace(ns).Get(ctxT(t), "rerun", metav1.GetOptions{}); err != nil {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("the old JobSet was not deleted within 60 s")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	created := createYAML(t, ns, jobSetGVR, doc(rj("w", 2, 2)+rj("x", 1, 1)))
+	if created.GetUID() == old.GetUID() {
+		t.Fatalf("the new JobSet has the old uid")
+	}
+	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(created.GetUID()),
+		rjobs: []rjob{{"w", 2, 2}, {"x", 1, 1}}})
+	if ev := eventSummary(t, ns); strings.Contains(ev, "FailedCreate") {
+		t.Errorf("a pod creation was refused: %s", ev)
 	}
 }

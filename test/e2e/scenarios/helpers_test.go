@@ -217,6 +217,9 @@ type expectation struct {
 	// others are variables another admission webhook adds (LeaderWorkerSet's LWS_*):
 	// left out of the order check, as they may come first.
 	others map[string]bool
+	// tf is the TF_CONFIG wanted when it is not one "worker" list of the hosts
+	// (a JobSet whose replicated Jobs are named after TensorFlow roles).
+	tf *tfConfig
 }
 
 func (e expectation) fqdn(h string) string {
@@ -346,6 +349,12 @@ func checkTFConfig(raw string, e expectation) string {
 	var tf tfConfig
 	if err := json.Unmarshal([]byte(raw), &tf); err != nil {
 		return fmt.Sprintf("TF_CONFIG is not JSON: %v (%q)", err, raw)
+	}
+	if e.tf != nil {
+		if !reflect.DeepEqual(tf, *e.tf) {
+			return fmt.Sprintf("TF_CONFIG = %+v, want %+v", tf, *e.tf)
+		}
+		return ""
 	}
 	var workers []string
 	for _, h := range e.hosts {

@@ -7,9 +7,12 @@
 #   - the Go modules of test/e2e, into ~/.cache/go-mod;
 #   - the control-plane binary (etcd, kube-apiserver, kube-controller-manager,
 #     kubectl from k8s.io/kubernetes), cached in ~/.cache/distenv: the first build
-#     takes about 10 minutes on 2 cores, later runs reuse it at once.
+#     takes about 10 minutes on 2 cores, later runs reuse it at once;
+#   - the JobSet and LeaderWorkerSet controller managers (test/e2e/build-managers.sh,
+#     their modules and CRDs into ~/.cache/go-mod, the binaries into ~/.cache/distenv:
+#     2 to 4 minutes each the first time); openssl signs their webhook certificate.
 # Idempotent and fast when everything is there. DISTENV_E2E_PREBUILD=0 skips the
-# control-plane build (test/e2e/run.sh builds it when needed).
+# builds (test/e2e/run.sh builds what it needs).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +20,7 @@ log() { printf 'deps-e2e: %s\n' "$*" >&2; }
 
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
-apt_install deps-e2e ca-certificates curl git
+apt_install deps-e2e ca-certificates curl git openssl
 
 if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
 	export PATH="/usr/local/go/bin:$PATH"
@@ -38,4 +41,5 @@ log "$(go version)"
 go mod download
 if [[ "${DISTENV_E2E_PREBUILD:-1}" != 0 ]]; then
 	log "control plane: $(./build.sh)"
+	log "managers: $(./build-managers.sh | tr '\n' ' ')"
 fi

@@ -10,6 +10,11 @@
 #   cluster.sh down [DIR]  stop every process started by `up` and remove DIR
 #                          (kept when DISTENV_E2E_KEEP=1)
 #
+# DISTENV_E2E_MANAGERS="jobset lws" (either or both) makes `up` also install the
+# CRDs of JobSet / LeaderWorkerSet and run their controller managers (built by
+# build-managers.sh), their webhooks served on loopback with a certificate of the
+# cluster CA.
+#
 # DIR defaults to $DISTENV_E2E_DIR for env/down. Typical use from another tier:
 #   eval "$(test/e2e/cluster.sh up)"; trap 'test/e2e/cluster.sh down' EXIT
 #   kubectl get ns          # $DISTENV_E2E_DIR/bin is put on PATH
@@ -127,8 +132,208 @@ EOF
 	chmod 600 "$1"
 }
 
+# serving_cert DIR NAME: a serving certificate for 127.0.0.1 signed by the
+# cluster CA (DIR/pki/ca.*), written to DIR/NAME/tls.{crt,key}.
+serving_cert() {
+	local dir=$1 out="$1/$2"
+	mkdir -p "$out"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$out/tls.key" -subj "/CN=$2" -out "$out/tls.csr" 2>/dev/null
+	openssl x509 -req -in "$out/tls.csr" -CA "$dir/pki/ca.crt" -CAkey "$dir/pki/ca.key" \
+		-set_serial "0x$(openssl rand -hex 8)" -days 7 -out "$out/tls.crt" \
+		-extfile <(printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' \
+			'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth') 2>/dev/null
+	rm -f "$out/tls.csr"
+	chmod 600 "$out/tls.key"
+}
+
+# manager_webhooks NAME PORT CABUNDLE: the webhook configurations of a manager as
+# its release ships them (the kubebuilder markers of pkg/webhooks and the
+# objectSelector patches of config/.../webhook), with clientConfig.url on loopback
+# in place of a Service.
+manager_webhooks() {
+	local name=$1 url="https://127.0.0.1:$2" ca=$3 group version kind podlabel
+	local mutate_ops='["CREATE"]' pod_validate_ops='["CREATE"]'
+	case "$name" in
+	jobset)
+		group=jobset.x-k8s.io version=v1alpha2 kind=jobset
+		podlabel=jobset.sigs.k8s.io/jobset-name
+		;;
+	lws)
+		group=leaderworkerset.x-k8s.io version=v1 kind=leaderworkerset
+		podlabel=leaderworkerset.sigs.k8s.io/name
+		mutate_ops='["CREATE", "UPDATE"]' pod_validate_ops='["CREATE", "UPDATE"]'
+		;;
+	esac
+	local path="${group//./-}-$version-$kind"
+	cat <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $name-mutating-webhook-configuration
+webhooks:
+- name: m$kind.kb.io
+  admissionReviewVersions: ["v1"]
+  clientConfig: {url: "$url/mutate-$path", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: ["$group"], apiVersions: ["$version"], operations: $mutate_ops, resources: ["${kind}s"]}
+- name: mpod.kb.io
+  admissionReviewVersions: ["v1"]
+  clientConfig: {url: "$url/mutate--v1-pod", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  objectSelector:
+    matchExpressions: [{key: $podlabel, operator: Exists}]
+  rules:
+  - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: $name-validating-webhook-configuration
+webhooks:
+- name: v$kind.kb.io
+  admissionReviewVersions: ["v1"]
+  clientConfig: {url: "$url/validate-$path", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: ["$group"], apiVersions: ["$version"], operations: ["CREATE", "UPDATE"], resources: ["${kind}s"]}
+- name: vpod.kb.io
+  admissionReviewVersions: ["v1"]
+  clientConfig: {url: "$url/validate--v1-pod", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  objectSelector:
+    matchExpressions: [{key: $podlabel, operator: Exists}]
+  rules:
+  - {apiGroups: [""], apiVersions: ["v1"], operations: $pod_validate_ops, resources: ["pods"]}
+EOF
+}
+
+# manager_answers DIR NAME: true once a server-side dry-run create comes back with
+# what only the manager's defaulting webhook sets (the CRDs default neither field).
+manager_answers() {
+	local dir=$1 name=$2 want got
+	case "$name" in
+	jobset)
+		want=true
+		got=$("$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" create --dry-run=server \
+			-o 'jsonpath={.spec.network.enableDNSHostnames}' -f - <<'EOF'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: probe, namespace: default}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            containers: [{name: c, image: registry.invalid/probe:1}]
+EOF
+		)
+		;;
+	lws)
+		want=Shared
+		got=$("$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" create --dry-run=server \
+			-o 'jsonpath={.spec.networkConfig.subdomainPolicy}' -f - <<'EOF'
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: probe, namespace: default}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers: [{name: c, image: registry.invalid/probe:1}]
+EOF
+		)
+		;;
+	esac
+	[[ "$got" == "$want" ]]
+}
+
+# install_crds DIR NAME...: the CRDs of the managers, from their module archives,
+# before kube-controller-manager starts: its garbage collector then knows the new
+# kinds from the start (it looks for new ones only every 30 s), as in a cluster
+# where they were installed long ago, so deleting a JobSet deletes its Jobs at once.
+install_crds() {
+	local dir=$1 kc="$1/admin.kubeconfig" name crd t0 ms
+	shift
+	local -a crds
+	t0=$(date +%s%N)
+	for name in "$@"; do
+		mapfile -t crds < <("$here/build-managers.sh" --crds "$name")
+		[[ ${#crds[@]} -gt 0 ]] || die "no CRDs for $name"
+		# create, not apply: the CRDs are too large for the last-applied annotation.
+		for crd in "${crds[@]}"; do
+			"$dir/bin/kubectl" --kubeconfig "$kc" create -f "$crd" >/dev/null
+			wait_for "$name CRD $(basename "$crd")" "$dir" kube-apiserver 60 \
+				"$dir/bin/kubectl" --kubeconfig "$kc" wait --for condition=established --timeout=5s -f "$crd"
+		done
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	printf 'cluster.sh: CRDs of %s established in %d.%03d s\n' "$*" $((ms / 1000)) $((ms % 1000)) >&2
+}
+
+# start_managers DIR NAME...: for each of jobset, lws: its manager (leader
+# election, its own certificate rotation and metrics off; health and webhook
+# servers on free loopback ports; the admin kubeconfig), then its webhook
+# configurations; ready once the API server gets answers from its webhooks.
+start_managers() {
+	local dir=$1 kc="$1/admin.kubeconfig" name i=0 ca
+	shift
+	local -a names=("$@") bins ports
+	mapfile -t bins < <("$here/build-managers.sh" "${names[@]}")
+	[[ ${#bins[@]} -eq ${#names[@]} ]] || die "build-managers.sh ${names[*]} failed"
+	mapfile -t ports < <("$dir/bin/controlplane" freeport $((2 * ${#names[@]})))
+	serving_cert "$dir" managers
+	ca=$(base64 -w0 <"$dir/pki/ca.crt")
+	for name in "${names[@]}"; do
+		local webhook_port=${ports[2 * i]} health_port=${ports[2 * i + 1]} bin=${bins[i]} t0
+		i=$((i + 1))
+		t0=$(date +%s%N)
+		cat >"$dir/$name-manager.yaml" <<EOF
+apiVersion: config.$name.x-k8s.io/v1alpha1
+kind: Configuration
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+webhook:
+  host: 127.0.0.1
+  port: $webhook_port
+  certDir: $dir/managers
+health:
+  healthProbeBindAddress: 127.0.0.1:$health_port
+metrics:
+  bindAddress: "0"
+EOF
+		ln -sf "$bin" "$dir/bin/$name-manager"
+		KUBECONFIG=$kc setsid "$dir/bin/$name-manager" --config "$dir/$name-manager.yaml" \
+			>"$dir/logs/$name-manager.log" 2>&1 </dev/null &
+		echo $! >"$dir/pids/$name-manager.pid"
+		wait_for "$name-manager /readyz" "$dir" "$name-manager" 120 \
+			curl -sf --max-time 2 "http://127.0.0.1:$health_port/readyz"
+		manager_webhooks "$name" "$webhook_port" "$ca" >"$dir/$name-webhooks.yaml"
+		"$dir/bin/kubectl" --kubeconfig "$kc" apply -f "$dir/$name-webhooks.yaml" >/dev/null
+		wait_for "$name webhooks" "$dir" "$name-manager" 60 manager_answers "$dir" "$name"
+		local ms=$((($(date +%s%N) - t0) / 1000000))
+		printf 'cluster.sh: %s-manager %s ready in %d.%03d s (/readyz, webhooks answering)\n' \
+			"$name" "$(basename "$(readlink -f "$bin")")" $((ms / 1000)) $((ms % 1000)) >&2
+	done
+}
+
 up() {
-	local dir=$1 t0 bin
+	local dir=$1 t0 bin m
+	local -a managers
+	read -r -a managers <<<"${DISTENV_E2E_MANAGERS:-}"
+	for m in "${managers[@]}"; do
+		case "$m" in jobset | lws) ;; *) die "DISTENV_E2E_MANAGERS: unknown manager '$m' (jobset, lws)" ;; esac
+	done
 	t0=$(date +%s%N)
 	bin=$("$here/build.sh")
 	mkdir -p "$dir"/{bin,logs,pids,pki,etcd,kcm}
@@ -181,6 +386,10 @@ EOF
 	wait_for kube-apiserver "$dir" kube-apiserver 120 \
 		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" get --raw /readyz
 
+	if [[ ${#managers[@]} -gt 0 ]]; then
+		install_crds "$dir" "${managers[@]}"
+	fi
+
 	start kube-controller-manager "$dir" \
 		--kubeconfig="$dir/kcm.kubeconfig" \
 		--authentication-kubeconfig="$dir/kcm.kubeconfig" --authorization-kubeconfig="$dir/kcm.kubeconfig" \
@@ -197,6 +406,10 @@ EOF
 	wait_for "ServiceAccount default/default" "$dir" kube-controller-manager 60 \
 		"$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" -n default get serviceaccount default
 
+	if [[ ${#managers[@]} -gt 0 ]]; then
+		start_managers "$dir" "${managers[@]}"
+	fi
+
 	cat >"$dir/env" <<EOF
 export DISTENV_E2E_DIR=$dir
 export KUBECONFIG=$dir/admin.kubeconfig
@@ -204,6 +417,7 @@ export DISTENV_E2E_SERVER=$server
 export DISTENV_E2E_CA=$pki/ca.crt
 export DISTENV_E2E_AUDIT_LOG=$dir/logs/audit.log
 export DISTENV_E2E_K8S_VERSION=$("$dir/bin/controlplane" version)
+export DISTENV_E2E_MANAGERS="${managers[*]}"
 export PATH=$dir/bin:\$PATH
 EOF
 	trap - EXIT

@@ -15,7 +15,9 @@
 # Environment: DISTENV_WEBHOOK (default ./distenv-webhook at the repo root),
 # DISTENV_E2E_KEEP=1 keeps the cluster directory and its logs,
 # DISTENV_E2E_FIGURES=0 skips the 200-pod figures,
-# DISTENV_E2E_FIGURES_OUT=FILE also writes the figures to FILE.
+# DISTENV_E2E_FIGURES_OUT=FILE also writes the figures to FILE,
+# DISTENV_E2E_MANAGERS (default "jobset lws") names the controller managers to run
+# (build-managers.sh; "" runs none and the JobSet/LeaderWorkerSet scenarios skip).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,6 +43,16 @@ t0=$(date +%s%N)
 "$here/build.sh" >/dev/null
 t_build=$((($(date +%s%N) - t0) / 1000000))
 
+export DISTENV_E2E_MANAGERS=${DISTENV_E2E_MANAGERS-jobset lws}
+t_managers=0
+if [[ -n "$DISTENV_E2E_MANAGERS" ]]; then
+	echo "run.sh: controller managers ($DISTENV_E2E_MANAGERS)" >&2
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086 # a list of names
+	"$here/build-managers.sh" $DISTENV_E2E_MANAGERS >/dev/null
+	t_managers=$((($(date +%s%N) - t0) / 1000000))
+fi
+
 echo "run.sh: compiling the scenarios" >&2
 (cd "$here" && go test -c -o /dev/null ./scenarios)
 
@@ -48,7 +60,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/distenv-e2e.XXXXXX")
 status=1
 cleanup() {
 	if [[ $status -ne 0 && -d "$dir/logs" ]]; then
-		for f in kube-apiserver kube-controller-manager webhook; do
+		for f in kube-apiserver kube-controller-manager webhook jobset-manager lws-manager; do
 			[[ -f "$dir/logs/$f.log" ]] || continue
 			echo "---- last lines of $f.log ----" >&2
 			tail -n 40 "$dir/logs/$f.log" >&2 || true
@@ -83,7 +95,7 @@ test_pid=
 set -e
 t_test=$((($(date +%s%N) - t0) / 1000000))
 
-printf 'run.sh: control plane binary %d.%03d s (cached when unchanged), control plane up %d.%03d s, scenarios %d.%03d s, total %s s\n' \
-	$((t_build / 1000)) $((t_build % 1000)) $((t_up / 1000)) $((t_up % 1000)) \
+printf 'run.sh: control plane binary %d.%03d s, managers %d.%03d s (both cached when unchanged), control plane up %d.%03d s, scenarios %d.%03d s, total %s s\n' \
+	$((t_build / 1000)) $((t_build % 1000)) $((t_managers / 1000)) $((t_managers % 1000)) $((t_up / 1000)) $((t_up % 1000)) \
 	$((t_test / 1000)) $((t_test % 1000)) "$(elapsed)" >&2
 exit $status

@@ -211,6 +211,15 @@ type expectation struct {
 	// user holds variables the container defines itself: they keep these values
 	// and distenv must not add them again.
 	user map[string]string
+	// master is the hostname of MASTER_ADDR when it is not rank 0's (a JobSet's
+	// coordinator).
+	master string
+	// others are variables another admission webhook adds (LeaderWorkerSet's LWS_*):
+	// left out of the order check, as they may come first.
+	others map[string]bool
+	// tf is the TF_CONFIG wanted when it is not one "worker" list of the hosts
+	// (a JobSet whose replicated Jobs are named after TensorFlow roles).
+	tf *tfConfig
 }
 
 func (e expectation) fqdn(h string) string {
@@ -219,6 +228,9 @@ func (e expectation) fqdn(h string) string {
 
 func (e expectation) vars() map[string]string {
 	a := e.fqdn(e.hosts[0])
+	if e.master != "" {
+		a = e.fqdn(e.master)
+	}
 	p := strconv.Itoa(e.port)
 	w := strconv.Itoa(len(e.hosts))
 	r := strconv.Itoa(e.rank)
@@ -274,6 +286,9 @@ func checkInjected(t *testing.T, pod *corev1.Pod, e expectation) {
 			counts[v.Name]++
 			if _, ok := first[v.Name]; !ok {
 				first[v.Name] = i
+			}
+			if e.others[v.Name] {
+				continue
 			}
 			_, injected := want[v.Name]
 			if _, mine := e.user[v.Name]; mine {
@@ -334,6 +349,12 @@ func checkTFConfig(raw string, e expectation) string {
 	var tf tfConfig
 	if err := json.Unmarshal([]byte(raw), &tf); err != nil {
 		return fmt.Sprintf("TF_CONFIG is not JSON: %v (%q)", err, raw)
+	}
+	if e.tf != nil {
+		if !reflect.DeepEqual(tf, *e.tf) {
+			return fmt.Sprintf("TF_CONFIG = %+v, want %+v", tf, *e.tf)
+		}
+		return ""
 	}
 	var workers []string
 	for _, h := range e.hosts {

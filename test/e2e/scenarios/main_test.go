@@ -1,10 +1,12 @@
 // Package scenarios holds the end-to-end tests of distenv against a real
-// kube-apiserver and kube-controller-manager (started by ../cluster.sh).
+// kube-apiserver and kube-controller-manager (started by ../cluster.sh), and, for
+// JobSets and LeaderWorkerSets, their real controller managers (cluster.sh with
+// DISTENV_E2E_MANAGERS).
 //
 // TestMain sets distenv up the way a cluster operator would: a serving
 // certificate from `distenv-webhook certs`, a ServiceAccount whose ClusterRole
-// only allows get on statefulsets and jobs, a kubeconfig with that account's
-// token for `distenv-webhook serve --kubeconfig`, and a
+// only allows get on statefulsets, jobs and jobsets, a kubeconfig with that
+// account's token for `distenv-webhook serve --kubeconfig`, and a
 // MutatingWebhookConfiguration pointing at the webhook over HTTPS. Each test then
 // creates real workloads and checks what the API server stored.
 //
@@ -139,7 +141,8 @@ func setup() error {
 		}
 	}
 
-	// 2. The webhook's identity: a ServiceAccount that may only get statefulsets and jobs.
+	// 2. The webhook's identity: a ServiceAccount that may only get statefulsets, jobs
+	// and jobsets.
 	if err := setupRBAC(ctx); err != nil {
 		return fmt.Errorf("RBAC: %w", err)
 	}
@@ -177,6 +180,8 @@ func setupRBAC(ctx context.Context) error {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get"}},
+			// As the chart's rbac.yaml: a JobSet's replicated Jobs are read from the JobSet.
+			{APIGroups: []string{"jobset.x-k8s.io"}, Resources: []string{"jobsets"}, Verbs: []string{"get"}},
 		},
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -202,7 +207,7 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 	}
 	token := tr.Status.Token
 
-	// The identity must be able to get statefulsets and jobs, and nothing more.
+	// The identity must be able to get statefulsets, jobs and jobsets, and nothing more.
 	cfg := &rest.Config{Host: env.server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: env.caFile}}
 	sacs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -213,6 +218,8 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 		want                  bool
 	}{
 		{"apps", "statefulsets", "get", true}, {"batch", "jobs", "get", true},
+		{"jobset.x-k8s.io", "jobsets", "get", true}, {"jobset.x-k8s.io", "jobsets", "list", false},
+		{"leaderworkerset.x-k8s.io", "leaderworkersets", "get", false},
 		{"apps", "statefulsets", "list", false}, {"", "pods", "get", false}, {"", "secrets", "get", false},
 	} {
 		r, err := sacs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{

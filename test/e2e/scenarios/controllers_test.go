@@ -1,0 +1,571 @@
+package scenarios
+
+// JobSet and LeaderWorkerSet with their real controller managers (started by
+// cluster.sh when DISTENV_E2E_MANAGERS names them): the objects are written as
+// users write them, the managers and kube-controller-manager make the pods, and
+// the tests read what the API server stored.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	jobSetGVR = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	lwsGVR    = schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}
+)
+
+const (
+	jobSetNameLabel  = "jobset.sigs.k8s.io/jobset-name"
+	jobSetRJobLabel  = "jobset.sigs.k8s.io/replicatedjob-name"
+	jobSetUIDLabel   = "jobset.sigs.k8s.io/jobset-uid"
+	jobSetJobIndex   = "jobset.sigs.k8s.io/job-index"
+	jobSetCoordAnn   = "jobset.sigs.k8s.io/coordinator"
+	lwsNameLabel     = "leaderworkerset.sigs.k8s.io/name"
+	lwsGroupLabel    = "leaderworkerset.sigs.k8s.io/group-index"
+	lwsWorkerLabel   = "leaderworkerset.sigs.k8s.io/worker-index"
+	completionIdxAnn = "batch.kubernetes.io/job-completion-index"
+)
+
+// lwsEnv are the variables LeaderWorkerSet's own pod webhook adds (first in env).
+var lwsEnv = map[string]bool{"LWS_LEADER_ADDRESS": true, "LWS_GROUP_SIZE": true, "LWS_WORKER_INDEX": true}
+
+// needManager skips the test when cluster.sh did not start the named manager.
+func needManager(t *testing.T, name string) {
+	t.Helper()
+	for _, m := range strings.Fields(os.Getenv("DISTENV_E2E_MANAGERS")) {
+		if m == name {
+			return
+		}
+	}
+	t.Skipf("the %s controller manager is not running (DISTENV_E2E_MANAGERS=%q; test/e2e/run.sh runs it by default)",
+		name, os.Getenv("DISTENV_E2E_MANAGERS"))
+}
+
+// createYAML creates the object written in doc (YAML, as a user writes it) in ns.
+func createYAML(t *testing.T, ns string, gvr schema.GroupVersionResource, doc string) *unstructured.Unstructured {
+	t.Helper()
+	dc, err := dynamic.NewForConfig(env.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatalf("test YAML: %v", err)
+	}
+	out, err := dc.Resource(gvr).Namespace(ns).Create(ctxT(t), obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+	return out
+}
+
+// waitService waits (bounded) for the Service a controller makes, and returns it.
+func waitService(t *testing.T, ns, name string, within time.Duration) *corev1.Service {
+	t.Helper()
+	ctx := ctxT(t)
+	deadline := time.Now().Add(within)
+	var last error
+	for i := 0; i < 10000 && time.Now().Before(deadline); i++ {
+		s, err := env.cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			return s
+		}
+		last = err
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("Service %s/%s not made within %v: %v", ns, name, within, last)
+	return nil
+}
+
+func labelInt(t *testing.T, p *corev1.Pod, m map[string]string, key string) int {
+	t.Helper()
+	v, ok := m[key]
+	if !ok {
+		t.Fatalf("pod %s has no %s", p.Name, key)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("pod %s: %s=%q is not a number", p.Name, key, v)
+	}
+	return n
+}
+
+// rjob is a replicated Job: jobs Jobs of pods pods each.
+type rjob struct {
+	name       string
+	jobs, pods int
+}
+
+// jobSetHosts lists the host of each rank as SPEC orders them (replicated Jobs in
+// spec order; pod i of Job j of replicated Job k is first[k] + j*pods + i).
+func jobSetHosts(js string, rjobs []rjob) (hosts []string, first map[string]int) {
+	first = map[string]int{}
+	for _, r := range rjobs {
+		first[r.name] = len(hosts)
+		for j := 0; j < r.jobs; j++ {
+			for i := 0; i < r.pods; i++ {
+				hosts = append(hosts, fmt.Sprintf("%s-%s-%d-%d", js, r.name, j, i))
+			}
+		}
+	}
+	return hosts, first
+}
+
+// jobSetCheck is what checkJobSet asserts of a JobSet's pods.
+type jobSetCheck struct {
+	ns, js, subdomain string
+	uid               string // the JobSet's uid: only its pods (a re-created JobSet)
+	rjobs             []rjob
+	master            string // MASTER_ADDR's host when not rank 0's (spec.coordinator)
+	tfRoles           bool   // replicated Jobs named after TensorFlow roles
+}
+
+// tfRolesConfig is SPEC's TF_CONFIG for a JobSet named after TensorFlow roles: one list
+// per replicated Job, the pod's own role and its index in it.
+func (c jobSetCheck) tfRolesConfig(hosts []string, first map[string]int, own string, rank int) *tfConfig {
+	tf := &tfConfig{Cluster: map[string][]string{}}
+	for _, r := range c.rjobs {
+		for k := 0; k < r.jobs*r.pods; k++ {
+			tf.Cluster[r.name] = append(tf.Cluster[r.name],
+				fmt.Sprintf("%s.%s.%s.svc.%s:29500", hosts[first[r.name]+k], c.subdomain, c.ns, clusterDomain))
+		}
+	}
+	tf.Task.Type, tf.Task.Index = own, rank-first[own]
+	return tf
+}
+
+// checkJobSet asserts one world across all the JobSet's pods: ranks 0..W-1 once
+// each in SPEC order, the controller's hostname and subdomain for each rank, the
+// SPEC environment, and one MASTER_ADDR. It returns the pods.
+func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
+	t.Helper()
+	ns, js, subdomain, rjobs, master := c.ns, c.js, c.subdomain, c.rjobs, c.master
+	hosts, first := jobSetHosts(js, rjobs)
+	sel := map[string]string{jobSetNameLabel: js}
+	if c.uid != "" {
+		sel[jobSetUIDLabel] = c.uid
+	}
+	pods := waitPods(t, ns, sel, len(hosts), podWait)
+	byRJob := map[string]rjob{}
+	for _, r := range rjobs {
+		byRJob[r.name] = r
+	}
+	seen := map[int]string{}
+	for i := range pods {
+		p := &pods[i]
+		r, ok := byRJob[p.Labels[jobSetRJobLabel]]
+		if !ok {
+			t.Fatalf("pod %s: replicated Job %q is not in the JobSet", p.Name, p.Labels[jobSetRJobLabel])
+		}
+		j := labelInt(t, p, p.Labels, jobSetJobIndex)
+		idx := labelInt(t, p, p.Annotations, completionIdxAnn)
+		rank := first[r.name] + j*r.pods + idx
+		if prev, dup := seen[rank]; dup {
+			t.Errorf("pods %s and %s both have rank %d", prev, p.Name, rank)
+		}
+		seen[rank] = p.Name
+		// The host distenv names for a rank is the one the Job controller gives the pod.
+		if p.Spec.Hostname != hosts[rank] || p.Spec.Subdomain != subdomain {
+			t.Errorf("pod %s: hostname %q subdomain %q, want %q %q", p.Name, p.Spec.Hostname, p.Spec.Subdomain,
+				hosts[rank], subdomain)
+		}
+		e := expectation{ns: ns, svc: subdomain, hosts: hosts, rank: rank, port: 29500, master: master}
+		if c.tfRoles {
+			e.tf = c.tfRolesConfig(hosts, first, r.name, rank)
+		}
+		checkInjected(t, p, e)
+		if got, _ := envValue(p.Spec.Containers[0], "RANK"); got != strconv.Itoa(rank) {
+			t.Errorf("pod %s (replicated Job %s, Job %d, index %d): RANK=%q, want %d", p.Name, r.name, j, idx, got, rank)
+		}
+	}
+	if len(seen) != len(hosts) {
+		t.Errorf("ranks %v, want 0..%d once each", seen, len(hosts)-1)
+	}
+	// One MASTER_ADDR for the whole JobSet.
+	addrs := map[string]bool{}
+	for i := range pods {
+		a, _ := envValue(pods[i].Spec.Containers[0], "MASTER_ADDR")
+		addrs[a] = true
+	}
+	if len(addrs) != 1 {
+		t.Errorf("JobSet %s: %d distinct MASTER_ADDR values %v, want one", js, len(addrs), addrs)
+	}
+	return pods
+}
+
+// A JobSet of two replicated Jobs of different sizes (2 Jobs of 2 pods, 1 Job of
+// 3 pods) made by the real JobSet controller: one world of 7, ranks in
+// spec.replicatedJobs order, MASTER_ADDR rank 0's host on the JobSet's own
+// headless Service. distenv reads the replicated Jobs from the JobSet (look-ups on,
+// get on jobsets granted).
+func TestJobSetTwoReplicatedJobs(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobset")
+	createYAML(t, ns, jobSetGVR, `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: train
+spec:
+  replicatedJobs:
+  - name: a
+    replicas: 2
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        backoffLimit: 0
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+              command: [torchrun, train.py]
+  - name: b
+    replicas: 1
+    template:
+      spec:
+        parallelism: 3
+        completions: 3
+        backoffLimit: 0
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+              command: [torchrun, train.py]
+`)
+	// The JobSet controller makes the headless Service named after the subdomain.
+	svc := waitService(t, ns, "train", podWait)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("Service train: clusterIP %q publishNotReadyAddresses %v, want None true (the JobSet webhook's defaults)",
+			svc.Spec.ClusterIP, svc.Spec.PublishNotReadyAddresses)
+	}
+	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "train", subdomain: "train", rjobs: []rjob{{"a", 2, 2}, {"b", 1, 3}}})
+	for _, p := range pods {
+		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "train-a-0-0.train."+ns+".svc.cluster.local" {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want train-a-0-0.train.%s.svc.cluster.local", p.Name, got, ns)
+		}
+		if got, _ := envValue(p.Spec.Containers[0], "WORLD_SIZE"); got != "7" {
+			t.Errorf("pod %s: WORLD_SIZE=%q, want 7", p.Name, got)
+		}
+	}
+}
+
+// A JobSet with spec.coordinator and its own network subdomain: MASTER_ADDR is the
+// coordinator's host on every pod, not rank 0's.
+func TestJobSetCoordinator(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsetcoord")
+	createYAML(t, ns, jobSetGVR, `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: coord
+spec:
+  network:
+    subdomain: rdzv
+  coordinator:
+    replicatedJob: workers
+    jobIndex: 1
+    podIndex: 0
+  replicatedJobs:
+  - name: driver
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+`)
+	waitService(t, ns, "rdzv", podWait)
+	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "rdzv",
+		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, master: "coord-workers-1-0"})
+	for _, p := range pods {
+		// The controller's own label says the same.
+		if got := p.Annotations[jobSetCoordAnn]; got != "coord-workers-1-0.rdzv" {
+			t.Errorf("pod %s: %s=%q, want coord-workers-1-0.rdzv", p.Name, jobSetCoordAnn, got)
+		}
+		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "coord-workers-1-0.rdzv."+ns+".svc.cluster.local" {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want the coordinator coord-workers-1-0.rdzv.%s.svc.cluster.local", p.Name, got, ns)
+		}
+	}
+}
+
+// A LeaderWorkerSet of 2 groups of 4 made by the real LeaderWorkerSet controller
+// (leader StatefulSet, one worker StatefulSet per group, its own pod webhook adding
+// labels and LWS_* env): one world per group, the leader rank 0, worker i rank i,
+// MASTER_ADDR the group's leader.
+func TestLeaderWorkerSetGroups(t *testing.T) {
+	needManager(t, "lws")
+	ns := newNamespace(t, "lws")
+	createYAML(t, ns, lwsGVR, `
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: serve
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate:
+      metadata:
+        labels:
+          distenv.dev/inject: "true"
+      spec:
+        containers:
+        - name: trainer
+          image: registry.invalid/trainer:1
+          command: [torchrun, train.py]
+    workerTemplate:
+      metadata:
+        labels:
+          distenv.dev/inject: "true"
+      spec:
+        containers:
+        - name: trainer
+          image: registry.invalid/trainer:1
+          command: [torchrun, train.py]
+`)
+	svc := waitService(t, ns, "serve", podWait)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("Service serve: clusterIP %q, want None", svc.Spec.ClusterIP)
+	}
+	pods := waitPods(t, ns, map[string]string{lwsNameLabel: "serve"}, 8, podWait)
+	masters := map[int]map[string]bool{}
+	ranks := map[int]map[int]string{}
+	for i := range pods {
+		p := &pods[i]
+		g := labelInt(t, p, p.Labels, lwsGroupLabel)
+		w := labelInt(t, p, p.Labels, lwsWorkerLabel)
+		hosts := []string{fmt.Sprintf("serve-%d", g)}
+		hosts = append(hosts, hostnames(fmt.Sprintf("serve-%d", g), 1, 3)...)
+		if p.Name != hosts[w] || p.Spec.Subdomain != "serve" {
+			t.Errorf("pod %s (group %d, worker %d): subdomain %q, want pod %s on serve", p.Name, g, w, p.Spec.Subdomain, hosts[w])
+		}
+		checkInjected(t, p, expectation{ns: ns, svc: "serve", hosts: hosts, rank: w, port: 29500, others: lwsEnv})
+		c := p.Spec.Containers[0]
+		a, _ := envValue(c, "MASTER_ADDR")
+		if masters[g] == nil {
+			masters[g], ranks[g] = map[string]bool{}, map[int]string{}
+		}
+		masters[g][a] = true
+		if prev, dup := ranks[g][w]; dup {
+			t.Errorf("group %d: pods %s and %s both have rank %d", g, prev, p.Name, w)
+		}
+		ranks[g][w] = p.Name
+		// LWS's own variables agree with distenv's.
+		if l, n := envValue(c, "LWS_LEADER_ADDRESS"); n != 1 || !strings.HasPrefix(a, l+".") {
+			t.Errorf("pod %s: LWS_LEADER_ADDRESS=%q (%d entries), MASTER_ADDR=%q: want the same leader", p.Name, l, n, a)
+		}
+		if s, _ := envValue(c, "LWS_GROUP_SIZE"); s != "4" {
+			t.Errorf("pod %s: LWS_GROUP_SIZE=%q, want 4", p.Name, s)
+		}
+	}
+	if len(masters) != 2 {
+		t.Fatalf("groups %v, want 0 and 1", masters)
+	}
+	for g := 0; g < 2; g++ {
+		want := fmt.Sprintf("serve-%d.serve.%s.svc.cluster.local", g, ns)
+		if len(masters[g]) != 1 || !masters[g][want] {
+			t.Errorf("group %d: MASTER_ADDR values %v, want only %s", g, masters[g], want)
+		}
+		if len(ranks[g]) != 4 {
+			t.Errorf("group %d: ranks %v, want 0..3 once each", g, ranks[g])
+		}
+	}
+}
+
+// A LeaderWorkerSet written with only a workerTemplate (the leader uses it too) and
+// subdomainPolicy UniquePerReplica: the controller makes one headless Service per
+// group, named after the leader (<lws>-<g>), and the LWS pod webhook moves the
+// leader's spec.subdomain onto it after distenv has answered; MASTER_ADDR is the
+// leader on its group's Service.
+func TestLeaderWorkerSetUniquePerReplica(t *testing.T) {
+	needManager(t, "lws")
+	ns := newNamespace(t, "lwsuniq")
+	createYAML(t, ns, lwsGVR, `
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: uniq
+spec:
+  replicas: 2
+  networkConfig:
+    subdomainPolicy: UniquePerReplica
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        labels:
+          distenv.dev/inject: "true"
+      spec:
+        containers:
+        - name: trainer
+          image: registry.invalid/trainer:1
+`)
+	pods := waitPods(t, ns, map[string]string{lwsNameLabel: "uniq"}, 4, podWait)
+	for g := 0; g < 2; g++ {
+		waitService(t, ns, fmt.Sprintf("uniq-%d", g), podWait)
+	}
+	for i := range pods {
+		p := &pods[i]
+		g := labelInt(t, p, p.Labels, lwsGroupLabel)
+		w := labelInt(t, p, p.Labels, lwsWorkerLabel)
+		svc := fmt.Sprintf("uniq-%d", g)
+		hosts := []string{svc, svc + "-1"}
+		if p.Name != hosts[w] || p.Spec.Subdomain != svc {
+			t.Errorf("pod %s (group %d, worker %d): subdomain %q, want pod %s on %s", p.Name, g, w, p.Spec.Subdomain,
+				hosts[w], svc)
+		}
+		checkInjected(t, p, expectation{ns: ns, svc: svc, hosts: hosts, rank: w, port: 29500, others: lwsEnv})
+		want := fmt.Sprintf("%s.%s.%s.svc.cluster.local", svc, svc, ns)
+		if a, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); a != want {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want %s", p.Name, a, want)
+		}
+		if l, _ := envValue(p.Spec.Containers[0], "LWS_LEADER_ADDRESS"); l != svc+"."+svc+"."+ns {
+			t.Errorf("pod %s: LWS_LEADER_ADDRESS=%q, want %s.%s.%s", p.Name, l, svc, svc, ns)
+		}
+	}
+}
+
+// A JobSet whose replicated Jobs are TensorFlow's roles (chief 1 × 1, worker 2 × 2,
+// ps 1 × 1): TF_CONFIG has one list per role, in spec order, and each pod's task is
+// its role and its index in that role; ranks and MASTER_ADDR as for any JobSet.
+func TestJobSetTensorFlowRoles(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsettf")
+	tmpl := func(name string, jobs, pods int) string {
+		return fmt.Sprintf(`
+  - name: %s
+    replicas: %d
+    template:
+      spec:
+        parallelism: %d
+        completions: %d
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1`, name, jobs, pods, pods)
+	}
+	createYAML(t, ns, jobSetGVR, `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: tf
+spec:
+  replicatedJobs:`+tmpl("chief", 1, 1)+tmpl("worker", 2, 2)+tmpl("ps", 1, 1)+"\n")
+	checkJobSet(t, jobSetCheck{ns: ns, js: "tf", subdomain: "tf",
+		rjobs: []rjob{{"chief", 1, 1}, {"worker", 2, 2}, {"ps", 1, 1}}, tfRoles: true})
+}
+
+// Re-running a JobSet the usual way — delete it and create it again under the same
+// name with other replicated Jobs — within the webhook's look-up cache TTL: the new
+// JobSet's pods get the new world (distenv uses a cached JobSet only for the uid
+// the pod's jobset-uid label names), and no pod creation is refused.
+func TestJobSetRecreatedGetsTheNewWorld(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsetrerun")
+	doc := func(rjobs string) string {
+		return `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: rerun
+spec:
+  replicatedJobs:` + rjobs
+	}
+	rj := func(name string, jobs, pods int) string {
+		return fmt.Sprintf(`
+  - name: %s
+    replicas: %d
+    template:
+      spec:
+        parallelism: %d
+        completions: %d
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+`, name, jobs, pods, pods)
+	}
+	old := createYAML(t, ns, jobSetGVR, doc(rj("w", 1, 2)))
+	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(old.GetUID()),
+		rjobs: []rjob{{"w", 1, 2}}})
+	dc, err := dynamic.NewForConfig(env.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fg := metav1.DeletePropagationForeground
+	if err := dc.Resource(jobSetGVR).Namespace(ns).Delete(ctxT(t), "rerun",
+		metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatalf("delete JobSet: %v", err)
+	}
+	// Bounded wait until the old JobSet is gone (its Jobs and pods with it).
+	for i := 0; ; i++ {
+		if _, err := dc.Resource(jobSetGVR).Namespace(ns).Get(ctxT(t), "rerun", metav1.GetOptions{}); err != nil {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("the old JobSet was not deleted within 60 s")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	created := createYAML(t, ns, jobSetGVR, doc(rj("w", 2, 2)+rj("x", 1, 1)))
+	if created.GetUID() == old.GetUID() {
+		t.Fatalf("the new JobSet has the old uid")
+	}
+	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(created.GetUID()),
+		rjobs: []rjob{{"w", 2, 2}, {"x", 1, 1}}})
+	if ev := eventSummary(t, ns); strings.Contains(ev, "FailedCreate") {
+		t.Errorf("a pod creation was refused: %s", ev)
+	}
+}

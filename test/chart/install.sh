@@ -217,15 +217,28 @@ else
 	nok "the test Pod's command: $out"
 fi
 
-# The ServiceAccount the look-ups run as may get statefulsets and jobs, nothing more.
+# The ServiceAccount the look-ups run as may get statefulsets, jobs, jobsets and
+# services (the /validate checks), nothing more.
 sa="system:serviceaccount:$ns:distenv"
 can=""
-for q in "get statefulsets.apps" "get jobs.batch" "list statefulsets.apps" "watch jobs.batch" \
+for q in "get statefulsets.apps" "get jobs.batch" "get services" \
+	"list statefulsets.apps" "watch jobs.batch" "list services" \
 	"get pods" "get secrets" "create statefulsets.apps"; do
 	can+="$q=$(kc auth can-i $q --as "$sa" --all-namespaces 2>/dev/null || true) "
 done
-if [[ "$can" == "get statefulsets.apps=yes get jobs.batch=yes list statefulsets.apps=no watch jobs.batch=no get pods=no get secrets=no create statefulsets.apps=no " ]]; then
-	ok "RBAC: the webhook's ServiceAccount can get statefulsets and jobs, and not list/watch them, pods or secrets"
+# The CRDs are not installed here, so kubectl cannot map their resources: ask
+# with a SubjectAccessReview, which names the group itself.
+sar() { # VERB GROUP RESOURCE
+	kc create -o jsonpath='{.status.allowed}' -f - 2>/dev/null <<EOF || true
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
+ "user": "$sa", "groups": ["system:serviceaccounts", "system:serviceaccounts:$ns", "system:authenticated"],
+ "resourceAttributes": {"verb": "$1", "group": "$2", "resource": "$3", "namespace": "team-a"}}}
+EOF
+}
+can+="get jobsets=$(sar get jobset.x-k8s.io jobsets) list jobsets=$(sar list jobset.x-k8s.io jobsets) "
+can+="get leaderworkersets=$(sar get leaderworkerset.x-k8s.io leaderworkersets) "
+if [[ "$can" == "get statefulsets.apps=yes get jobs.batch=yes get services=yes list statefulsets.apps=no watch jobs.batch=no list services=no get pods=no get secrets=no create statefulsets.apps=no get jobsets=true list jobsets=false get leaderworkersets=false " ]]; then
+	ok "RBAC: the webhook's ServiceAccount can get statefulsets, jobs, jobsets and services, and not list/watch them, leaderworkersets, pods or secrets"
 else
 	nok "RBAC of $sa: $can"
 fi
@@ -485,6 +498,48 @@ if [[ $(kc -n checks get statefulset -o name) == "statefulset.apps/nosvc" ]] && 
 	ok "only the accepted StatefulSet was stored (dry runs and refusals store nothing)"
 else
 	nok "stored in checks: $(kc -n checks get statefulset,job -o name 2>&1 | tr '\n' ' ')"
+fi
+
+# --- /metrics after all of the above: what the rules and the dashboard read -------
+# The local server has answered the examples, the checks and the refusals above;
+# it must serve exactly the names of charts/distenv/metrics.txt (the list the
+# PrometheusRule and the dashboard are checked against in `make chart`), with the
+# series those queries need carrying data.
+if curl -fsS --max-time 5 --cacert "$work/webhook/ca.crt" "https://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
+	out=$($py - "$work/metrics.txt" charts/distenv/metrics.txt <<'EOF' 2>&1
+import re, sys
+text = open(sys.argv[1]).read()
+want = {l.strip() for l in open(sys.argv[2]) if l.strip()}
+served = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+assert served == want, f"served but not listed {sorted(served - want)}, listed but not served {sorted(want - served)}"
+vals = {}
+for line in text.splitlines():
+    if line and not line.startswith("#"):
+        k, _, v = line.rpartition(" ")
+        vals[k] = float(v)
+def total(prefix):
+    return sum(v for k, v in vals.items() if k.startswith(prefix))
+need = {
+    "mutate patched": total('distenv_admission_requests_total{webhook="mutate",outcome="patched"}'),
+    "validate answers": total('distenv_admission_requests_total{webhook="validate"'),
+    "denials with a reason": total("distenv_admission_denials_total{"),
+    "/mutate 200": total('distenv_http_requests_total{path="/mutate",code="200"}'),
+    "look-ups from the API": total('distenv_lookups_total{outcome="ok"}'),
+    "look-up latency": total("distenv_lookup_duration_seconds_count"),
+    "mutate latency": total('distenv_admission_duration_seconds_count{webhook="mutate"}'),
+    "certificate expiry": vals.get("distenv_certificate_expiry_timestamp_seconds", 0),
+    "process RSS": vals.get("process_resident_memory_bytes", 0),
+}
+empty = [k for k, v in need.items() if not v > 0]
+assert not empty, f"no data for {empty}"
+print(f"{len(served)} metric names as listed; {int(need['mutate patched'])} patched, "
+      f"{int(need['validate answers'])} validated, {int(need['denials with a reason'])} denied, "
+      f"{int(need['look-ups from the API'])} API look-ups")
+EOF
+	); then
+	ok "/metrics after the examples: $out"
+else
+	nok "/metrics after the examples: ${out:-scrape failed}"
 fi
 
 if kill -0 "$webhook_pid" 2>/dev/null; then

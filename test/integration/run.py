@@ -14,6 +14,7 @@ Every wait is bounded; the server and temporary files are removed on exit.
 """
 
 import os
+import re
 import sys
 
 
@@ -950,6 +951,15 @@ class Suite:
 
     def case_metrics(self):
         m = self.metrics()
+        # Exactly the names the chart's rules and dashboard are checked against.
+        c = Conn(self.server.port, self.ctx)
+        _, _, out = c.call("GET", "/metrics")
+        c.close()
+        served = set(re.findall(r"^# TYPE (\S+) ", out.decode(), re.M))
+        listed = {ln.strip() for ln in open(os.path.join(REPO, "charts", "distenv", "metrics.txt"))
+                  if ln.strip()}
+        check(served == listed, "served but not in charts/distenv/metrics.txt: %s; listed but not "
+              "served: %s" % (sorted(served - listed), sorted(listed - served)))
         adm = 'distenv_admission_requests_total{webhook="mutate",outcome="%s"}'
         for outcome in ("skipped", "patched", "unchanged", "denied", "bad_request"):
             for wh in ("mutate", "validate"):

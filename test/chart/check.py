@@ -290,6 +290,12 @@ def t_chart_version():
     chart = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))
     version = open(os.path.join(ROOT, "VERSION")).read().strip()
     eq(chart["appVersion"], version, "Chart appVersion vs VERSION")
+    # The license annotation names the repository's LICENSE.
+    lic = open(os.path.join(ROOT, "LICENSE")).read()
+    eq(chart["annotations"]["artifacthub.io/license"], "Apache-2.0", "license annotation")
+    assert "Apache License" in lic and "Version 2.0" in lic, "LICENSE is not Apache-2.0"
+    for kind in ("StatefulSet", "Indexed Job", "JobSet", "LeaderWorkerSet"):
+        assert kind in chart["description"], f"Chart description lacks {kind}"
 
 
 def t_self_signed(helm):
@@ -1220,7 +1226,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="distenv-chart-")
     try:
         check("helm lint --strict (each certificate mode, hostNetwork, monitoring on)")(t_lint, helm)
-        check("Chart appVersion equals VERSION")(t_chart_version)
+        check("Chart.yaml: appVersion equals VERSION, license annotation, description")(t_chart_version)
         check("selfSigned: objects, Deployment hardening, probes, RBAC, webhook fields")(t_self_signed, helm)
         check("selfSigned: certificate verifies against caBundle, SANs, key pair, validity")(
             t_self_signed_cert, helm, tmp)

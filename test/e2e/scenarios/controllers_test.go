@@ -205,6 +205,33 @@ func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 	return pods
 }
 
+// replicatedJobYAML is one entry of a JobSet's spec.replicatedJobs as users write
+// it: jobs Indexed Jobs (replicas; 0 leaves it out, the JobSet default of 1) of pods
+// pods each, the pod template opted in.
+func replicatedJobYAML(name string, jobs, pods int) string {
+	replicas := ""
+	if jobs > 0 {
+		replicas = fmt.Sprintf("\n    replicas: %d", jobs)
+	}
+	return fmt.Sprintf(`
+  - name: %s%s
+    template:
+      spec:
+        parallelism: %d
+        completions: %d
+        backoffLimit: 0
+        template:
+          metadata:
+            labels:
+              distenv.dev/inject: "true"
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+              command: [torchrun, train.py]`, name, replicas, pods, pods)
+}
+
 // A JobSet of two replicated Jobs of different sizes (2 Jobs of 2 pods, 1 Job of
 // 3 pods) made by the real JobSet controller: one world of 7, ranks in
 // spec.replicatedJobs order, MASTER_ADDR rank 0's host on the JobSet's own
@@ -219,42 +246,7 @@ kind: JobSet
 metadata:
   name: train
 spec:
-  replicatedJobs:
-  - name: a
-    replicas: 2
-    template:
-      spec:
-        parallelism: 2
-        completions: 2
-        backoffLimit: 0
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            restartPolicy: Never
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1
-              command: [torchrun, train.py]
-  - name: b
-    replicas: 1
-    template:
-      spec:
-        parallelism: 3
-        completions: 3
-        backoffLimit: 0
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            restartPolicy: Never
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1
-              command: [torchrun, train.py]
-`)
+  replicatedJobs:`+replicatedJobYAML("a", 2, 2)+replicatedJobYAML("b", 1, 3)+"\n")
 	// The JobSet controller makes the headless Service named after the subdomain.
 	svc := waitService(t, ns, "train", podWait)
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
@@ -289,35 +281,7 @@ spec:
     replicatedJob: workers
     jobIndex: 1
     podIndex: 0
-  replicatedJobs:
-  - name: driver
-    template:
-      spec:
-        parallelism: 1
-        completions: 1
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1
-  - name: workers
-    replicas: 2
-    template:
-      spec:
-        parallelism: 2
-        completions: 2
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1
-`)
+  replicatedJobs:`+replicatedJobYAML("driver", 0, 1)+replicatedJobYAML("workers", 2, 2)+"\n")
 	waitService(t, ns, "rdzv", podWait)
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "rdzv",
 		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, master: "coord-workers-1-0"})
@@ -475,30 +439,13 @@ spec:
 func TestJobSetTensorFlowRoles(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobsettf")
-	tmpl := func(name string, jobs, pods int) string {
-		return fmt.Sprintf(`
-  - name: %s
-    replicas: %d
-    template:
-      spec:
-        parallelism: %d
-        completions: %d
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1`, name, jobs, pods, pods)
-	}
 	createYAML(t, ns, jobSetGVR, `
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata:
   name: tf
 spec:
-  replicatedJobs:`+tmpl("chief", 1, 1)+tmpl("worker", 2, 2)+tmpl("ps", 1, 1)+"\n")
+  replicatedJobs:`+replicatedJobYAML("chief", 1, 1)+replicatedJobYAML("worker", 2, 2)+replicatedJobYAML("ps", 1, 1)+"\n")
 	checkJobSet(t, jobSetCheck{ns: ns, js: "tf", subdomain: "tf",
 		rjobs: []rjob{{"chief", 1, 1}, {"worker", 2, 2}, {"ps", 1, 1}}, tfRoles: true})
 }
@@ -517,27 +464,9 @@ kind: JobSet
 metadata:
   name: rerun
 spec:
-  replicatedJobs:` + rjobs
+  replicatedJobs:` + rjobs + "\n"
 	}
-	rj := func(name string, jobs, pods int) string {
-		return fmt.Sprintf(`
-  - name: %s
-    replicas: %d
-    template:
-      spec:
-        parallelism: %d
-        completions: %d
-        template:
-          metadata:
-            labels:
-              distenv.dev/inject: "true"
-          spec:
-            containers:
-            - name: trainer
-              image: registry.invalid/trainer:1
-`, name, jobs, pods, pods)
-	}
-	old := createYAML(t, ns, jobSetGVR, doc(rj("w", 1, 2)))
+	old := createYAML(t, ns, jobSetGVR, doc(replicatedJobYAML("w", 1, 2)))
 	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(old.GetUID()),
 		rjobs: []rjob{{"w", 1, 2}}})
 	dc, err := dynamic.NewForConfig(env.admin)
@@ -559,7 +488,7 @@ spec:
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	created := createYAML(t, ns, jobSetGVR, doc(rj("w", 2, 2)+rj("x", 1, 1)))
+	created := createYAML(t, ns, jobSetGVR, doc(replicatedJobYAML("w", 2, 2)+replicatedJobYAML("x", 1, 1)))
 	if created.GetUID() == old.GetUID() {
 		t.Fatalf("the new JobSet has the old uid")
 	}

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,11 @@ static int cmd_serve(int argc, char **argv)
 		return fail("serve: a TLS certificate and key are required (--tls-cert, "
 		            "--tls-key or tls.certFile/keyFile in the config)");
 	log_set_level(cfg.log_level);
+	/*
+	 * Process-wide, before any thread starts (as nginx does): a write to a
+	 * closed stderr pipe or socket must fail with EPIPE, not kill the server.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return fail("serve: cannot initialise libcurl");

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,13 @@
 #define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */
 #define BODY_PREALLOC_MAX  (1024 * 1024) /* an announced length is allocated up to this */
 #define WORKERS_PER_THREAD 4             /* admission workers per network thread (look-ups on) */
+/*
+ * Descriptors kept free of connections: stdio, listen sockets, one epoll and
+ * one event fd per network thread, the certificate and /proc reads, and the
+ * look-up workers' API connections.
+ */
+#define FD_RESERVE_BASE       32
+#define FD_RESERVE_PER_THREAD (2 + WORKERS_PER_THREAD)
 
 /* Per TCP connection: which holder its handshake used. Linked while the connection lives. */
 struct conn_ctx {
@@ -93,6 +101,7 @@ struct server {
 	struct MHD_Daemon *daemon;
 
 	struct tlscert_store *certs; /* the current certificate and its watcher */
+	long max_connections;        /* cfg's, clamped below the open-file limit */
 
 	pthread_mutex_t conns_lock; /* guards the conns list */
 	struct conn_ctx *conns;
@@ -659,7 +668,7 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr 
 	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg->max_connections,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->max_connections,
 	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
 }
 
@@ -682,11 +691,57 @@ static void drain(struct server *s, const sigset_t *sigs)
 			return;
 		}
 		sig = sigtimedwait(sigs, NULL, &step);
+		if (sig == SIGHUP) {
+			tlscert_store_poke(s->certs);
+			continue;
+		}
 		if (sig > 0) {
 			log_kv(LOG_WARN, "drain_interrupted", "signal", strsignal(sig), LOG_END);
 			return;
 		}
 	}
+}
+
+/*
+ * Makes room for max_connections descriptors: raises the soft open-file limit
+ * (up to the hard one) when it is too low, else clamps the connection limit
+ * below it and warns. Past the limit accept() fails with EMFILE, which
+ * libmicrohttpd retries at once (a busy loop); its own connection limit is
+ * checked first. Returns the connection limit to use, or -1 with err.
+ */
+static long fit_open_files(long want, long threads, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	rlim_t reserve = (rlim_t)(FD_RESERVE_BASE + FD_RESERVE_PER_THREAD * threads);
+	rlim_t need = (rlim_t)want + reserve, soft;
+	long max;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return want; /* nothing known: leave it to the library */
+	soft = rl.rlim_cur;
+	if (soft != RLIM_INFINITY && soft < need) {
+		rl.rlim_cur =
+		    rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+		if (rl.rlim_cur > soft && setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			log_kvn(LOG_INFO, "open_file_limit_raised", "from", (long long)soft, "to",
+			        (long long)rl.rlim_cur, LOG_END);
+			soft = rl.rlim_cur;
+		}
+	}
+	if (soft == RLIM_INFINITY || soft >= need)
+		return want;
+	if (soft <= reserve) {
+		snprintf(err, errlen,
+		         "the open-file limit (%llu) leaves no room for connections: raise it "
+		         "above %llu (ulimit -n)",
+		         (unsigned long long)soft, (unsigned long long)reserve);
+		return -1;
+	}
+	max = (long)(soft - reserve);
+	log_kvn(LOG_WARN, "max_connections_clamped", "max_connections", (long long)want,
+	        "clamped_to", (long long)max, "open_file_limit", (long long)soft, "hard_limit",
+	        (long long)(rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max), LOG_END);
+	return max;
 }
 
 int server_run(const struct config *cfg, const struct workload_lookup *lookup, char *err,
@@ -719,6 +774,11 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		goto out_locks;
 	}
 
+	s.max_connections =
+	    fit_open_files(cfg->max_connections, cfg->threads > 0 ? cfg->threads : 1, err, errlen);
+	if (s.max_connections < 0)
+		goto out_locks;
+
 	/* The first pair must be good: there is nothing to fall back to. */
 	s.certs =
 	    tlscert_store_new(cfg->tls_cert, cfg->tls_key, cfg->cert_check_interval_s, err, errlen);
@@ -729,12 +789,17 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		log_kv(LOG_WARN, "certificate_expired", "cert", cfg->tls_cert, "not_after", when,
 		       LOG_END);
 
-	/* Block the stop signals before any thread starts, so every thread inherits the mask. */
+	/*
+	 * Block the signals this thread waits for before any thread starts, so
+	 * every thread inherits the mask: SIGTERM and SIGINT stop, SIGHUP asks
+	 * for a certificate check.
+	 */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &sigs, &oldmask) != 0) {
-		snprintf(err, errlen, "cannot block SIGTERM/SIGINT");
+		snprintf(err, errlen, "cannot block SIGTERM/SIGINT/SIGHUP");
 		goto out_cert;
 	}
 	mask_set = 1;
@@ -769,13 +834,18 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	log_kv(LOG_INFO, "listening", "listen", cfg->listen, "tls", TLS_VERSIONS, "cert",
 	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, LOG_END);
 	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
-	        (long long)cfg->threads, "max_connections", (long long)cfg->max_connections,
+	        (long long)cfg->threads, "max_connections", (long long)s.max_connections,
 	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "max_body_bytes",
 	        (long long)cfg->max_body_bytes, "cert_check_interval_s",
 	        (long long)cfg->cert_check_interval_s, LOG_END);
 
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		tlscert_store_poke(s.certs);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&s.draining, 1);
 	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);

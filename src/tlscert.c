@@ -43,6 +43,7 @@ struct tlscert_store {
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cond; /* CLOCK_MONOTONIC */
 	int watch_stop;
+	int watch_poke; /* a check was asked for: read the pair whatever the files look like */
 	struct file_sig sig_cert, sig_key;
 };
 
@@ -213,8 +214,8 @@ static void store_install(struct tlscert_store *st, struct tlscert *h)
 	metrics_cert_expiry(h->not_after);
 }
 
-/* One check: when either file changed since the last look, try the new pair. */
-static void store_check(struct tlscert_store *s)
+/* One check: when either file changed since the last look (or force), try the pair. */
+static void store_check(struct tlscert_store *s, int force)
 {
 	struct file_sig sc, sk;
 	struct tlscert *h;
@@ -223,7 +224,7 @@ static void store_check(struct tlscert_store *s)
 	/* stat before reading: a change during the read shows up as a change next time. */
 	file_stat(s->cert_path, &sc);
 	file_stat(s->key_path, &sk);
-	if (sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
+	if (!force && sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
 		return;
 	s->sig_cert = sc;
 	s->sig_key = sk;
@@ -247,18 +248,24 @@ static void *watcher_main(void *arg)
 {
 	struct tlscert_store *s = arg;
 	struct timespec deadline;
+	int force;
 
 	pthread_mutex_lock(&s->watch_lock);
 	while (!s->watch_stop) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += s->interval_s;
-		while (!s->watch_stop &&
+		while (!s->watch_stop && !s->watch_poke &&
 		       pthread_cond_timedwait(&s->watch_cond, &s->watch_lock, &deadline) == 0)
 			;
 		if (s->watch_stop)
 			break;
+		force = s->watch_poke;
+		s->watch_poke = 0;
 		pthread_mutex_unlock(&s->watch_lock);
-		store_check(s);
+		if (force)
+			log_kv(LOG_INFO, "certificate_check", "reason", "SIGHUP", "cert",
+			       s->cert_path, LOG_END);
+		store_check(s, force);
 		pthread_mutex_lock(&s->watch_lock);
 	}
 	pthread_mutex_unlock(&s->watch_lock);
@@ -313,6 +320,14 @@ int tlscert_store_watch(struct tlscert_store *st)
 		return -1;
 	st->watcher_running = 1;
 	return 0;
+}
+
+void tlscert_store_poke(struct tlscert_store *st)
+{
+	pthread_mutex_lock(&st->watch_lock);
+	st->watch_poke = 1;
+	pthread_cond_signal(&st->watch_cond);
+	pthread_mutex_unlock(&st->watch_lock);
 }
 
 void tlscert_store_unwatch(struct tlscert_store *st)

@@ -183,7 +183,8 @@ def closed_by_peer(sock):
 class Server:
     """distenv-webhook serve, with its log lines counted by level."""
 
-    def __init__(self, binary, work, certdir, config="", extra=(), valgrind=None, name="srv"):
+    def __init__(self, binary, work, certdir, config="", extra=(), valgrind=None, name="srv",
+                 stderr=None, preexec=None):
         self.port = free_port()
         self.work = work
         self.cfg = os.path.join(work, name + ".yaml")
@@ -200,8 +201,12 @@ class Server:
         self.events = []
         self.event_fields = {}  # the last line of each event
         self.lock = threading.Lock()
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read, daemon=True)
+        # stderr: an fd of the caller's instead of the log reader (then no events are seen)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE if stderr is None else stderr,
+                                     preexec_fn=preexec)
+        self.reader = threading.Thread(target=self._read if stderr is None else lambda: None,
+                                       daemon=True)
         self.reader.start()
         self.wait_ready(120 if valgrind else 20)
 
@@ -238,6 +243,25 @@ class Server:
                 pass
             time.sleep(0.1)
         raise Failed("server not ready after %ds" % timeout)
+
+    def wait_event(self, ev, timeout=15, after=0):
+        """Waits until the log shows event ev (more than `after` times); True when it did."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if self.events.count(ev) > after:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def count(self, ev):
+        with self.lock:
+            return self.events.count(ev)
+
+    def cpu_seconds(self):
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def tail(self, n=8):
         with self.lock:
@@ -744,6 +768,93 @@ class Suite:
             api.close()
 
 
+    def case_signals(self):
+        """SIGHUP checks the certificate; SIGPIPE (stderr gone) does not kill; a low
+        open-file limit is raised or the connection limit clamped below it, without a
+        busy loop."""
+        import resource
+        res = []
+        # SIGHUP: a certificate check now, not death (the interval is an hour).
+        secret = self.secret_dir(self.certs_a, "2026_02_01_a")
+        s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 3600\n",
+                        certdir=secret, name="hup")
+        fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
+        fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+        check(peer_fp(s.port) == fa, "certificate A not served at start")
+        s.proc.send_signal(signal.SIGHUP)
+        check(s.wait_event("certificate_check"), "no certificate_check after SIGHUP")
+        check(s.proc.poll() is None, "SIGHUP killed the server (exit %s)" % s.proc.returncode)
+        self.secret_dir(self.certs_b, "2026_02_02_b")
+        s.proc.send_signal(signal.SIGHUP)
+        check(s.wait_event("certificate_reloaded"), "SIGHUP did not reload the new pair")
+        check(peer_fp(s.port) == fb, "the new certificate is not served after SIGHUP")
+        st, _ = request(s.port, "POST", "/mutate", self.sts)
+        check(st == 200, "after SIGHUP: %d" % st)
+        res.append("SIGHUP: alive, %d checks, new certificate served"
+                   % s.count("certificate_check"))
+        check(s.stop() == 0, "exit code after SIGHUP")
+
+        # SIGPIPE: stderr is a pipe whose reader has gone; log lines must not kill.
+        rfd, wfd = os.pipe()
+        s = self.server(name="pipe", stderr=wfd)
+        os.close(wfd)
+        os.close(rfd)
+        for i in range(3):
+            st, _ = request(s.port, "POST", "/mutate", self.sts)
+            check(st == 200, "with stderr gone: %d" % st)
+        s.proc.send_signal(signal.SIGHUP)  # a log line from the watcher thread
+        time.sleep(0.5)
+        st, _ = request(s.port, "GET", "/nope")
+        check(s.proc.poll() is None, "the server died with stderr gone (exit %s)"
+              % s.proc.returncode)
+        rc = s.stop()
+        check(rc == 0, "exit %d with stderr gone" % rc)
+        res.append("stderr gone: alive after admissions and SIGHUP, exit 0")
+
+        # A low open-file limit: the soft limit is raised when the hard one allows it ...
+        s = self.server(name="nofile-raise",
+                        preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 4096)))
+        m = s.metrics()
+        maxfds = int(re.search(r"^process_max_fds (\d+)$", m, re.M).group(1))
+        check(maxfds > 1024, "soft limit not raised: process_max_fds %d" % maxfds)
+        check("open_file_limit_raised" in s.events, "no open_file_limit_raised event")
+        check(s.stop() == 0, "exit code (raised limit)")
+        res.append("soft limit 64, hard 4096: raised to %d" % maxfds)
+        # ... else the connection limit is clamped below it, and connections beyond it
+        # neither spin the CPU nor stop the server once they go.
+        s = self.server(name="nofile-clamp",
+                        preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+        ev = s.event_fields.get("max_connections_clamped")
+        check(ev is not None, "no max_connections_clamped warning under a 64 open-file limit")
+        held = []
+        for _ in range(100):
+            try:
+                held.append(socket.create_connection(("127.0.0.1", s.port), timeout=2))
+            except OSError:
+                break
+        c0 = s.cpu_seconds()
+        time.sleep(2)
+        cpu = s.cpu_seconds() - c0
+        for c in held:
+            c.close()
+        time.sleep(0.5)
+        st = 0
+        for _ in range(50):  # bounded: the held connections close on the server's side too
+            try:
+                st, _ = request(s.port, "POST", "/mutate", self.sts, timeout=5)
+                break
+            except (OSError, ssl.SSLError, http.client.HTTPException):
+                time.sleep(0.2)
+        res.append("soft = hard = 64: max_connections clamped to %s; %d connections held, "
+                   "CPU %.2f s over 2 s; then an admission %d"
+                   % (ev.get("clamped_to"), len(held), cpu, st))
+        for line in res:
+            log("      " + line)
+        check(cpu < 1.0, "%.2f s of CPU over 2 s with the connections held: a busy loop" % cpu)
+        check(st == 200, "after the held connections closed: %d" % st)
+        check(s.stop() == 0, "exit code (clamped limit)")
+
+
 class FakeAPI:
     """A TLS API server on loopback whose answer depends on the workload name."""
 
@@ -806,7 +917,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
+CASES = ["signals", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
          "valgrind", "soak"]
 
 

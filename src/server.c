@@ -37,7 +37,15 @@
 #include "util.h"
 #include "workpool.h"
 
-#define TLS_PRIORITIES     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/*
+ * Mozilla's intermediate profile in GnuTLS terms: TLS 1.2 and 1.3, forward
+ * secret (ECDHE) key exchange and AEAD ciphers only, so no RSA key exchange
+ * and no CBC/SHA-1 suites. `gnutls-cli -l --priority '...'` lists what it
+ * allows (the fault case tls_policy checks that list and the server's).
+ */
+#define TLS_PRIORITIES                                                                             \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"        \
+	"+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
 #define TLS_VERSIONS       "TLS1.2,TLS1.3"
 #define DRAIN_POLL_NS      50000000L     /* 50 ms between in-flight checks while draining */
 #define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */

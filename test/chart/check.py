@@ -328,6 +328,9 @@ def t_self_signed_cert(helm, tmp):
     pub_cert = openssl("x509", "-in", os.path.join(tmp, "tls.crt"), "-noout", "-pubkey")
     pub_key = openssl("pkey", "-in", os.path.join(tmp, "tls.key"), "-pubout")
     eq(pub_cert, pub_key, "tls.key matches tls.crt")
+    for k in ("ca.crt", "tls.crt"):
+        text = openssl("x509", "-in", os.path.join(tmp, k), "-noout", "-text")
+        assert "id-ecPublicKey" in text and "prime256v1" in text, f"{k} is not ECDSA P-256"
     # Without a cluster every render makes a new CA: this is why the checked-in
     # manifest does not use selfSigned, and why install.sh checks the upgrade.
     r2 = helm.template()

@@ -686,6 +686,63 @@ class Suite:
         check(st == 200, "server stopped serving: %d" % st)
         check(s.stop() == 0, "exit code")
 
+    def case_tls_policy(self):
+        """Only forward-secret AEAD suites: the priority string as gnutls-cli lists it,
+        and every TLS 1.2 suite OpenSSL knows offered alone to an ECDSA and an RSA
+        server."""
+        src = open(os.path.join(ROOT, "src", "server.c")).read()
+        m = re.search(r'#define TLS_PRIORITIES\s*\\?\s*((?:"[^"]*"\s*\\?\s*)+)', src)
+        check(m is not None, "TLS_PRIORITIES not found in src/server.c")
+        prio = "".join(re.findall(r'"([^"]*)"', m.group(1)))
+        if shutil.which("gnutls-cli") is None:
+            raise Failed("gnutls-cli is missing: run scripts/deps-bench.sh")
+        out = subprocess.run(["gnutls-cli", "-l", "--priority", prio], capture_output=True,
+                             text=True, timeout=30).stdout
+        listed = re.findall(r"^(TLS_\S+)\s+0x", out, re.M)
+        check(listed, "gnutls-cli -l listed no suites for %s: %s" % (prio, out[:300]))
+        bad = [c for c in listed if not (re.match(r"TLS_(AES|CHACHA20)_", c) or
+                                         (c.startswith("TLS_ECDHE_") and
+                                          ("_GCM_" in c or "CHACHA20_POLY1305" in c)))]
+        log("      priority %s: %d suites listed by gnutls-cli" % (prio, len(listed)))
+        check(not bad, "suites without forward secrecy or AEAD allowed: %s" % bad)
+        # An RSA pair, as Helm's genSignedCert made them before.
+        rsa = os.path.join(self.work, "certs-rsa")
+        os.makedirs(rsa, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-keyout", os.path.join(rsa, "tls.key"), "-out",
+                        os.path.join(rsa, "tls.crt"), "-subj", "/CN=" + SNI],
+                       check=True, capture_output=True)
+        probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        probe.set_ciphers("ALL:@SECLEVEL=0")
+        suites = sorted({c["name"] for c in probe.get_ciphers() if c["protocol"] == "TLSv1.2"})
+        for kind, certdir in (("ECDSA", self.certs_a), ("RSA", rsa)):
+            s = self.server(certdir=certdir, name="tls-" + kind.lower())
+            accepted = []
+            for name in suites:
+                ctx = client_ctx(version=ssl.TLSVersion.TLSv1_2)
+                try:
+                    ctx.set_ciphers(name + ":@SECLEVEL=0")
+                except ssl.SSLError:
+                    continue
+                try:
+                    c = tls_connect(s.port, ctx, timeout=5)
+                    accepted.append(c.cipher()[0])
+                    c.close()
+                except (ssl.SSLError, ConnectionError):
+                    pass
+            c = tls_connect(s.port, client_ctx(version=ssl.TLSVersion.TLSv1_3))
+            v13 = c.cipher()[0]
+            c.close()
+            log("      %s certificate: %d TLS 1.2 suites offered one by one, accepted %s; "
+                "TLS 1.3 %s" % (kind, len(suites), ", ".join(accepted), v13))
+            weak = [a for a in accepted if not a.startswith("ECDHE-") or
+                    not ("GCM" in a or "CHACHA20" in a)]
+            check(accepted, "no TLS 1.2 suite accepted with the %s certificate" % kind)
+            check(not weak, "%s certificate: weak suites accepted: %s" % (kind, weak))
+            st, _ = request(s.port, "POST", "/mutate", self.sts)
+            check(st == 200, "admission over the policy: %d" % st)
+            check(s.stop() == 0, "exit code")
+
     def case_lookups(self):
         timeout_ms = 1000
         api = FakeAPI(self.certs_b)
@@ -917,7 +974,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
+CASES = ["signals", "tls_policy", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
          "valgrind", "soak"]
 
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -95,6 +96,7 @@ struct req_ctx {
 	int too_large;
 	size_t discarded; /* bytes dropped after the limit was passed */
 	int responded;    /* a response is queued; ignore further calls */
+	int close;        /* answer with Connection: close (the framing cannot be trusted) */
 	/* worker pool hand-off (look-ups on) */
 	atomic_int state; /* enum req_state */
 	struct MHD_Connection *conn;
@@ -253,7 +255,7 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 	    (allow != NULL &&
 	     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow) != MHD_YES) ||
 	    /* While draining, tell keep-alive clients to reconnect elsewhere. */
-	    (atomic_load(&s->draining) &&
+	    ((atomic_load(&s->draining) || r->close) &&
 	     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)) {
 		MHD_destroy_response(resp);
 		return MHD_NO;
@@ -458,6 +460,59 @@ static int has_body(struct MHD_Connection *c)
 	return cl != NULL && strcmp(cl, "0") != 0;
 }
 
+/* What framing_check counts: the Content-Length and Transfer-Encoding headers. */
+struct framing {
+	int n_cl, n_te;
+	const char *cl, *te;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->n_cl++;
+		f->cl = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->n_te++;
+		f->te = value;
+	}
+	return MHD_YES;
+}
+
+/*
+ * Checks the body framing of a request whose headers are in (RFC 9112 6.1,
+ * 6.3): one Content-Length of digits only, or one Transfer-Encoding that is
+ * exactly "chunked", never both. libmicrohttpd 0.9.75 reads Content-Length
+ * with Transfer-Encoding as chunked and keeps the connection (the shape of
+ * request smuggling), waits forever on an unknown coding, and takes the first
+ * of two Content-Lengths; other versions differ, so distenv decides itself.
+ * Returns NULL when the framing is sound, else why not.
+ */
+static const char *framing_check(struct MHD_Connection *c)
+{
+	struct framing f = {0, 0, NULL, NULL};
+	size_t i, n;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+	if (f.n_cl > 1 || f.n_te > 1)
+		return "bad request: repeated Content-Length or Transfer-Encoding header";
+	if (f.n_cl > 0 && f.n_te > 0)
+		return "bad request: both Content-Length and Transfer-Encoding";
+	if (f.te != NULL && strcasecmp(f.te, "chunked") != 0)
+		return "bad request: the only Transfer-Encoding accepted is chunked";
+	if (f.cl != NULL) {
+		n = strlen(f.cl);
+		for (i = 0; i < n && f.cl[i] >= '0' && f.cl[i] <= '9'; i++)
+			;
+		if (n == 0 || i != n || n > 18)
+			return "bad request: malformed Content-Length";
+	}
+	return NULL;
+}
+
 /*
  * libmicrohttpd calls this first when the headers are in (*req_cls NULL), then
  * once per body chunk, then once with *upload_data_size 0. A response queued
@@ -471,7 +526,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
-	const char *cl;
+	const char *cl, *bad;
 	long announced;
 
 	(void)version;
@@ -485,6 +540,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		atomic_fetch_add(&s->inflight, 1);
 		r->route = route_of(url, method);
 		r->mpath = metrics_path_of(url);
+		if ((bad = framing_check(c)) != NULL) {
+			/* Answered before the body: libmicrohttpd then closes the connection. */
+			r->responded = 1;
+			r->close = 1;
+			log_kv(LOG_DEBUG, "request_refused", "reason", bad, LOG_END);
+			return respond_error(s, c, r, MHD_HTTP_BAD_REQUEST, bad, NULL);
+		}
 		if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE) {
 			metrics_inflight(1);
 			/* Refuse an announced oversize body before reading any of it. */

@@ -743,6 +743,58 @@ class Suite:
             check(st == 200, "admission over the policy: %d" % st)
             check(s.stop() == 0, "exit code")
 
+    def case_framing(self):
+        """Content-Length with Transfer-Encoding, an unknown or repeated coding, and bad
+        Content-Length values: refused with 400 (413 for a length past 2^64) and the
+        connection closed, so a request smuggled behind them is never answered."""
+        s = self.server(name="framing")
+        head = b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        shapes = [
+            ("CL+TE", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             (400,)),
+            ("TE+CL", b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+             (400,)),
+            ("TE gzip", b"Transfer-Encoding: gzip\r\n\r\nabc", (400,)),
+            ("TE gzip, chunked", b"Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", (400,)),
+            ("TE twice", b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"0\r\n\r\n", (400,)),
+            ("two CL", b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", (400,)),
+            ("CL 5x", b"Content-Length: 5x\r\n\r\nabcde", (400,)),
+            ("CL -1", b"Content-Length: -1\r\n\r\n{}", (400,)),
+            ("CL 2, 2", b"Content-Length: 2, 2\r\n\r\n{}", (400,)),
+            ("CL +2", b"Content-Length: +2\r\n\r\n{}", (400,)),
+            ("CL past 2^64", b"Content-Length: 99999999999999999999999\r\n\r\n{}", (400, 413)),
+        ]
+        res = []
+        for name, rest, want in shapes:
+            t = tls_connect(s.port)
+            t.sendall(head + rest + smuggled)
+            st, h, _ = read_response(t, timeout=10)
+            data = b""
+            t.settimeout(10)
+            try:
+                while True:  # until the server closes; bounded by the socket timeout
+                    chunk = t.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                    check(len(data) < 1 << 20, "%s: endless answer" % name)
+                closed = True
+            except (socket.timeout, TimeoutError):
+                closed = False
+            except (ConnectionError, ssl.SSLError):
+                closed = True
+            t.close()
+            res.append("%s: %d%s" % (name, st, "" if closed else ", left open"))
+            check(st in want, "%s answered %d, want %s" % (name, st, want))
+            check(closed, "%s: the connection was kept open" % name)
+            check(b"HTTP/1.1 200" not in data, "%s: the request behind it was answered" % name)
+        st, _ = request(s.port, "POST", "/mutate", self.sts)
+        log("      " + "; ".join(res) + "; then an admission %d" % st)
+        check(st == 200, "after the framing errors: %d" % st)
+        check(s.stop() == 0, "exit code")
+
     def case_lookups(self):
         timeout_ms = 1000
         api = FakeAPI(self.certs_b)
@@ -974,7 +1026,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
          "valgrind", "soak"]
 
 

@@ -23,6 +23,7 @@ struct tlscert {
 	gnutls_pcert_st pcerts[TLSCERT_CHAIN_MAX];
 	unsigned n_pcerts;
 	gnutls_privkey_t key;
+	time_t not_before;
 	time_t not_after;
 	char fingerprint[65]; /* SHA-256 of the leaf, hex */
 };

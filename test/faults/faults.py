@@ -449,14 +449,16 @@ class Suite:
         check("definitely lost" not in vtext and "Invalid" not in vtext
               and "uninitialised" not in vtext, "valgrind reports: %s" % vtext[-3000:])
 
-    def secret_dir(self, certdir, ts):
+    def secret_dir(self, certdir, ts, base=None, key_mode=None):
         """A Secret volume: ..data -> ..TS, tls.crt -> ..data/tls.crt."""
-        base = os.path.join(self.work, "secret")
+        base = base or os.path.join(self.work, "secret")
         os.makedirs(base, exist_ok=True)
         tsdir = os.path.join(base, ".." + ts)
         os.makedirs(tsdir)
         for f in ("tls.crt", "tls.key"):
             shutil.copy(os.path.join(certdir, f), os.path.join(tsdir, f))
+        if key_mode is not None:
+            os.chmod(os.path.join(tsdir, "tls.key"), key_mode)
         tmp = os.path.join(base, "..data_tmp")
         os.symlink(".." + ts, tmp)
         os.rename(tmp, os.path.join(base, "..data"))  # atomic, as the kubelet does
@@ -492,6 +494,100 @@ class Suite:
         check(st == 200, "verified against the new CA: %d" % st)
         check("certificate_reloaded" in s.events, "no certificate_reloaded event")
         check(s.stop() == 0, "exit code")
+
+    def dated_certs(self, name, not_before, not_after):
+        """A self-signed ECDSA pair valid from not_before to not_after (datetimes)."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+        key = ec.generate_private_key(ec.SECP256R1())
+        subj = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, SNI)])
+        crt = (x509.CertificateBuilder().subject_name(subj).issuer_name(subj)
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(not_before).not_valid_after(not_after)
+               .add_extension(x509.SubjectAlternativeName([x509.DNSName(SNI)]), critical=False)
+               .sign(key, hashes.SHA256()))
+        d = os.path.join(self.work, "certs-" + name)
+        os.makedirs(d)
+        with open(os.path.join(d, "tls.crt"), "wb") as f:
+            f.write(crt.public_bytes(serialization.Encoding.PEM))
+        with open(os.path.join(d, "tls.key"), "wb") as f:
+            f.write(key.private_bytes(serialization.Encoding.PEM,
+                                      serialization.PrivateFormat.PKCS8,
+                                      serialization.NoEncryption()))
+        return d
+
+    def case_cert_validity(self):
+        """An expired and a not-yet-valid pair never replace a valid one (kept, warned,
+        counted); a pair that cannot be read is tried again every interval, so fixing
+        its mode alone (no change of size, mtime or inode) is noticed."""
+        import datetime
+        now = datetime.datetime.now(datetime.timezone.utc)
+        day = datetime.timedelta(days=1)
+        expired = self.dated_certs("expired", now - 30 * day, now - day)
+        future = self.dated_certs("future", now + day, now + 30 * day)
+        # The server runs as nobody, so that a key of mode 0600 owned by root is unreadable.
+        base = tempfile.mkdtemp(prefix="distenv-secret-")
+        os.chmod(base, 0o755)
+        os.chmod(self.work, 0o711)  # its config file
+        secret = self.secret_dir(self.certs_a, "2026_03_01_a", base=base, key_mode=0o644)
+
+        def nobody():
+            os.setgid(65534)
+            os.setuid(65534)
+        try:
+            s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 1\n",
+                            certdir=secret, name="validity", preexec=nobody)
+            fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
+            fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+            res = []
+
+            def failures():
+                m = re.search(r'^distenv_certificate_reloads_total\{result="failure"\} (\d+)$',
+                              s.metrics(), re.M)
+                return int(m.group(1))
+
+            for what, d, ts in (("expired", expired, "2026_03_02_x"),
+                                ("not yet valid", future, "2026_03_03_f")):
+                n0 = s.count("certificate_rejected")
+                f0 = failures()
+                self.secret_dir(d, ts, base=base, key_mode=0o644)
+                check(s.wait_event("certificate_rejected", after=n0), "%s pair: no "
+                      "certificate_rejected warning" % what)
+                time.sleep(2.5)  # two more intervals: retried, counted, still refused
+                f1 = failures()
+                fp = peer_fp(s.port)
+                check(fp == fa, "%s pair replaced the valid one" % what)
+                check(f1 >= f0 + 2, "%s pair: failures counted %d -> %d" % (what, f0, f1))
+                msg = s.event_fields["certificate_rejected"].get("error", "")
+                check(what in msg, "the warning does not say %r: %s" % (what, msg))
+                res.append("%s: kept the valid pair, %d failures counted, warned: %s"
+                           % (what, f1 - f0, msg.rsplit("/", 1)[-1]))
+            # Unreadable, then fixed with chmod alone.
+            n0 = s.count("certificate_reload_failed")
+            self.secret_dir(self.certs_b, "2026_03_04_b", base=base, key_mode=0o600)
+            check(s.wait_event("certificate_reload_failed", after=n0),
+                  "unreadable key: no certificate_reload_failed warning")
+            check(peer_fp(s.port) == fa, "the unreadable pair changed the certificate")
+            key = os.path.join(base, "..2026_03_04_b", "tls.key")
+            st0 = os.stat(key)
+            n1 = s.count("certificate_reloaded")
+            os.chmod(key, 0o644)
+            st1 = os.stat(key)
+            check((st0.st_size, st0.st_mtime_ns, st0.st_ino) ==
+                  (st1.st_size, st1.st_mtime_ns, st1.st_ino), "chmod changed more than the mode")
+            check(s.wait_event("certificate_reloaded", after=n1), "the key made readable by "
+                  "chmod was not picked up")
+            check(peer_fp(s.port) == fb, "the fixed pair is not served")
+            res.append("unreadable key: refused, then served after chmod 0644 alone")
+            st, _ = request(s.port, "POST", "/mutate", self.sts)
+            check(st == 200, "after the reloads: %d" % st)
+            for line in res:
+                log("      " + line)
+            check(s.stop() == 0, "exit code")
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
 
     def case_sigterm(self):
         drain = 8
@@ -1026,7 +1122,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "slowloris", "cert_swap", "sigterm", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_deadline",
          "valgrind", "soak"]
 
 

@@ -75,6 +75,7 @@ static const struct key keys[] = {
     {"server", "idleTimeoutSeconds", K_INT, NUM(idle_timeout_s), 1, 86400},
     {"server", "maxConnections", K_INT, NUM(max_connections), 1, 100000},
     {"server", "drainTimeoutSeconds", K_INT, NUM(drain_timeout_s), 0, 3600},
+    {"server", "maxQueuedAdmissions", K_INT, NUM(max_queued), 1, 100000},
     {NULL, "logging", K_SECTION, 0, 0, 0, 0},
     {"logging", "level", K_LOGLEVEL, NUM(log_level), 0, 0},
     {NULL, "waitInit", K_SECTION, 0, 0, 0, 0},
@@ -92,6 +93,7 @@ void config_defaults(struct config *cfg)
 	cfg->idle_timeout_s = 120;
 	cfg->max_connections = 1024;
 	cfg->drain_timeout_s = 25;
+	cfg->max_queued = 128;
 	cfg->cert_check_interval_s = 5;
 	snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "cluster.local");
 	/* the image the chart and scripts/image-build.sh name by default */

@@ -26,6 +26,7 @@ struct config {
 	long max_connections;           /* default 1024 */
 	long drain_timeout_s;           /* SIGTERM drain deadline, default 25 */
 	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
+	long max_queued;                /* admissions waiting for a look-up worker, default 128 */
 
 	/* topology */
 	char cluster_domain[254];    /* default "cluster.local" */

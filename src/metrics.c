@@ -64,6 +64,8 @@ static atomic_llong m_inflight;
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
+static atomic_ullong m_overload[METRICS_OVERLOAD_COUNT];
+static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {"queue_full"};
 
 static void inc(atomic_ullong *a)
 {
@@ -131,6 +133,12 @@ void metrics_lookup(int ok, int cached, double seconds)
 		inc(&m_lookup_ok);
 	if (!cached)
 		histogram_observe(&m_lookup_latency, seconds);
+}
+
+void metrics_overload(enum metrics_overload r)
+{
+	if ((unsigned)r < METRICS_OVERLOAD_COUNT)
+		inc(&m_overload[r]);
 }
 
 void metrics_cert_expiry(time_t not_after)
@@ -356,6 +364,12 @@ char *metrics_render(size_t *len)
 	        rd(&m_reload_ok));
 	fprintf(f, "distenv_certificate_reloads_total{result=\"failure\"} %llu\n",
 	        rd(&m_reload_fail));
+
+	header(f, "distenv_overload_rejections_total", "counter",
+	       "Requests and connections turned away to protect the server, by reason.");
+	for (i = 0; i < METRICS_OVERLOAD_COUNT; i++)
+		fprintf(f, "distenv_overload_rejections_total{reason=\"%s\"} %llu\n",
+		        overload_names[i], rd(&m_overload[i]));
 
 	process_render(f);
 

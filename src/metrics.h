@@ -42,6 +42,15 @@ void metrics_inflight(int delta);
  */
 void metrics_lookup(int ok, int cached, double seconds);
 
+/* Why a request or connection was turned away to protect the server. */
+enum metrics_overload {
+	METRICS_OVERLOAD_QUEUE_FULL = 0, /* the look-up workers' queue is full */
+	METRICS_OVERLOAD_COUNT
+};
+
+/* One request or connection turned away for reason r. */
+void metrics_overload(enum metrics_overload r);
+
 void metrics_cert_expiry(time_t not_after);
 void metrics_cert_reload(int ok);
 

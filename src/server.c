@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "admission.h"
+#include "kube.h"
 #include "listenaddr.h"
 #include "log.h"
 #include "metrics.h"
@@ -334,12 +335,21 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 	return ret;
 }
 
-/* workpool_fn: runs one queued admission, then resumes its connection. */
+/*
+ * workpool_fn: runs one queued admission, then resumes its connection. Its
+ * look-ups end lookups.timeoutMs after the request arrived: time spent in the
+ * queue counts, so a backlog of slow look-ups cannot push answers past the
+ * API server's own timeout.
+ */
 static void run_queued(void *ctx, struct workpool_item *item)
 {
 	struct req_ctx *r = (struct req_ctx *)((char *)item - offsetof(struct req_ctx, qitem));
+	struct server *s = ctx;
 
-	admit(ctx, r);
+	kube_set_thread_deadline((long long)r->start.tv_sec * 1000 + r->start.tv_nsec / 1000000 +
+	                         s->cfg->lookup_timeout_ms);
+	admit(s, r);
+	kube_set_thread_deadline(0);
 	atomic_store(&r->state, REQ_DONE);
 	MHD_resume_connection(r->conn); /* the handler answers from r->res */
 }
@@ -610,11 +620,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		switch (atomic_load(&r->state)) {
 		case REQ_READING:
 			/* Suspend first: the worker may resume as soon as it is queued. */
-			atomic_store(&r->state, REQ_QUEUED);
-			r->conn = c;
-			MHD_suspend_connection(c);
-			workpool_push(s->pool, &r->qitem);
-			return MHD_YES;
+			if (workpool_reserve(s->pool) == 0) {
+				atomic_store(&r->state, REQ_QUEUED);
+				r->conn = c;
+				MHD_suspend_connection(c);
+				workpool_push(s->pool, &r->qitem);
+				return MHD_YES;
+			}
+			/* Full: answer now rather than queue behind slow look-ups. */
+			metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+			log_kvn(LOG_WARN, "admission_queue_full", "max_queued",
+			        (long long)s->cfg->max_queued, LOG_END);
+			r->responded = 1;
+			return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+			                     "overloaded: too many admissions waiting for look-ups",
+			                     NULL);
 		case REQ_QUEUED:
 			return MHD_YES; /* not ours yet */
 		default:
@@ -874,9 +894,9 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 	mask_set = 1;
 
-	if (lookup != NULL && (s.pool = workpool_start((int)(cfg->threads > 0 ? cfg->threads : 1) *
-	                                                   WORKERS_PER_THREAD,
-	                                               run_queued, &s, NULL, 0)) == NULL) {
+	if (lookup != NULL && (s.pool = workpool_start(
+	                           (int)(cfg->threads > 0 ? cfg->threads : 1) * WORKERS_PER_THREAD,
+	                           cfg->max_queued, run_queued, &s, NULL, 0)) == NULL) {
 		snprintf(err, errlen, "cannot start the admission worker threads");
 		goto out_pool;
 	}

@@ -1,6 +1,6 @@
 /*
- * The worker pool: one mutex-guarded FIFO, a condition variable to wake idle
- * workers, and a stop flag honoured only once the queue is empty, so that
+ * The worker pool: one mutex-guarded FIFO of bounded length, a condition
+ * variable to wake idle workers, and a stop flag honoured only once the queue is empty, so that
  * every queued item is run. The pool owns its threads and nothing else.
  */
 #include "workpool.h"
@@ -18,6 +18,7 @@ struct workpool {
 	pthread_mutex_t lock; /* guards the queue and stop */
 	pthread_cond_t cond;
 	struct workpool_item *head, *tail;
+	long queued, max_queued; /* items waiting; max_queued <= 0: no bound */
 	int stop;
 };
 
@@ -38,12 +39,14 @@ static void *worker_main(void *arg)
 		p->head = it->next;
 		if (p->head == NULL)
 			p->tail = NULL;
+		p->queued--;
 		pthread_mutex_unlock(&p->lock);
 		p->fn(p->ctx, it);
 	}
 }
 
-struct workpool *workpool_start(int n, workpool_fn fn, void *ctx, char *err, size_t errlen)
+struct workpool *workpool_start(int n, long max_queued, workpool_fn fn, void *ctx, char *err,
+                                size_t errlen)
 {
 	struct workpool *p = calloc(1, sizeof(*p));
 
@@ -53,6 +56,7 @@ struct workpool *workpool_start(int n, workpool_fn fn, void *ctx, char *err, siz
 	}
 	p->fn = fn;
 	p->ctx = ctx;
+	p->max_queued = max_queued;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if ((p->threads = calloc((size_t)n, sizeof(*p->threads))) == NULL) {
@@ -69,6 +73,19 @@ struct workpool *workpool_start(int n, workpool_fn fn, void *ctx, char *err, siz
 		}
 	}
 	return p;
+}
+
+int workpool_reserve(struct workpool *p)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->max_queued > 0 && p->queued >= p->max_queued)
+		rc = -1;
+	else
+		p->queued++;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }
 
 void workpool_push(struct workpool *p, struct workpool_item *item)

@@ -19,10 +19,20 @@ typedef void (*workpool_fn)(void *ctx, struct workpool_item *item);
 
 struct workpool;
 
-/* Starts n threads running fn(ctx, item). Returns the pool, or NULL with err. */
-struct workpool *workpool_start(int n, workpool_fn fn, void *ctx, char *err, size_t errlen);
+/*
+ * Starts n threads running fn(ctx, item); at most max_queued items wait
+ * (<= 0: no bound). Returns the pool, or NULL with err.
+ */
+struct workpool *workpool_start(int n, long max_queued, workpool_fn fn, void *ctx, char *err,
+                                size_t errlen);
 
-/* Queues item (thread-safe); a worker runs it soon after. */
+/*
+ * Claims a place in the queue (thread-safe). Returns 0, or -1 when max_queued
+ * items already wait. Each claimed place is filled by one workpool_push.
+ */
+int workpool_reserve(struct workpool *p) __attribute__((warn_unused_result));
+
+/* Queues item into a place claimed by workpool_reserve; a worker runs it soon after. */
 void workpool_push(struct workpool *p, struct workpool_item *item);
 
 /*

@@ -891,34 +891,93 @@ class Suite:
         check(st == 200, "after the framing errors: %d" % st)
         check(s.stop() == 0, "exit code")
 
+    def kubeconfig(self, api):
+        """A kubeconfig for the FakeAPI api (bearer token, its CA)."""
+        kc = os.path.join(self.work, "kubeconfig")
+        with open(kc, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                    "clusters:\n- name: t\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                    "    certificate-authority: %s\n"
+                    "users:\n- name: t\n  user:\n    token: faults-token\n"
+                    "contexts:\n- name: t\n  context: {cluster: t, user: t}\n"
+                    % (api.port, os.path.join(self.certs_b, "ca.crt")))
+        return kc
+
+    def lookup_pod(self, owner, uid):
+        """A StatefulSet pod of owner without a world-size annotation: it needs a look-up."""
+        d = json.loads(self.sts)
+        m = d["request"]["object"]["metadata"]
+        del m["annotations"]["distenv.dev/world-size"]
+        m["name"] = owner + "-1"
+        m["labels"]["apps.kubernetes.io/pod-index"] = "1"
+        m["labels"]["statefulset.kubernetes.io/pod-name"] = owner + "-1"
+        m["ownerReferences"][0]["name"] = owner
+        d["request"]["object"]["spec"]["hostname"] = owner + "-1"
+        d["request"]["uid"] = uid
+        return json.dumps(d).encode()
+
+    def case_lookup_queue(self):
+        """Admissions waiting for look-up workers: the queue is bounded (503 past it) and
+        each admission's look-up deadline counts from its arrival, not from when a
+        worker picked it up."""
+        timeout_ms, queue, n = 1000, 4, 16
+        api = FakeAPI(self.certs_b)
+        try:
+            s = self.server(config="lookups:\n  enabled: true\n  timeoutMs: %d\nserver:\n"
+                            "  threads: 1\n  maxQueuedAdmissions: %d\n" % (timeout_ms, queue),
+                            extra=("--kubeconfig", self.kubeconfig(api)), name="queue")
+            st, _ = request(s.port, "POST", "/mutate", self.lookup_pod("ok-sts", "warm"))
+            check(st == 200, "a look-up that works: %d" % st)
+            got = {}
+
+            def one(i):
+                try:
+                    got[i] = request(s.port, "POST", "/mutate",
+                                     self.lookup_pod("hang-q%d" % i, "q-%d" % i), timeout=60)
+                except Exception as e:  # reported below
+                    got[i] = (0, repr(e).encode())
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join(timeout=90)
+            codes = sorted(v[0] for v in got.values())
+            denied = [json.loads(b)["response"] for c, b in got.values() if c == 200]
+            # The server's own measure of each admission, from its first byte to its answer.
+            with s.lock:
+                micros = [json.loads(l).get("micros", 0) for l in s.lines
+                          if '"event":"admission"' in l and '"q-' in l]
+            m = s.metrics()
+            full = int(re.search(r'^distenv_overload_rejections_total\{reason="queue_full"\} '
+                                 r'(\d+)$', m, re.M).group(1))
+            log("      %d hanging look-ups at once, 4 workers, queue %d, deadline %d ms: "
+                "%d denied in at most %d ms (server clock), %d answered 503 (counted %d); "
+                "codes %s" % (n, queue, timeout_ms, len(denied), max(micros or [0]) // 1000,
+                              codes.count(503), full, sorted(set(codes))))
+            check(set(codes) <= {200, 503}, "answers other than 200/503: %s" % codes)
+            check(codes.count(503) >= 1 and full == codes.count(503),
+                  "queue not bounded: %d answered 503, %d counted" % (codes.count(503), full))
+            check(all(r["allowed"] is False for r in denied), "a hanging look-up was allowed")
+            check(len(micros) == len(denied), "admission log lines %d, denials %d"
+                  % (len(micros), len(denied)))
+            # Queued behind 4 slow look-ups, a deadline counted from the worker's pick-up
+            # would end near 2 x timeout; counted from arrival it ends near 1 x.
+            check(max(micros) < timeout_ms * 1000 * 1.6, "an admission took %d ms with a "
+                  "%d ms look-up deadline" % (max(micros) // 1000, timeout_ms))
+            st, _ = request(s.port, "POST", "/mutate", self.lookup_pod("ok-sts", "after"))
+            check(st == 200, "after the backlog: %d" % st)
+            check(s.stop() == 0, "exit code")
+        finally:
+            api.close()
+
     def case_lookups(self):
         timeout_ms = 1000
         api = FakeAPI(self.certs_b)
         try:
-            kc = os.path.join(self.work, "kubeconfig")
-            with open(kc, "w") as f:
-                f.write("apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-                        "clusters:\n- name: t\n  cluster:\n    server: https://127.0.0.1:%d\n"
-                        "    certificate-authority: %s\n"
-                        "users:\n- name: t\n  user:\n    token: faults-token\n"
-                        "contexts:\n- name: t\n  context: {cluster: t, user: t}\n"
-                        % (api.port, os.path.join(self.certs_b, "ca.crt")))
+            kc = self.kubeconfig(api)
             s = self.server(config="lookups:\n  enabled: true\n  timeoutMs: %d\n" % timeout_ms,
                             extra=("--kubeconfig", kc), name="look")
-            base = json.loads(self.sts)
-            meta = base["request"]["object"]["metadata"]
-            del meta["annotations"]["distenv.dev/world-size"]
-
-            def pod(owner, uid):
-                d = json.loads(json.dumps(base))
-                m = d["request"]["object"]["metadata"]
-                m["name"] = owner + "-1"
-                m["labels"]["apps.kubernetes.io/pod-index"] = "1"
-                m["labels"]["statefulset.kubernetes.io/pod-name"] = owner + "-1"
-                m["ownerReferences"][0]["name"] = owner
-                d["request"]["object"]["spec"]["hostname"] = owner + "-1"
-                d["request"]["uid"] = uid
-                return json.dumps(d).encode()
+            pod = self.lookup_pod
 
             def admit(owner, uid):
                 t0 = time.monotonic()
@@ -1122,7 +1181,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_deadline",
          "valgrind", "soak"]
 
 

@@ -25,6 +25,9 @@ static double sample(const char *text, const char *series)
 	return -1;
 }
 
+/* Metric families rendered (distenv_* and process_*). */
+#define FAMILIES 17
+
 static int count_lines_starting(const char *text, const char *prefix)
 {
 	int n = 0;
@@ -46,6 +49,7 @@ static const struct {
 	double want;
 	const char *edge;
 } expect[] = {
+    {"distenv_overload_rejections_total{reason=\"queue_full\"}", 2, "queue full twice"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -146,6 +150,9 @@ int main(void)
 	metrics_cert_reload(1);
 	metrics_cert_reload(1);
 	metrics_cert_reload(0);
+	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+	metrics_overload(METRICS_OVERLOAD_COUNT); /* ignored */
 
 	text = metrics_render(&len);
 	CHECK(text != NULL, "render");
@@ -164,9 +171,12 @@ int main(void)
 	CHECK(sum > 0.004 - 1e-9 && sum < 0.004 + 1e-9, "look-up sum: got %.9f", sum);
 
 	/* Every metric family has HELP and TYPE; every label value is rendered. */
-	CHECK(count_lines_starting(text, "# TYPE ") == 16, "16 metric families, got %d",
-	      count_lines_starting(text, "# TYPE "));
-	CHECK(count_lines_starting(text, "# HELP ") == 16, "16 HELP lines");
+	CHECK(count_lines_starting(text, "# TYPE ") == FAMILIES, "%d metric families, got %d",
+	      FAMILIES, count_lines_starting(text, "# TYPE "));
+	CHECK(count_lines_starting(text, "# HELP ") == FAMILIES, "%d HELP lines", FAMILIES);
+	CHECK(count_lines_starting(text, "distenv_overload_rejections_total{") ==
+	          METRICS_OVERLOAD_COUNT,
+	      "one series per overload reason");
 	CHECK(count_lines_starting(text, "distenv_admission_requests_total{") ==
 	          2 * ADMISSION_OUTCOME_COUNT,
 	      "one series per webhook and outcome");

@@ -60,7 +60,7 @@ static struct histogram m_admission[METRICS_WEBHOOK_COUNT] = {
 static atomic_ullong m_lookup_counts[N_LOOKUP_LE + 1];
 static struct histogram m_lookup_latency = {lookup_le, N_LOOKUP_LE, m_lookup_counts, 0};
 static atomic_ullong m_http[METRICS_PATH_COUNT][N_CODES + 2];
-static atomic_llong m_inflight;
+static atomic_llong m_inflight, m_connections;
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
@@ -116,6 +116,11 @@ void metrics_http_request(enum metrics_path path, int status)
 	if (status == 0)
 		i = CODE_NONE;
 	inc(&m_http[path][i]);
+}
+
+void metrics_connections(int delta)
+{
+	atomic_fetch_add_explicit(&m_connections, delta, memory_order_relaxed);
 }
 
 void metrics_inflight(int delta)
@@ -342,6 +347,11 @@ char *metrics_render(size_t *len)
 	       "AdmissionReview requests being handled now.");
 	fprintf(f, "distenv_inflight_requests %lld\n",
 	        atomic_load_explicit(&m_inflight, memory_order_relaxed));
+
+	header(f, "distenv_open_connections", "gauge",
+	       "Open connections on the webhook port, idle keep-alive ones included.");
+	fprintf(f, "distenv_open_connections %lld\n",
+	        atomic_load_explicit(&m_connections, memory_order_relaxed));
 
 	header(f, "distenv_lookups_total", "counter",
 	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");

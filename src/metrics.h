@@ -33,6 +33,9 @@ void metrics_admission(enum metrics_webhook w, enum admission_outcome outcome,
 /* One HTTP request, by path and status; status 0: the connection closed without an answer. */
 void metrics_http_request(enum metrics_path path, int status);
 
+/* Open connections on the webhook port (TCP accepted, not yet closed). */
+void metrics_connections(int delta);
+
 /* Admission requests being handled (the scrape itself is not one). */
 void metrics_inflight(int delta);
 

@@ -119,6 +119,7 @@ struct server {
 
 	atomic_int draining;
 	atomic_long inflight;
+	atomic_long open_conns; /* connections between NOTIFY_STARTED and NOTIFY_CLOSED */
 	atomic_int started;
 
 	/* last libmicrohttpd message before start-up finished, for the error */
@@ -190,6 +191,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	const union MHD_ConnectionInfo *ci;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		atomic_fetch_add(&s->open_conns, 1);
+		metrics_connections(1);
 		c = calloc(1, sizeof(*c));
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		if (c == NULL || ci == NULL) {
@@ -207,6 +210,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 		*socket_context = c;
 		return;
 	}
+	atomic_fetch_sub(&s->open_conns, 1);
+	metrics_connections(-1);
 	c = *socket_context;
 	if (c == NULL)
 		return;
@@ -762,7 +767,15 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr 
 	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
 }
 
-/* Waits for in-flight requests to finish, up to the deadline or a second signal. */
+/*
+ * The drain period: connections already open keep being served, each answer
+ * with Connection: close, so every kept-alive client sends at most one more
+ * request on its connection and then reconnects (to another replica). Ends
+ * when no connection is left, at the deadline (the rest are closed then), or
+ * on a second signal. Closing idle keep-alive connections at once would lose
+ * the requests their clients send at that instant: kube-apiserver does not
+ * retry a POST.
+ */
 static void drain(struct server *s, const sigset_t *sigs)
 {
 	struct timespec start, step = {0, DRAIN_POLL_NS};
@@ -771,12 +784,13 @@ static void drain(struct server *s, const sigset_t *sigs)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if (atomic_load(&s->inflight) <= 0)
+		if (atomic_load(&s->inflight) <= 0 && atomic_load(&s->open_conns) <= 0)
 			return;
 		/* Sub-second: comparing whole seconds ended the drain up to 1 s early. */
 		if (elapsed_s(&start) >= (double)timeout) {
 			log_kvn(LOG_WARN, "drain_timeout", "inflight",
-			        (long long)atomic_load(&s->inflight), "timeout_s",
+			        (long long)atomic_load(&s->inflight), "connections",
+			        (long long)atomic_load(&s->open_conns), "timeout_s",
 			        (long long)timeout, LOG_END);
 			return;
 		}
@@ -938,6 +952,9 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&s.draining, 1);
+	/* Look-ups, those in flight and those queued, end with the drain. */
+	kube_set_global_deadline((long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000 +
+	                         cfg->drain_timeout_s * 1000);
 	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);
 	lfd = MHD_quiesce_daemon(s.daemon); /* no new connections; the socket is ours to close */
 	if (lfd != MHD_INVALID_SOCKET) {
@@ -950,7 +967,8 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		lfd = MHD_INVALID_SOCKET;
 	}
 	drain(&s, &sigs);
-	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight), "millis",
+	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight),
+	        "connections", (long long)atomic_load(&s.open_conns), "millis",
 	        (long long)(elapsed_s(&t0) * 1000), LOG_END);
 	rc = 0;
 

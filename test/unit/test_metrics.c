@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 17
+#define FAMILIES 18
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -50,6 +50,7 @@ static const struct {
 	const char *edge;
 } expect[] = {
     {"distenv_overload_rejections_total{reason=\"queue_full\"}", 2, "queue full twice"},
+    {"distenv_open_connections", 1, "two opened, one closed"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -153,6 +154,9 @@ int main(void)
 	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
 	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
 	metrics_overload(METRICS_OVERLOAD_COUNT); /* ignored */
+	metrics_connections(1);
+	metrics_connections(1);
+	metrics_connections(-1);
 
 	text = metrics_render(&len);
 	CHECK(text != NULL, "render");

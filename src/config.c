@@ -67,6 +67,8 @@ static const struct key keys[] = {
     {"lookups", "cacheEntries", K_INT, NUM(cache_entries), 0, 1000000},
     {NULL, "limits", K_SECTION, 0, 0, 0, 0},
     {"limits", "maxBodyBytes", K_INT, NUM(max_body_bytes), 4096, 64L * 1024 * 1024},
+    {"limits", "maxBufferedBodyBytes", K_INT, NUM(max_buffered_bytes), 4096,
+     16L * 1024 * 1024 * 1024},
     {"limits", "maxContainers", K_INT, NUM(max_containers), 1, 10000},
     {"limits", "maxEnvPerContainer", K_INT, NUM(max_env_per_container), 1, 100000},
     {"limits", "maxWorldSize", K_INT, NUM(max_world_size), 1, 1048576},
@@ -109,6 +111,7 @@ void config_defaults(struct config *cfg)
 	cfg->cache_ttl_ms = 10000;
 	cfg->cache_entries = 4096;
 	cfg->max_body_bytes = 7L * 1024 * 1024;
+	cfg->max_buffered_bytes = 32L * 1024 * 1024;
 	cfg->max_containers = 256;
 	cfg->max_env_per_container = 4096;
 	cfg->max_world_size = 65536;

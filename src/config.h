@@ -44,6 +44,7 @@ struct config {
 
 	/* limits */
 	long max_body_bytes;        /* default 7 MiB */
+	long max_buffered_bytes;    /* all request bodies held at once, default 32 MiB */
 	long max_containers;        /* containers + initContainers per pod, default 256 */
 	long max_env_per_container; /* default 4096 */
 	long max_world_size;        /* default 65536 */

@@ -65,7 +65,8 @@ static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
 static atomic_ullong m_overload[METRICS_OVERLOAD_COUNT];
-static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {"queue_full"};
+static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {"queue_full", "body_budget"};
+static atomic_llong m_buffered;
 
 static void inc(atomic_ullong *a)
 {
@@ -121,6 +122,11 @@ void metrics_http_request(enum metrics_path path, int status)
 void metrics_connections(int delta)
 {
 	atomic_fetch_add_explicit(&m_connections, delta, memory_order_relaxed);
+}
+
+void metrics_buffered_bytes(long long delta)
+{
+	atomic_fetch_add_explicit(&m_buffered, delta, memory_order_relaxed);
 }
 
 void metrics_inflight(int delta)
@@ -352,6 +358,11 @@ char *metrics_render(size_t *len)
 	       "Open connections on the webhook port, idle keep-alive ones included.");
 	fprintf(f, "distenv_open_connections %lld\n",
 	        atomic_load_explicit(&m_connections, memory_order_relaxed));
+
+	header(f, "distenv_buffered_body_bytes", "gauge",
+	       "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).");
+	fprintf(f, "distenv_buffered_body_bytes %lld\n",
+	        atomic_load_explicit(&m_buffered, memory_order_relaxed));
 
 	header(f, "distenv_lookups_total", "counter",
 	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");

@@ -36,6 +36,9 @@ void metrics_http_request(enum metrics_path path, int status);
 /* Open connections on the webhook port (TCP accepted, not yet closed). */
 void metrics_connections(int delta);
 
+/* Bytes of request bodies held in memory now (the capacity of their buffers). */
+void metrics_buffered_bytes(long long delta);
+
 /* Admission requests being handled (the scrape itself is not one). */
 void metrics_inflight(int delta);
 
@@ -48,6 +51,7 @@ void metrics_lookup(int ok, int cached, double seconds);
 /* Why a request or connection was turned away to protect the server. */
 enum metrics_overload {
 	METRICS_OVERLOAD_QUEUE_FULL = 0, /* the look-up workers' queue is full */
+	METRICS_OVERLOAD_BODY_BUDGET,    /* request bodies held would pass maxBufferedBodyBytes */
 	METRICS_OVERLOAD_COUNT
 };
 

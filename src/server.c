@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -52,6 +53,7 @@
 #define DRAIN_POLL_NS      50000000L     /* 50 ms between in-flight checks while draining */
 #define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */
 #define BODY_PREALLOC_MAX  (1024 * 1024) /* an announced length is allocated up to this */
+#define BODY_TRIM_MIN      (1024 * 1024) /* after a review this large, free pages go back */
 #define WORKERS_PER_THREAD 4             /* admission workers per network thread (look-ups on) */
 /*
  * Descriptors kept free of connections: stdio, listen sockets, one epoll and
@@ -95,6 +97,8 @@ struct req_ctx {
 	struct timespec start;
 	struct strbuf body; /* limited to max_body_bytes */
 	int too_large;
+	int over_budget;  /* the body would pass limits.maxBufferedBodyBytes: 503 */
+	size_t charged;   /* bytes of body.cap counted in server.buffered */
 	size_t discarded; /* bytes dropped after the limit was passed */
 	int responded;    /* a response is queued; ignore further calls */
 	int close;        /* answer with Connection: close (the framing cannot be trusted) */
@@ -120,6 +124,7 @@ struct server {
 	atomic_int draining;
 	atomic_long inflight;
 	atomic_long open_conns; /* connections between NOTIFY_STARTED and NOTIFY_CLOSED */
+	atomic_llong buffered;  /* request body bytes held (buffer capacities), all requests */
 	atomic_int started;
 
 	/* last libmicrohttpd message before start-up finished, for the error */
@@ -298,15 +303,74 @@ static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection
 	return respond_error(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 }
 
+/*
+ * Counts n more bytes of r's body buffer against limits.maxBufferedBodyBytes,
+ * before they are allocated. Returns 0, or -1 when they do not fit (nothing
+ * counted).
+ */
+static int budget_charge(struct server *s, struct req_ctx *r, size_t n)
+{
+	long long after = atomic_fetch_add(&s->buffered, (long long)n) + (long long)n;
+
+	if (after > s->cfg->max_buffered_bytes) {
+		atomic_fetch_sub(&s->buffered, (long long)n);
+		return -1;
+	}
+	r->charged += n;
+	metrics_buffered_bytes((long long)n);
+	return 0;
+}
+
+/* Frees r's body and gives its bytes back to the budget. */
+static void body_release(struct server *s, struct req_ctx *r)
+{
+	strbuf_free(&r->body);
+	if (r->charged > 0) {
+		atomic_fetch_sub(&s->buffered, (long long)r->charged);
+		metrics_buffered_bytes(-(long long)r->charged);
+		r->charged = 0;
+	}
+}
+
+/* The budget is spent: the body is dropped, the rest read and discarded, then 503. */
+static void body_over_budget(struct server *s, struct req_ctx *r)
+{
+	if (!r->over_budget) {
+		metrics_overload(METRICS_OVERLOAD_BODY_BUDGET);
+		log_kvn(LOG_WARN, "body_budget_spent", "max_buffered_body_bytes",
+		        (long long)s->cfg->max_buffered_bytes, LOG_END);
+	}
+	r->over_budget = 1;
+	r->too_large = 1; /* the same reading on and discarding */
+	body_release(s, r);
+}
+
+static enum MHD_Result respond_over_budget(struct server *s, struct MHD_Connection *c,
+                                           struct req_ctx *r)
+{
+	return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+	                     "overloaded: request bodies in flight exceed the memory budget", NULL);
+}
+
 /* Runs the core on the request body into r->res (any thread). */
 static void admit(struct server *s, struct req_ctx *r)
 {
 	const char *body = r->body.buf ? r->body.buf : "";
+	int big;
 
 	memset(&r->res, 0, sizeof(r->res));
 	r->res_rc = r->route == ROUTE_VALIDATE
 	                ? admission_validate(body, r->body.len, s->cfg, s->lookup, &r->res)
 	                : admission_handle(body, r->body.len, s->cfg, s->lookup, &r->res);
+	big = r->body.len >= BODY_TRIM_MIN;
+	body_release(s, r); /* read: its bytes go back to the budget now, not after the send */
+	/*
+	 * A large review leaves its parse tree's small blocks free in this
+	 * thread's malloc arena, where other threads cannot reuse them: hand the
+	 * free pages back, or RSS ratchets up by one large review per arena.
+	 */
+	if (big)
+		malloc_trim(0);
 }
 
 /* Answers a /mutate request from r->res (filled by admit); takes the body. */
@@ -410,7 +474,7 @@ static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, 
  */
 static int body_append(struct server *s, struct req_ctx *r, const char *data, size_t n)
 {
-	size_t limit = (size_t)s->cfg->max_body_bytes;
+	size_t limit = (size_t)s->cfg->max_body_bytes, cap;
 
 	if (r->too_large) {
 		/* libmicrohttpd 0.9.75 cannot answer mid-upload: read on, up to the limit again. */
@@ -420,14 +484,26 @@ static int body_append(struct server *s, struct req_ctx *r, const char *data, si
 		return 0;
 	}
 	/* a chunked upload starts at BODY_INITIAL_CAP */
-	if (r->body.cap == 0 && n <= limit &&
-	    strbuf_reserve(&r->body, limit < BODY_INITIAL_CAP - 1 ? limit : BODY_INITIAL_CAP - 1) !=
-	        0)
-		return -1;
+	if (r->body.cap == 0 && n <= limit) {
+		size_t first = limit < BODY_INITIAL_CAP - 1 ? limit : BODY_INITIAL_CAP - 1;
+		cap = strbuf_cap_for(&r->body, first);
+		if (budget_charge(s, r, cap) != 0) {
+			body_over_budget(s, r);
+			return body_append(s, r, data, n); /* discards */
+		}
+		if (strbuf_reserve(&r->body, first) != 0)
+			return -1;
+	}
+	/* Count the growth before it is allocated (past the limit cap is 0: too_big below). */
+	cap = strbuf_cap_for(&r->body, n);
+	if (cap > r->body.cap && budget_charge(s, r, cap - r->body.cap) != 0) {
+		body_over_budget(s, r);
+		return body_append(s, r, data, n);
+	}
 	strbuf_append(&r->body, data, n);
 	if (r->body.too_big) {
 		r->too_large = 1;
-		strbuf_free(&r->body);
+		body_release(s, r);
 		return 0;
 	}
 	return r->body.oom ? -1 : 0;
@@ -582,6 +658,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			if (cl != NULL && announced > 0) {
 				size_t pre = announced < BODY_PREALLOC_MAX ? (size_t)announced + 1
 				                                           : BODY_PREALLOC_MAX;
+				if (budget_charge(s, r, strbuf_cap_for(&r->body, pre - 1)) != 0) {
+					/* Spent before a byte is read: answer now, skip the body.
+					 */
+					body_over_budget(s, r);
+					r->responded = 1;
+					r->close = 1;
+					return respond_over_budget(s, c, r);
+				}
 				if (strbuf_reserve(&r->body, pre - 1) != 0)
 					return MHD_NO;
 			}
@@ -616,6 +700,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 		r->responded = 1;
 		return handle_other(s, c, r);
+	}
+	if (r->over_budget) {
+		r->responded = 1;
+		return respond_over_budget(s, c, r);
 	}
 	if (r->too_large) {
 		r->responded = 1;
@@ -664,7 +752,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
 	admission_result_free(&r->res); /* an answer that was never sent */
-	strbuf_free(&r->body);
+	body_release(s, r);
 	metrics_http_request(r->mpath, r->status);
 	if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE)
 		metrics_inflight(-1);
@@ -870,6 +958,14 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		goto out_locks;
 	if (cfg->max_body_bytes <= 0) {
 		snprintf(err, errlen, "max body bytes must be positive");
+		goto out_locks;
+	}
+	if (cfg->max_buffered_bytes <= cfg->max_body_bytes) {
+		snprintf(
+		    err, errlen,
+		    "limits.maxBufferedBodyBytes (%ld) must be larger than limits.maxBodyBytes "
+		    "(%ld), or no request of the largest size could ever be read",
+		    cfg->max_buffered_bytes, cfg->max_body_bytes);
 		goto out_locks;
 	}
 	if (!MHD_is_feature_supported(MHD_FEATURE_TLS) ||

@@ -768,6 +768,61 @@ class Suite:
         check(waited >= short * 1000 - 60, "the drain gave up after %d ms, deadline %d ms"
               % (waited, short * 1000))
 
+    def case_body_budget(self):
+        """Many large half-sent bodies: the bytes held stay within
+        limits.maxBufferedBodyBytes (503 past it), RSS under a ceiling, and real requests
+        are served once they go."""
+        budget, mib = 32, 1024 * 1024
+        n = 12 if self.a.quick else 24
+        s = self.server(config="lookups:\n  enabled: false\nlimits:\n  maxBodyBytes: %d\n"
+                        "  maxBufferedBodyBytes: %d\n" % (7 * mib, budget * mib), name="budget")
+        rss0 = s.rss_kb()
+        held, early = [], 0
+        body = b"[" + b"0," * (7 * mib // 2)
+        for i in range(n):
+            t = tls_connect(s.port)
+            t.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % (7 * mib))
+            try:
+                t.sendall(body[:7 * mib - 1024])  # all but the last KiB
+            except (OSError, ssl.SSLError):
+                pass  # answered 503 at the headers and closed
+            held.append(t)
+        time.sleep(1)
+        for t in held:
+            if closed_by_peer(t):
+                early += 1
+        m = s.metrics()
+        buffered = int(re.search(r"^distenv_buffered_body_bytes (\d+)$", m, re.M).group(1))
+        spent = int(re.search(r'^distenv_overload_rejections_total\{reason="body_budget"\} '
+                              r'(\d+)$', m, re.M).group(1))
+        hwm = s.rss_kb("VmHWM")
+        st, _ = request(s.port, "GET", "/healthz")
+        for t in held:
+            t.close()
+        time.sleep(0.5)
+        after = 0
+        for _ in range(50):  # bounded: the server sees the closes
+            m = s.metrics()
+            after = int(re.search(r"^distenv_buffered_body_bytes (\d+)$", m, re.M).group(1))
+            if after == 0:
+                break
+            time.sleep(0.1)
+        st2, _ = request(s.port, "POST", "/mutate", self.sts)
+        log("      %d connections each holding 7 MiB less 1 KiB of a 7 MiB body, budget %d MiB: "
+            "%.1f MiB held, %d turned away (%d closed at the headers), VmHWM %d MiB "
+            "(%d MiB at start); after they close %d bytes held, an admission %d"
+            % (n, budget, buffered / mib, spent, early, hwm // 1024, rss0 // 1024, after, st2))
+        check(buffered <= budget * mib, "%d bytes held, budget %d MiB" % (buffered, budget))
+        check(spent >= 1, "no request turned away with %d x 7 MiB and a %d MiB budget"
+              % (n, budget))
+        check(hwm - rss0 < (budget + 24) * 1024, "VmHWM grew by %d MiB with a %d MiB budget"
+              % ((hwm - rss0) // 1024, budget))
+        check(st == 200, "/healthz while the budget was spent: %d" % st)
+        check(after == 0, "%d bytes still counted after every connection closed" % after)
+        check(st2 == 200, "after the bodies went: %d" % st2)
+        check(s.stop() == 0, "exit code")
+
     def case_slowloris(self):
         idle = 3
         s = self.server(config="lookups:\n  enabled: false\nserver:\n  idleTimeoutSeconds: %d\n"
@@ -1274,7 +1329,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "body_budget", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
          "valgrind", "soak"]
 
 

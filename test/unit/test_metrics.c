@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 18
+#define FAMILIES 19
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -51,6 +51,8 @@ static const struct {
 } expect[] = {
     {"distenv_overload_rejections_total{reason=\"queue_full\"}", 2, "queue full twice"},
     {"distenv_open_connections", 1, "two opened, one closed"},
+    {"distenv_overload_rejections_total{reason=\"body_budget\"}", 1, "budget once"},
+    {"distenv_buffered_body_bytes", 4096, "8192 held, 4096 released"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -157,6 +159,9 @@ int main(void)
 	metrics_connections(1);
 	metrics_connections(1);
 	metrics_connections(-1);
+	metrics_overload(METRICS_OVERLOAD_BODY_BUDGET);
+	metrics_buffered_bytes(8192);
+	metrics_buffered_bytes(-4096);
 
 	text = metrics_render(&len);
 	CHECK(text != NULL, "render");

@@ -65,7 +65,10 @@ static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
 static atomic_ullong m_overload[METRICS_OVERLOAD_COUNT];
-static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {"queue_full", "body_budget"};
+static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {
+    "queue_full", "body_budget", "connection_limit", "per_ip_limit", "evicted"};
+static atomic_ullong m_timeouts[METRICS_TIMEOUT_COUNT];
+static const char *const timeout_names[METRICS_TIMEOUT_COUNT] = {"head", "body", "idle"};
 static atomic_llong m_buffered;
 
 static void inc(atomic_ullong *a)
@@ -150,6 +153,12 @@ void metrics_overload(enum metrics_overload r)
 {
 	if ((unsigned)r < METRICS_OVERLOAD_COUNT)
 		inc(&m_overload[r]);
+}
+
+void metrics_conn_timeout(enum metrics_timeout p)
+{
+	if ((unsigned)p < METRICS_TIMEOUT_COUNT)
+		inc(&m_timeouts[p]);
 }
 
 void metrics_cert_expiry(time_t not_after)
@@ -391,6 +400,12 @@ char *metrics_render(size_t *len)
 	for (i = 0; i < METRICS_OVERLOAD_COUNT; i++)
 		fprintf(f, "distenv_overload_rejections_total{reason=\"%s\"} %llu\n",
 		        overload_names[i], rd(&m_overload[i]));
+
+	header(f, "distenv_connection_timeouts_total", "counter",
+	       "Connections closed for passing a deadline, by the phase they were in.");
+	for (i = 0; i < METRICS_TIMEOUT_COUNT; i++)
+		fprintf(f, "distenv_connection_timeouts_total{phase=\"%s\"} %llu\n",
+		        timeout_names[i], rd(&m_timeouts[i]));
 
 	process_render(f);
 

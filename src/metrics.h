@@ -52,11 +52,25 @@ void metrics_lookup(int ok, int cached, double seconds);
 enum metrics_overload {
 	METRICS_OVERLOAD_QUEUE_FULL = 0, /* the look-up workers' queue is full */
 	METRICS_OVERLOAD_BODY_BUDGET,    /* request bodies held would pass maxBufferedBodyBytes */
+	METRICS_OVERLOAD_CONNECTIONS,    /* a connection refused: maxConnections, none to evict */
+	METRICS_OVERLOAD_PER_IP,         /* a connection refused: maxConnectionsPerIP */
+	METRICS_OVERLOAD_EVICTED,        /* an idle connection closed to make room at the limit */
 	METRICS_OVERLOAD_COUNT
 };
 
 /* One request or connection turned away for reason r. */
 void metrics_overload(enum metrics_overload r);
+
+/* Why a connection was closed for passing a deadline (the phase it was in). */
+enum metrics_timeout {
+	METRICS_TIMEOUT_HEAD = 0, /* handshake and request head */
+	METRICS_TIMEOUT_BODY,     /* request body */
+	METRICS_TIMEOUT_IDLE,     /* kept alive without a next request */
+	METRICS_TIMEOUT_COUNT
+};
+
+/* One connection closed for passing its deadline in phase p. */
+void metrics_conn_timeout(enum metrics_timeout p);
 
 void metrics_cert_expiry(time_t not_after);
 void metrics_cert_reload(int ok);

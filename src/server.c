@@ -61,13 +61,49 @@
  * look-up workers' API connections.
  */
 #define FD_RESERVE_BASE       32
-#define FD_RESERVE_PER_THREAD (2 + WORKERS_PER_THREAD)
+#define FD_RESERVE_PER_THREAD (2 + WORKERS_PER_THREAD + CONN_HEADROOM_PER_THREAD)
+/*
+ * libmicrohttpd's own connection limit sits this far (per network thread)
+ * above server.maxConnections, which the accept policy enforces: connections
+ * then past the limit are refused (or an idle one evicted) at once, counted,
+ * instead of the library leaving them unaccepted in the backlog.
+ */
+#define CONN_HEADROOM_PER_THREAD 4
+#define REAP_INTERVAL_MS         500   /* how often connection deadlines are checked */
+#define LIMIT_WARN_INTERVAL_MS   10000 /* the connection-limit warning, at most this often */
+#define PROBE_MAX_CONNECTIONS    16
+#define PROBE_PER_IP_CONNECTIONS 8
+#define PROBE_TIMEOUT_S          5
 
-/* Per TCP connection: which holder its handshake used. Linked while the connection lives. */
+/* Where a connection is, for its deadline (see reap). */
+enum conn_phase {
+	CONN_HEAD = 0, /* TLS handshake and the first request's head: server.headerTimeoutSeconds */
+	CONN_BODY,     /* head in, body arriving: server.requestTimeoutSeconds */
+	CONN_BUSY,     /* request read, being answered: no deadline of ours */
+	CONN_IDLE,     /* answered, kept alive: server.idleTimeoutSeconds, the next head included */
+	CONN_PHASE_COUNT
+};
+
+/* A client address, for the per-address limit: family and raw address bytes. */
+struct ip_key {
+	int family;
+	unsigned char addr[16];
+};
+
+/*
+ * Per TCP connection: which holder its handshake used, its socket, peer and
+ * phase. Linked (under conns_lock) while the connection lives: libmicrohttpd
+ * sends NOTIFY_CLOSED before it closes the socket, so fd is open while listed.
+ */
 struct conn_ctx {
 	gnutls_session_t session;
 	struct tlscert *holder;
 	struct conn_ctx *prev, *next;
+	int fd;
+	struct ip_key peer;
+	atomic_llong since_ms; /* when phase began; written before phase */
+	atomic_int phase;      /* enum conn_phase */
+	int shut;              /* shut down by reap or an eviction (conns_lock) */
 };
 
 /* What a request will get, decided from its method and path when the headers are in. */
@@ -118,8 +154,15 @@ struct server {
 	struct tlscert_store *certs; /* the current certificate and its watcher */
 	long max_connections;        /* cfg's, clamped below the open-file limit */
 
-	pthread_mutex_t conns_lock; /* guards the conns list */
+	pthread_mutex_t conns_lock; /* guards the conns list, shut flags and n_shut */
 	struct conn_ctx *conns;
+	long n_shut;              /* listed connections already shut down, not yet closed */
+	struct MHD_Daemon *probe; /* the plain-HTTP probe listener, or NULL */
+
+	/* connection-limit events, for the periodic warning (main thread reads) */
+	atomic_ullong refused, refused_ip, evicted;
+	unsigned long long warned_refused, warned_refused_ip, warned_evicted;
+	long long last_warn_ms;
 
 	atomic_int draining;
 	atomic_long inflight;
@@ -188,6 +231,195 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The address part of sa (IPv4-mapped IPv6 as IPv4); family 0 when it has none. */
+static void ip_key_of(const struct sockaddr *sa, struct ip_key *k)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memset(k, 0, sizeof(*k));
+	if (sa == NULL)
+		return;
+	if (sa->sa_family == AF_INET) {
+		k->family = AF_INET;
+		memcpy(k->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const unsigned char *a =
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			k->family = AF_INET;
+			memcpy(k->addr, a + 12, 4);
+		} else {
+			k->family = AF_INET6;
+			memcpy(k->addr, a, 16);
+		}
+	}
+}
+
+/* Moves c to phase p now (any network or worker thread). */
+static void conn_enter(struct conn_ctx *c, enum conn_phase p)
+{
+	if (c == NULL)
+		return;
+	atomic_store(&c->since_ms, now_ms()); /* before phase: reap reads phase first */
+	atomic_store(&c->phase, (int)p);
+}
+
+/* The conn_ctx of a connection, or NULL. */
+static struct conn_ctx *conn_of(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Closes c's socket under it (conns_lock held); libmicrohttpd then closes c. */
+static void conn_shut(struct server *s, struct conn_ctx *c)
+{
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	c->shut = 1;
+	s->n_shut++;
+}
+
+/*
+ * The oldest connection that can go to make room (conns_lock held): one
+ * still in its handshake or first head, else one idle between requests (a
+ * request sent at that instant would be lost, so those go last). NULL: none.
+ */
+static struct conn_ctx *conn_evictable(struct server *s)
+{
+	struct conn_ctx *c, *best = NULL;
+	int best_phase = CONN_PHASE_COUNT, ph;
+	long long best_since = 0, since;
+
+	for (c = s->conns; c != NULL; c = c->next) {
+		if (c->shut)
+			continue;
+		ph = atomic_load(&c->phase);
+		if (ph != CONN_HEAD && ph != CONN_IDLE)
+			continue;
+		since = atomic_load(&c->since_ms);
+		if (best == NULL || (ph == CONN_HEAD && best_phase != CONN_HEAD) ||
+		    (ph == best_phase && since < best_since)) {
+			best = c;
+			best_phase = ph;
+			best_since = since;
+		}
+	}
+	return best;
+}
+
+/*
+ * MHD_AcceptPolicyCallback: server.maxConnectionsPerIP, then
+ * server.maxConnections. At the limit the oldest connection that has sent no
+ * request (or, failing that, the oldest idle one) is closed to make room, as
+ * nginx reuses idle connections, so that clients holding connections open
+ * cannot lock out the API server; only when none can go is the new one
+ * refused. Every refusal and eviction is counted.
+ */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct server *s = cls;
+	struct conn_ctx *c, *victim;
+	struct ip_key k;
+	long same = 0, live;
+
+	(void)addrlen;
+	ip_key_of(addr, &k);
+	pthread_mutex_lock(&s->conns_lock);
+	if (k.family != 0)
+		for (c = s->conns; c != NULL; c = c->next)
+			if (!c->shut && c->peer.family == k.family &&
+			    memcmp(c->peer.addr, k.addr, sizeof(k.addr)) == 0)
+				same++;
+	if (same >= s->cfg->max_conns_per_ip) {
+		pthread_mutex_unlock(&s->conns_lock);
+		atomic_fetch_add(&s->refused_ip, 1);
+		metrics_overload(METRICS_OVERLOAD_PER_IP);
+		return MHD_NO;
+	}
+	live = atomic_load(&s->open_conns) - s->n_shut;
+	if (live < s->max_connections) {
+		pthread_mutex_unlock(&s->conns_lock);
+		return MHD_YES;
+	}
+	victim = conn_evictable(s);
+	if (victim != NULL)
+		conn_shut(s, victim);
+	pthread_mutex_unlock(&s->conns_lock);
+	if (victim == NULL) {
+		atomic_fetch_add(&s->refused, 1);
+		metrics_overload(METRICS_OVERLOAD_CONNECTIONS);
+		return MHD_NO;
+	}
+	atomic_fetch_add(&s->evicted, 1);
+	metrics_overload(METRICS_OVERLOAD_EVICTED);
+	return MHD_YES;
+}
+
+/*
+ * Closes connections past their phase's deadline (main thread, every
+ * REAP_INTERVAL_MS): libmicrohttpd's only timeout is for inactivity, so a
+ * client trickling a byte at a time through the handshake, the head or the
+ * body would hold its slot for ever. Also warns, at most every
+ * LIMIT_WARN_INTERVAL_MS, when connections were refused or evicted.
+ */
+static void reap(struct server *s)
+{
+	static const enum metrics_timeout which[CONN_PHASE_COUNT] = {
+	    METRICS_TIMEOUT_HEAD, METRICS_TIMEOUT_BODY, METRICS_TIMEOUT_COUNT,
+	    METRICS_TIMEOUT_IDLE};
+	long long now = now_ms(), limit_ms[CONN_PHASE_COUNT];
+	unsigned long long refused, refused_ip, evicted;
+	struct conn_ctx *c;
+	int ph;
+
+	limit_ms[CONN_HEAD] = s->cfg->header_timeout_s * 1000;
+	limit_ms[CONN_BODY] = s->cfg->request_timeout_s * 1000;
+	limit_ms[CONN_BUSY] = 0;
+	limit_ms[CONN_IDLE] = s->cfg->idle_timeout_s * 1000;
+	pthread_mutex_lock(&s->conns_lock);
+	for (c = s->conns; c != NULL; c = c->next) {
+		if (c->shut)
+			continue;
+		ph = atomic_load(&c->phase); /* before since_ms: see conn_enter */
+		if (ph < 0 || ph >= CONN_PHASE_COUNT || limit_ms[ph] == 0 ||
+		    now - atomic_load(&c->since_ms) < limit_ms[ph])
+			continue;
+		conn_shut(s, c);
+		metrics_conn_timeout(which[ph]);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+
+	refused = atomic_load(&s->refused);
+	refused_ip = atomic_load(&s->refused_ip);
+	evicted = atomic_load(&s->evicted);
+	if ((refused != s->warned_refused || refused_ip != s->warned_refused_ip ||
+	     evicted != s->warned_evicted) &&
+	    now - s->last_warn_ms >= LIMIT_WARN_INTERVAL_MS) {
+		log_kvn(LOG_WARN, "connection_limit_reached", "open",
+		        (long long)atomic_load(&s->open_conns), "max_connections",
+		        (long long)s->max_connections, "max_connections_per_ip",
+		        (long long)s->cfg->max_conns_per_ip, "refused",
+		        (long long)(refused - s->warned_refused), "refused_per_ip",
+		        (long long)(refused_ip - s->warned_refused_ip), "evicted",
+		        (long long)(evicted - s->warned_evicted), LOG_END);
+		s->warned_refused = refused;
+		s->warned_refused_ip = refused_ip;
+		s->warned_evicted = evicted;
+		s->last_warn_ms = now;
+	}
+}
+
 static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -206,6 +438,11 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 			return;
 		}
 		c->session = (gnutls_session_t)ci->tls_session;
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci != NULL ? ci->connect_fd : -1;
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		ip_key_of(ci != NULL ? ci->client_addr : NULL, &c->peer);
+		conn_enter(c, CONN_HEAD);
 		pthread_mutex_lock(&s->conns_lock);
 		c->next = s->conns;
 		if (s->conns != NULL)
@@ -227,6 +464,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 		s->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
+	if (c->shut)
+		s->n_shut--;
 	pthread_mutex_unlock(&s->conns_lock);
 	tlscert_release(c->holder);
 	free(c);
@@ -629,6 +868,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		strbuf_init_max(&r->body, (size_t)s->cfg->max_body_bytes);
 		*req_cls = r;
 		atomic_fetch_add(&s->inflight, 1);
+		conn_enter(conn_of(c), CONN_BODY);
 		r->route = route_of(url, method);
 		r->mpath = metrics_path_of(url);
 		if ((bad = framing_check(c)) != NULL) {
@@ -697,6 +937,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	/* The whole request is in. */
+	conn_enter(conn_of(c), CONN_BUSY);
 	if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 		r->responded = 1;
 		return handle_other(s, c, r);
@@ -746,7 +987,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
 
-	(void)c;
+	conn_enter(conn_of(c), CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
@@ -846,12 +1087,87 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr 
 			flags |= MHD_USE_IPv6;
 	}
 	return MHD_start_daemon(
-	    flags, la->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-	    MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
-	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->max_connections,
+	    flags, la->port, accept_policy, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, s, MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+	    MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)s->cfg->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)(s->max_connections + (long)threads * CONN_HEADROOM_PER_THREAD),
+	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
+}
+
+/*
+ * The probe listener's handler: GET /healthz and /readyz over plain HTTP,
+ * nothing else. Answered when the headers are in; a body is never read.
+ */
+static enum MHD_Result probe_request(void *cls, struct MHD_Connection *c, const char *url,
+                                     const char *method, const char *version,
+                                     const char *upload_data, size_t *upload_data_size,
+                                     void **req_cls)
+{
+	static const char ok[] = "ok\n", draining[] = "draining: shutting down\n",
+	                  nf[] = "not found: the probe port serves GET /healthz and /readyz\n";
+	struct server *s = cls;
+	enum route rt = route_of(url, method);
+	const char *body = nf;
+	size_t len = sizeof(nf) - 1;
+	unsigned status = MHD_HTTP_NOT_FOUND;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (rt == ROUTE_HEALTHZ || (rt == ROUTE_READYZ && !atomic_load(&s->draining))) {
+		body = ok;
+		len = sizeof(ok) - 1;
+		status = MHD_HTTP_OK;
+	} else if (rt == ROUTE_READYZ) {
+		body = draining;
+		len = sizeof(draining) - 1;
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	/* PERSISTENT: string literals outlive the response. */
+	resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                            "text/plain; charset=utf-8") != MHD_YES) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		metrics_http_request(metrics_path_of(url), (int)status);
+	return ret;
+}
+
+/*
+ * The probe listener (server.probeListen): plain HTTP on its own port, one
+ * thread, a few connections, so that the kubelet's probes are answered even
+ * when the webhook port is full (as controller-runtime serves them).
+ */
+static struct MHD_Daemon *probe_start(struct server *s, const struct bind_addr *la, int dual)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const struct sockaddr *sa = NULL;
+
+	if (la->any_dual) {
+		if (dual)
+			flags |= MHD_USE_DUAL_STACK;
+	} else {
+		sa = (const struct sockaddr *)&la->ss;
+		if (la->v6)
+			flags |= MHD_USE_IPv6;
+	}
+	return MHD_start_daemon(
+	    flags, la->port, NULL, NULL, probe_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+	    s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROBE_MAX_CONNECTIONS,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROBE_PER_IP_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROBE_TIMEOUT_S,
 	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
 }
 
@@ -868,10 +1184,16 @@ static void drain(struct server *s, const sigset_t *sigs)
 {
 	struct timespec start, step = {0, DRAIN_POLL_NS};
 	long timeout = s->cfg->drain_timeout_s;
+	long long reaped = now_ms();
 	int sig;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
+		/* Slow connections still meet their deadlines, so they end the drain early too. */
+		if (now_ms() - reaped >= REAP_INTERVAL_MS) {
+			reap(s);
+			reaped = now_ms();
+		}
 		if (atomic_load(&s->inflight) <= 0 && atomic_load(&s->open_conns) <= 0)
 			return;
 		/* Sub-second: comparing whole seconds ended the drain up to 1 s early. */
@@ -901,10 +1223,11 @@ static void drain(struct server *s, const sigset_t *sigs)
  * libmicrohttpd retries at once (a busy loop); its own connection limit is
  * checked first. Returns the connection limit to use, or -1 with err.
  */
-static long fit_open_files(long want, long threads, char *err, size_t errlen)
+static long fit_open_files(long want, long threads, int probe, char *err, size_t errlen)
 {
 	struct rlimit rl;
-	rlim_t reserve = (rlim_t)(FD_RESERVE_BASE + FD_RESERVE_PER_THREAD * threads);
+	rlim_t reserve = (rlim_t)(FD_RESERVE_BASE + FD_RESERVE_PER_THREAD * threads +
+	                          (probe ? PROBE_MAX_CONNECTIONS + 4 : 0));
 	rlim_t need = (rlim_t)want + reserve, soft;
 	long max;
 
@@ -975,7 +1298,8 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 
 	s.max_connections =
-	    fit_open_files(cfg->max_connections, cfg->threads > 0 ? cfg->threads : 1, err, errlen);
+	    fit_open_files(cfg->max_connections, cfg->threads > 0 ? cfg->threads : 1,
+	                   cfg->probe_listen[0] != '\0', err, errlen);
 	if (s.max_connections < 0)
 		goto out_locks;
 
@@ -1024,6 +1348,22 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		         s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
 		goto out_pool;
 	}
+	if (cfg->probe_listen[0] != '\0') {
+		struct bind_addr pa;
+		if (bind_resolve(cfg->probe_listen, &pa, err, errlen) != 0)
+			goto out_daemon;
+		s.probe = probe_start(&s, &pa, 1);
+		if (s.probe == NULL && pa.any_dual)
+			s.probe = probe_start(&s, &pa, 0);
+		if (s.probe == NULL) {
+			snprintf(
+			    err, errlen, "cannot listen for probes on %s: %s", cfg->probe_listen,
+			    s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
+			goto out_daemon;
+		}
+		log_kv(LOG_INFO, "probes_listening", "listen", cfg->probe_listen, "paths",
+		       "/healthz,/readyz", LOG_END);
+	}
 	atomic_store(&s.started, 1);
 	if (tlscert_store_watch(s.certs) != 0) {
 		snprintf(err, errlen, "cannot start the certificate watcher thread");
@@ -1035,13 +1375,20 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, LOG_END);
 	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
 	        (long long)cfg->threads, "max_connections", (long long)s.max_connections,
-	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "max_body_bytes",
-	        (long long)cfg->max_body_bytes, "cert_check_interval_s",
-	        (long long)cfg->cert_check_interval_s, LOG_END);
+	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "header_timeout_s",
+	        (long long)cfg->header_timeout_s, "request_timeout_s",
+	        (long long)cfg->request_timeout_s, "max_connections_per_ip",
+	        (long long)cfg->max_conns_per_ip, "max_body_bytes", (long long)cfg->max_body_bytes,
+	        "cert_check_interval_s", (long long)cfg->cert_check_interval_s, LOG_END);
 
 	for (;;) {
-		if (sigwait(&sigs, &sig) != 0)
+		struct timespec tick = {REAP_INTERVAL_MS / 1000,
+		                        (REAP_INTERVAL_MS % 1000) * 1000000L};
+		sig = sigtimedwait(&sigs, NULL, &tick);
+		if (sig < 0) {
+			reap(&s); /* EAGAIN: the tick passed (or EINTR) */
 			continue;
+		}
 		if (sig != SIGHUP)
 			break;
 		tlscert_store_poke(s.certs);
@@ -1074,6 +1421,8 @@ out_daemon:
 	workpool_stop(s.pool);
 	s.pool = NULL;
 	MHD_stop_daemon(s.daemon);
+	if (s.probe != NULL)
+		MHD_stop_daemon(s.probe);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 out_pool:

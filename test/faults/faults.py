@@ -823,10 +823,176 @@ class Suite:
         check(st2 == 200, "after the bodies went: %d" % st2)
         check(s.stop() == 0, "exit code")
 
+    def case_conn_flood(self):
+        """Connections beyond maxConnections (idle TCP, idle TLS, ClientHellos, heads and
+        bodies trickled a byte at a time) from many loopback addresses: the per-address
+        limit refuses, at the limit the oldest connection without a request makes room,
+        real reviews and probes are answered, everything is counted and warned about,
+        and the head, body and idle deadlines close every slow connection."""
+        maxc, per_ip, head_s, body_s, idle_s = 120, 50, 3, 4, 5
+        probe = free_port()
+        s = self.server(config="lookups:\n  enabled: false\nserver:\n  maxConnections: %d\n"
+                        "  maxConnectionsPerIP: %d\n  headerTimeoutSeconds: %d\n"
+                        "  requestTimeoutSeconds: %d\n  idleTimeoutSeconds: %d\n"
+                        "  probeListen: \"127.0.0.1:%d\"\n"
+                        % (maxc, per_ip, head_s, body_s, idle_s, probe), name="flood")
+
+        def tcp(src):
+            c = socket.socket()
+            c.bind((src, 0))
+            c.settimeout(5)
+            c.connect(("127.0.0.1", s.port))
+            return c
+
+        def tls(src):
+            return client_ctx().wrap_socket(tcp(src), server_hostname=SNI)
+
+        def probe_get(path):
+            c = http.client.HTTPConnection("127.0.0.1", probe, timeout=5)
+            try:
+                c.request("GET", path)
+                r = c.getresponse()
+                return r.status
+            finally:
+                c.close()
+
+        def metric(name):
+            m = re.search(r"^%s (\d+)$" % re.escape(name), s.metrics(), re.M)
+            return int(m.group(1)) if m else -1
+
+        res = []
+        # One address past its limit: the rest refused at once.
+        one = []
+        for _ in range(per_ip + 40):
+            try:
+                one.append(tcp("127.0.0.2"))
+            except OSError:
+                pass
+        time.sleep(0.5)
+        left = sum(1 for c in one if not closed_by_peer(c))
+        refused_ip = metric('distenv_overload_rejections_total{reason="per_ip_limit"}')
+        res.append("%d connections from one address: %d kept (limit %d), %d refused"
+                   % (len(one), left, per_ip, refused_ip))
+        check(left <= per_ip and refused_ip >= 40, "per-address limit: %d kept, %d refused"
+              % (left, refused_ip))
+        for c in one:
+            c.close()
+
+        # Many addresses, many kinds of slow connection, past the limit.
+        slow = {"tcp idle": [], "tls idle": [], "ClientHello trickle": [], "head trickle": [],
+                "body trickle": [], "idle then head trickle": []}
+        trickle_bytes = {"ClientHello trickle": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
+                         + b"\x00" * 200, "head trickle": b"POST /mutate HTTP/1.1\r\nHost: x\r\nX: "
+                         + b"a" * 200, "body trickle": b"b" * 200,
+                         "idle then head trickle": b"GET /healthz HTTP/1.1\r\nX: " + b"a" * 200}
+        stop = threading.Event()
+        opened = [0]
+        sources = set()
+
+        def open_one(kind, i):
+            src = "127.0.%d.%d" % (10 + i % 40, 1 + i // 40 % 200)
+            sources.add(src)
+            if kind == "tcp idle":
+                return tcp(src)
+            c = tls(src) if kind != "ClientHello trickle" else tcp(src)
+            if kind == "body trickle":
+                c.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            elif kind == "idle then head trickle":
+                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                read_response(c)
+            return c
+
+        def flood():
+            i = 0
+            end = time.monotonic() + 60
+            while not stop.is_set() and time.monotonic() < end:
+                for kind, lst in slow.items():
+                    if len(lst) < (12 if kind != "tcp idle" else 150):
+                        try:
+                            lst.append(open_one(kind, i))
+                            opened[0] += 1
+                        except (OSError, ssl.SSLError, Failed):
+                            pass
+                        i += 1
+                time.sleep(0.002)
+
+        def trickle():
+            end = time.monotonic() + 90
+            pos = {}
+            while not stop.is_set() and time.monotonic() < end:
+                for kind, data in trickle_bytes.items():
+                    for c in list(slow[kind]):
+                        k = id(c)
+                        n = pos.get(k, 0)
+                        try:
+                            c.send(data[n % len(data):n % len(data) + 1])
+                            pos[k] = n + 1
+                        except (OSError, ssl.SSLError, ValueError):
+                            pass
+                time.sleep(0.3)
+
+        tf = threading.Thread(target=flood, daemon=True)
+        tt = threading.Thread(target=trickle, daemon=True)
+        tf.start()
+        time.sleep(1.0)
+        tt.start()
+        r = self.loadgen(s.port, [self.mix[0]], ["-d", 2, "-c", 8, "-t", 2, "--timeout", 10000])
+        p_h, p_r = probe_get("/healthz"), probe_get("/readyz")
+        st, _ = request(s.port, "GET", "/healthz", timeout=10)
+        open_now = metric("distenv_open_connections")
+        evicted = metric('distenv_overload_rejections_total{reason="evicted"}')
+        refused = metric('distenv_overload_rejections_total{reason="connection_limit"}')
+        stop.set()
+        tf.join(timeout=10)
+        res.append("flood of %d slow connections from %d addresses, limit %d: %d open, "
+                   "%d evicted, %d refused; real reviews alongside: %d ok, %d failed (%.0f req/s);"
+                   " probes on their own port: /healthz %d /readyz %d; /healthz on the webhook "
+                   "port %d" % (opened[0], len(sources), maxc, open_now, evicted, refused, r["ok"],
+                                r["failed"], r["rps"], p_h, p_r, st))
+        log("      " + res[-1])
+        check(r["failed"] == 0 and r["ok"] > 0, "real reviews failed: %s" % r["text"])
+        check(p_h == 200 and p_r == 200, "probe port: /healthz %d /readyz %d" % (p_h, p_r))
+        check(st == 200, "/healthz on the full webhook port: %d" % st)
+        check(0 <= open_now <= maxc + 16, "%d connections open, limit %d" % (open_now, maxc))
+        check(evicted > 0, "no connection evicted at the limit")
+        check(s.wait_event("connection_limit_reached", timeout=12),
+              "no connection_limit_reached warning")
+
+        # Every slow connection is closed by its deadline, trickling or not.
+        t0 = time.monotonic()
+        bound = max(head_s, body_s, idle_s) * 2 + 5
+        still = {}
+        while time.monotonic() < t0 + bound:
+            still = {k: sum(1 for c in v if not closed_by_peer(c)) for k, v in slow.items()}
+            if sum(still.values()) == 0:
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - t0
+        stop.set()
+        tt.join(timeout=10)
+        for v in slow.values():
+            for c in v:
+                c.close()
+        timeouts = {ph: metric('distenv_connection_timeouts_total{phase="%s"}' % ph)
+                    for ph in ("head", "body", "idle")}
+        res.append("after the flood: all slow connections closed within %.1f s (head %d s, "
+                   "body %d s, idle %d s), still open %s; timeouts counted %s"
+                   % (took, head_s, body_s, idle_s, {k: v for k, v in still.items() if v}
+                      or "none", timeouts))
+        log("      " + res[0])
+        log("      " + res[-1])
+        check(sum(still.values()) == 0, "slow connections outlived their deadlines: %s" % still)
+        check(all(v > 0 for v in timeouts.values()), "timeouts not counted by phase: %s"
+              % timeouts)
+        st, _ = request(s.port, "POST", "/mutate", self.sts)
+        check(st == 200, "after the flood: %d" % st)
+        check(s.stop() == 0, "exit code")
+
     def case_slowloris(self):
         idle = 3
+        # One client address for all: the per-address limit is case conn_flood's.
         s = self.server(config="lookups:\n  enabled: false\nserver:\n  idleTimeoutSeconds: %d\n"
-                        % idle, name="slow")
+                        "  maxConnectionsPerIP: 100000\n" % idle, name="slow")
         base = self.loadgen(s.port, [self.mix[0]], ["-d", 2, "-c", 8, "-t", 2])
         check(base["failed"] == 0, "baseline: %s" % base["text"])
         slow = {"tcp idle": [], "half ClientHello": [], "tls idle": [], "half headers": [],
@@ -1197,8 +1363,9 @@ class Suite:
         check(s.wait_event("certificate_check"), "no certificate_check after SIGHUP")
         check(s.proc.poll() is None, "SIGHUP killed the server (exit %s)" % s.proc.returncode)
         self.secret_dir(self.certs_b, "2026_02_02_b")
+        n0 = s.count("certificate_reloaded")  # the first SIGHUP reloaded the same pair
         s.proc.send_signal(signal.SIGHUP)
-        check(s.wait_event("certificate_reloaded"), "SIGHUP did not reload the new pair")
+        check(s.wait_event("certificate_reloaded", after=n0), "SIGHUP did not reload the new pair")
         check(peer_fp(s.port) == fb, "the new certificate is not served after SIGHUP")
         st, _ = request(s.port, "POST", "/mutate", self.sts)
         check(st == 200, "after SIGHUP: %d" % st)
@@ -1235,11 +1402,11 @@ class Suite:
         # ... else the connection limit is clamped below it, and connections beyond it
         # neither spin the CPU nor stop the server once they go.
         s = self.server(name="nofile-clamp",
-                        preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+                        preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128)))
         ev = s.event_fields.get("max_connections_clamped")
-        check(ev is not None, "no max_connections_clamped warning under a 64 open-file limit")
+        check(ev is not None, "no max_connections_clamped warning under a 128 open-file limit")
         held = []
-        for _ in range(100):
+        for _ in range(200):
             try:
                 held.append(socket.create_connection(("127.0.0.1", s.port), timeout=2))
             except OSError:
@@ -1257,7 +1424,7 @@ class Suite:
                 break
             except (OSError, ssl.SSLError, http.client.HTTPException):
                 time.sleep(0.2)
-        res.append("soft = hard = 64: max_connections clamped to %s; %d connections held, "
+        res.append("soft = hard = 128: max_connections clamped to %s; %d connections held, "
                    "CPU %.2f s over 2 s; then an admission %d"
                    % (ev.get("clamped_to"), len(held), cpu, st))
         for line in res:
@@ -1329,7 +1496,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "body_budget", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "body_budget", "conn_flood", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
          "valgrind", "soak"]
 
 

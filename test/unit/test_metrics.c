@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 19
+#define FAMILIES 20
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -53,6 +53,10 @@ static const struct {
     {"distenv_open_connections", 1, "two opened, one closed"},
     {"distenv_overload_rejections_total{reason=\"body_budget\"}", 1, "budget once"},
     {"distenv_buffered_body_bytes", 4096, "8192 held, 4096 released"},
+    {"distenv_overload_rejections_total{reason=\"evicted\"}", 1, "one evicted"},
+    {"distenv_overload_rejections_total{reason=\"per_ip_limit\"}", 0, "zero rendered"},
+    {"distenv_connection_timeouts_total{phase=\"head\"}", 2, "two head timeouts"},
+    {"distenv_connection_timeouts_total{phase=\"idle\"}", 0, "zero rendered"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -162,6 +166,10 @@ int main(void)
 	metrics_overload(METRICS_OVERLOAD_BODY_BUDGET);
 	metrics_buffered_bytes(8192);
 	metrics_buffered_bytes(-4096);
+	metrics_overload(METRICS_OVERLOAD_EVICTED);
+	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
+	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
+	metrics_conn_timeout(METRICS_TIMEOUT_COUNT); /* ignored */
 
 	text = metrics_render(&len);
 	CHECK(text != NULL, "render");

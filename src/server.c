@@ -950,18 +950,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->responded = 1;
 		return respond_too_large(s, c, r);
 	}
-	if (s->pool != NULL) {
-		switch (atomic_load(&r->state)) {
-		case REQ_READING:
+	/*
+	 * By the request's state, not by whether a pool runs: the pool stops
+	 * (and takes no more) before the daemon does, and an admission it ran
+	 * must be answered, not run again.
+	 */
+	switch (atomic_load(&r->state)) {
+	case REQ_QUEUED:
+		return MHD_YES; /* not ours yet */
+	case REQ_DONE:
+		break; /* the worker filled r->res: answer below */
+	default:       /* REQ_READING */
+		switch (s->pool != NULL ? workpool_reserve(s->pool) : WORKPOOL_STOPPED) {
+		case WORKPOOL_OK:
 			/* Suspend first: the worker may resume as soon as it is queued. */
-			if (workpool_reserve(s->pool) == 0) {
-				atomic_store(&r->state, REQ_QUEUED);
-				r->conn = c;
-				MHD_suspend_connection(c);
-				workpool_push(s->pool, &r->qitem);
-				return MHD_YES;
-			}
-			/* Full: answer now rather than queue behind slow look-ups. */
+			atomic_store(&r->state, REQ_QUEUED);
+			r->conn = c;
+			MHD_suspend_connection(c);
+			workpool_push(s->pool, &r->qitem);
+			return MHD_YES;
+		case WORKPOOL_FULL:
+			/* Answer now rather than queue behind slow look-ups. */
 			metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
 			log_kvn(LOG_WARN, "admission_queue_full", "max_queued",
 			        (long long)s->cfg->max_queued, LOG_END);
@@ -969,13 +978,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			                     "overloaded: too many admissions waiting for look-ups",
 			                     NULL);
-		case REQ_QUEUED:
-			return MHD_YES; /* not ours yet */
-		default:
-			break; /* REQ_DONE: answer below */
+		case WORKPOOL_STOPPED:
+			admit(s, r); /* no pool (look-ups off), or stopping: here */
+			break;
 		}
-	} else {
-		admit(s, r);
+		break;
 	}
 	r->responded = 1;
 	return respond_admission(s, c, r);
@@ -1417,16 +1424,19 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 
 out_daemon:
 	tlscert_store_unwatch(s.certs);
-	/* runs every queued admission, resuming its connection, before the daemon stops */
+	/*
+	 * Runs every queued admission, resuming its connection, before the daemon
+	 * stops; admissions arriving meanwhile run on the network threads. The
+	 * pool is freed only once no network thread can reach it.
+	 */
 	workpool_stop(s.pool);
-	s.pool = NULL;
 	MHD_stop_daemon(s.daemon);
 	if (s.probe != NULL)
 		MHD_stop_daemon(s.probe);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 out_pool:
-	workpool_stop(s.pool);
+	workpool_free(s.pool);
 out_cert:
 	g_server = NULL;
 	/*

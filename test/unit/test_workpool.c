@@ -43,11 +43,16 @@ static void test_pool(void)
 			workpool_push(p, &jobs[i].item);
 		}
 		workpool_stop(p);
+		CHECK(workpool_reserve(p) == WORKPOOL_STOPPED, "pool of %d: a place after the stop",
+		      sizes[k]);
+		workpool_stop(p); /* again: nothing */
+		workpool_free(p);
 		for (all = 1, i = 0; i < 200; i++)
 			all &= jobs[i].done;
 		CHECK(atomic_load(&ran) == 200 && all, "pool of %d ran %d of 200", sizes[k],
 		      atomic_load(&ran));
 	}
+	workpool_free(NULL);
 	workpool_stop(NULL);
 }
 
@@ -90,7 +95,7 @@ static void test_bounded(void)
 		}
 	}
 	pthread_mutex_unlock(&gate);
-	workpool_stop(p);
+	workpool_free(p);
 	/* one running, at most three waiting: at most 4 accepted of 8 */
 	CHECK(accepted <= 4 && refused >= 4, "accepted %d, refused %d with a queue of 3", accepted,
 	      refused);

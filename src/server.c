@@ -324,7 +324,9 @@ static struct conn_ctx *conn_evictable(struct server *s)
  * request (or, failing that, the oldest idle one) is closed to make room, as
  * nginx reuses idle connections, so that clients holding connections open
  * cannot lock out the API server; only when none can go is the new one
- * refused. Every refusal and eviction is counted.
+ * refused. Every refusal and eviction is counted. A connection is listed
+ * only once it starts, so with N network threads either limit can be passed
+ * by up to N - 1 at a race; libmicrohttpd's own limit is the hard bound.
  */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Dependencies of make bench, make fuzz and make faults on Debian bookworm (as root):
 # wrk and nginx (HTTPS comparison), valgrind (callgrind, memcheck), clang with its
-# libFuzzer/sanitizer runtimes, OpenSSL headers (bench/loadgen), Python 3.
+# libFuzzer/sanitizer runtimes, OpenSSL headers (bench/loadgen), Python 3, gnutls-cli
+# (the TLS policy case) and python3-cryptography (certificates with chosen dates).
 # Idempotent: does nothing when everything is installed.
 set -euo pipefail
 
 pkgs=(wrk nginx-light clang libclang-rt-14-dev valgrind libssl-dev pkg-config
-	python3 curl procps openssl)
+	python3 curl procps openssl gnutls-bin python3-cryptography)
 
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 apt_install deps-bench "${pkgs[@]}"

@@ -27,6 +27,7 @@ enum key_kind {
 	K_BOOL,       /* int 0/1 */
 	K_PATH,       /* char[size]; empty or null clears it */
 	K_LISTEN,     /* char[size], HOST:PORT */
+	K_LISTEN_OPT, /* char[size], HOST:PORT, or null / "" for none */
 	K_DOMAIN,     /* char[size], DNS subdomain */
 	K_FRAMEWORKS, /* unsigned FW_* mask, list or comma string */
 	K_RESOURCES,  /* gpu_resources, list or comma string */
@@ -67,6 +68,8 @@ static const struct key keys[] = {
     {"lookups", "cacheEntries", K_INT, NUM(cache_entries), 0, 1000000},
     {NULL, "limits", K_SECTION, 0, 0, 0, 0},
     {"limits", "maxBodyBytes", K_INT, NUM(max_body_bytes), 4096, 64L * 1024 * 1024},
+    {"limits", "maxBufferedBodyBytes", K_INT, NUM(max_buffered_bytes), 4096,
+     16L * 1024 * 1024 * 1024},
     {"limits", "maxContainers", K_INT, NUM(max_containers), 1, 10000},
     {"limits", "maxEnvPerContainer", K_INT, NUM(max_env_per_container), 1, 100000},
     {"limits", "maxWorldSize", K_INT, NUM(max_world_size), 1, 1048576},
@@ -75,6 +78,11 @@ static const struct key keys[] = {
     {"server", "idleTimeoutSeconds", K_INT, NUM(idle_timeout_s), 1, 86400},
     {"server", "maxConnections", K_INT, NUM(max_connections), 1, 100000},
     {"server", "drainTimeoutSeconds", K_INT, NUM(drain_timeout_s), 0, 3600},
+    {"server", "maxQueuedAdmissions", K_INT, NUM(max_queued), 1, 100000},
+    {"server", "headerTimeoutSeconds", K_INT, NUM(header_timeout_s), 1, 300},
+    {"server", "requestTimeoutSeconds", K_INT, NUM(request_timeout_s), 1, 3600},
+    {"server", "maxConnectionsPerIP", K_INT, NUM(max_conns_per_ip), 1, 100000},
+    {"server", "probeListen", K_LISTEN_OPT, STR(probe_listen), 0, 0},
     {NULL, "logging", K_SECTION, 0, 0, 0, 0},
     {"logging", "level", K_LOGLEVEL, NUM(log_level), 0, 0},
     {NULL, "waitInit", K_SECTION, 0, 0, 0, 0},
@@ -92,6 +100,10 @@ void config_defaults(struct config *cfg)
 	cfg->idle_timeout_s = 120;
 	cfg->max_connections = 1024;
 	cfg->drain_timeout_s = 25;
+	cfg->max_queued = 128;
+	cfg->header_timeout_s = 10;
+	cfg->request_timeout_s = 30;
+	cfg->max_conns_per_ip = 256;
 	cfg->cert_check_interval_s = 5;
 	snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "cluster.local");
 	/* the image the chart and scripts/image-build.sh name by default */
@@ -107,6 +119,7 @@ void config_defaults(struct config *cfg)
 	cfg->cache_ttl_ms = 10000;
 	cfg->cache_entries = 4096;
 	cfg->max_body_bytes = 7L * 1024 * 1024;
+	cfg->max_buffered_bytes = 32L * 1024 * 1024;
 	cfg->max_containers = 256;
 	cfg->max_env_per_container = 4096;
 	cfg->max_world_size = 65536;
@@ -344,7 +357,7 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 	struct listen_addr la;
 	char got[80];
 
-	if (k->kind == K_PATH && is_null(v)) {
+	if ((k->kind == K_PATH || k->kind == K_LISTEN_OPT) && is_null(v)) {
 		dst[0] = '\0';
 		return 0;
 	}
@@ -357,7 +370,8 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 		fail_at(w, v, path, "longer than %zu bytes", k->size - 1);
 		return -1;
 	}
-	if (k->kind == K_LISTEN && listen_addr_parse(s, 1, &la, NULL, 0) != 0) {
+	if ((k->kind == K_LISTEN || (k->kind == K_LISTEN_OPT && s[0] != '\0')) &&
+	    listen_addr_parse(s, 1, &la, NULL, 0) != 0) {
 		fail_at(
 		    w, v, path,
 		    "must be HOST:PORT, :PORT or [IPv6]:PORT with a port from 1 to 65535, got %s",
@@ -579,6 +593,7 @@ static int set_value(struct walk *w, const struct key *k, const yaml_node_t *v, 
 		return set_bool(w, k, v, path);
 	case K_PATH:
 	case K_LISTEN:
+	case K_LISTEN_OPT:
 	case K_DOMAIN:
 	case K_IMAGE:
 	case K_PULLPOLICY:

@@ -26,6 +26,11 @@ struct config {
 	long max_connections;           /* default 1024 */
 	long drain_timeout_s;           /* SIGTERM drain deadline, default 25 */
 	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
+	long max_queued;                /* admissions waiting for a look-up worker, default 128 */
+	long header_timeout_s;          /* TLS handshake + request head, default 10 */
+	long request_timeout_s;         /* a request's body, from its head, default 30 */
+	long max_conns_per_ip;          /* connections from one client address, default 256 */
+	char probe_listen[256]; /* plain-HTTP /healthz, /readyz listener; "" (default): none */
 
 	/* topology */
 	char cluster_domain[254];    /* default "cluster.local" */
@@ -43,6 +48,7 @@ struct config {
 
 	/* limits */
 	long max_body_bytes;        /* default 7 MiB */
+	long max_buffered_bytes;    /* all request bodies held at once, default 32 MiB */
 	long max_containers;        /* containers + initContainers per pod, default 256 */
 	long max_env_per_container; /* default 4096 */
 	long max_world_size;        /* default 65536 */

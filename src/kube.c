@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,45 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static _Thread_local long long tl_deadline_ms; /* kube_set_thread_deadline; 0: none */
+static atomic_llong g_deadline_ms;             /* kube_set_global_deadline; 0: none */
+
+void kube_set_thread_deadline(long long deadline_ms)
+{
+	tl_deadline_ms = deadline_ms;
+}
+
+void kube_set_global_deadline(long long deadline_ms)
+{
+	atomic_store(&g_deadline_ms, deadline_ms);
+}
+
+/* The look-up deadline now + timeout_ms, cut to the thread's and the process's caps. */
+static long long deadline_from_now(long timeout_ms)
+{
+	long long d = now_ms() + timeout_ms, g = atomic_load(&g_deadline_ms);
+
+	if (tl_deadline_ms > 0 && tl_deadline_ms < d)
+		d = tl_deadline_ms;
+	if (g > 0 && g < d)
+		d = g;
+	return d;
+}
+
+/* CURLOPT_XFERINFOFUNCTION: aborts a transfer in flight once the process's cap passed. */
+static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	long long g = atomic_load(&g_deadline_ms);
+
+	(void)p;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return g > 0 && now_ms() >= g;
 }
 
 /*
@@ -322,6 +362,8 @@ static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_MAX_BODY);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
@@ -540,7 +582,7 @@ int kube_get_service(void *ctx, const char *ns, const char *name, struct service
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/services/%s", ns, name);
-	rc = api_get(kc, path, now_ms() + kc->timeout_ms, &b, &status, errbuf);
+	rc = api_get(kc, path, deadline_from_now(kc->timeout_ms), &b, &status, errbuf);
 	if (rc == CURLE_OK && status == 404) {
 		rc_out = 0;
 	} else if (rc != CURLE_OK || status != 200) {
@@ -613,7 +655,7 @@ out:
 static int fetch_now(void *kc, const struct workload_ref *ref, int fresh, struct workload_spec *out,
                      char *err, size_t errlen)
 {
-	struct fetch_call call = {kc, now_ms() + ((struct kube_client *)kc)->timeout_ms};
+	struct fetch_call call = {kc, deadline_from_now(((struct kube_client *)kc)->timeout_ms)};
 
 	return fetch(&call, ref, fresh, out, err, errlen);
 }
@@ -622,7 +664,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
                       struct workload_spec *out, char *err, size_t errlen)
 {
 	struct kube_client *kc = ctx;
-	struct fetch_call call = {kc, now_ms() + kc->timeout_ms};
+	struct fetch_call call = {kc, deadline_from_now(kc->timeout_ms)};
 	struct workload_lookup inner = {fetch, &call, NULL};
 	int rc;
 

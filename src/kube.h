@@ -59,4 +59,19 @@ int kube_get_workload(void *kc, const struct workload_ref *ref, int fresh,
 int kube_get_service(void *kc, const char *ns, const char *name, struct service_info *out,
                      char *err, size_t errlen);
 
+/*
+ * Caps the look-ups this thread makes from now on: they end by deadline_ms
+ * (CLOCK_MONOTONIC, milliseconds) even when lookups.timeoutMs would allow
+ * more; 0 removes the cap. The server sets it from an admission's arrival, so
+ * that time spent queued counts against the deadline.
+ */
+void kube_set_thread_deadline(long long deadline_ms);
+
+/*
+ * Caps every look-up of the process, those in flight included (they are
+ * aborted at deadline_ms); 0 removes the cap. The server sets it to the end of
+ * its drain.
+ */
+void kube_set_global_deadline(long long deadline_ms);
+
 #endif

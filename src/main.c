@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,16 @@ static const char usage_main[] =
 static const char usage_serve[] =
     "usage: distenv-webhook serve [--config FILE] [--listen HOST:PORT] [--tls-cert FILE]\n"
     "                             [--tls-key FILE] [--kubeconfig FILE] [--no-lookups]\n"
-    "                             [--log-level debug|info|warn|error]\n"
+    "                             [--log-level debug|info|warn|error] [--probe-listen HOST:PORT]\n"
     "\n"
     "Serves POST /mutate and /validate (AdmissionReview v1), GET /healthz, /readyz and\n"
     "/metrics over\n"
     "HTTPS (TLS 1.2 and 1.3). Flags override the config file. Without --kubeconfig,\n"
     "lookups.kubeconfig or $KUBECONFIG (its first file) the\n"
     "in-cluster service account is used for look-ups; --no-lookups turns them off.\n"
-    "SIGTERM or SIGINT drains in-flight requests and exits 0.\n";
+    "--probe-listen (server.probeListen) serves GET /healthz and /readyz over plain HTTP\n"
+    "on a port of its own, for the kubelet's probes. SIGTERM or SIGINT drains open\n"
+    "connections and exits 0; SIGHUP checks the certificate files now.\n";
 
 static const char usage_render[] =
     "usage: distenv-webhook render [--config FILE] [--namespace NS] [--world-size N]\n"
@@ -132,13 +135,17 @@ static int copy_opt(char *dst, size_t dstlen, const char *val, const char *flag)
 
 static int cmd_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},     {"listen", required_argument, NULL, 'l'},
-	    {"tls-cert", required_argument, NULL, 'C'},   {"tls-key", required_argument, NULL, 'K'},
-	    {"kubeconfig", required_argument, NULL, 'k'}, {"no-lookups", no_argument, NULL, 'n'},
-	    {"log-level", required_argument, NULL, 'v'},  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+	                                     {"listen", required_argument, NULL, 'l'},
+	                                     {"tls-cert", required_argument, NULL, 'C'},
+	                                     {"tls-key", required_argument, NULL, 'K'},
+	                                     {"kubeconfig", required_argument, NULL, 'k'},
+	                                     {"no-lookups", no_argument, NULL, 'n'},
+	                                     {"log-level", required_argument, NULL, 'v'},
+	                                     {"probe-listen", required_argument, NULL, 'p'},
+	                                     {NULL, 0, NULL, 0}};
 	const char *config = NULL, *listen = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL,
-	           *level = NULL;
+	           *level = NULL, *probe = NULL;
 	int no_lookups = 0, c, rc = 1;
 	struct config cfg;
 	struct kube_client *kc = NULL;
@@ -168,6 +175,9 @@ static int cmd_serve(int argc, char **argv)
 		case 'v':
 			level = optarg;
 			break;
+		case 'p':
+			probe = optarg;
+			break;
 		default:
 			fputs(usage_serve, stderr);
 			return 2;
@@ -183,7 +193,9 @@ static int cmd_serve(int argc, char **argv)
 	    (cert && copy_opt(cfg.tls_cert, sizeof(cfg.tls_cert), cert, "--tls-cert")) ||
 	    (key && copy_opt(cfg.tls_key, sizeof(cfg.tls_key), key, "--tls-key")) ||
 	    (kubeconfig &&
-	     copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig, "--kubeconfig")))
+	     copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig, "--kubeconfig")) ||
+	    (probe &&
+	     copy_opt(cfg.probe_listen, sizeof(cfg.probe_listen), probe, "--probe-listen")))
 		return 1;
 	if (no_lookups)
 		cfg.lookups = 0;
@@ -207,6 +219,11 @@ static int cmd_serve(int argc, char **argv)
 		return fail("serve: a TLS certificate and key are required (--tls-cert, "
 		            "--tls-key or tls.certFile/keyFile in the config)");
 	log_set_level(cfg.log_level);
+	/*
+	 * Process-wide, before any thread starts (as nginx does): a write to a
+	 * closed stderr pipe or socket must fail with EPIPE, not kill the server.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return fail("serve: cannot initialise libcurl");

@@ -60,10 +60,16 @@ static struct histogram m_admission[METRICS_WEBHOOK_COUNT] = {
 static atomic_ullong m_lookup_counts[N_LOOKUP_LE + 1];
 static struct histogram m_lookup_latency = {lookup_le, N_LOOKUP_LE, m_lookup_counts, 0};
 static atomic_ullong m_http[METRICS_PATH_COUNT][N_CODES + 2];
-static atomic_llong m_inflight;
+static atomic_llong m_inflight, m_connections;
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
+static atomic_ullong m_overload[METRICS_OVERLOAD_COUNT];
+static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {
+    "queue_full", "body_budget", "connection_limit", "per_ip_limit", "evicted"};
+static atomic_ullong m_timeouts[METRICS_TIMEOUT_COUNT];
+static const char *const timeout_names[METRICS_TIMEOUT_COUNT] = {"head", "body", "idle"};
+static atomic_llong m_buffered;
 
 static void inc(atomic_ullong *a)
 {
@@ -116,6 +122,16 @@ void metrics_http_request(enum metrics_path path, int status)
 	inc(&m_http[path][i]);
 }
 
+void metrics_connections(int delta)
+{
+	atomic_fetch_add_explicit(&m_connections, delta, memory_order_relaxed);
+}
+
+void metrics_buffered_bytes(long long delta)
+{
+	atomic_fetch_add_explicit(&m_buffered, delta, memory_order_relaxed);
+}
+
 void metrics_inflight(int delta)
 {
 	atomic_fetch_add_explicit(&m_inflight, delta, memory_order_relaxed);
@@ -131,6 +147,18 @@ void metrics_lookup(int ok, int cached, double seconds)
 		inc(&m_lookup_ok);
 	if (!cached)
 		histogram_observe(&m_lookup_latency, seconds);
+}
+
+void metrics_overload(enum metrics_overload r)
+{
+	if ((unsigned)r < METRICS_OVERLOAD_COUNT)
+		inc(&m_overload[r]);
+}
+
+void metrics_conn_timeout(enum metrics_timeout p)
+{
+	if ((unsigned)p < METRICS_TIMEOUT_COUNT)
+		inc(&m_timeouts[p]);
 }
 
 void metrics_cert_expiry(time_t not_after)
@@ -335,6 +363,16 @@ char *metrics_render(size_t *len)
 	fprintf(f, "distenv_inflight_requests %lld\n",
 	        atomic_load_explicit(&m_inflight, memory_order_relaxed));
 
+	header(f, "distenv_open_connections", "gauge",
+	       "Open connections on the webhook port, idle keep-alive ones included.");
+	fprintf(f, "distenv_open_connections %lld\n",
+	        atomic_load_explicit(&m_connections, memory_order_relaxed));
+
+	header(f, "distenv_buffered_body_bytes", "gauge",
+	       "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).");
+	fprintf(f, "distenv_buffered_body_bytes %lld\n",
+	        atomic_load_explicit(&m_buffered, memory_order_relaxed));
+
 	header(f, "distenv_lookups_total", "counter",
 	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");
 	fprintf(f, "distenv_lookups_total{outcome=\"ok\"} %llu\n", rd(&m_lookup_ok));
@@ -356,6 +394,18 @@ char *metrics_render(size_t *len)
 	        rd(&m_reload_ok));
 	fprintf(f, "distenv_certificate_reloads_total{result=\"failure\"} %llu\n",
 	        rd(&m_reload_fail));
+
+	header(f, "distenv_overload_rejections_total", "counter",
+	       "Requests and connections turned away to protect the server, by reason.");
+	for (i = 0; i < METRICS_OVERLOAD_COUNT; i++)
+		fprintf(f, "distenv_overload_rejections_total{reason=\"%s\"} %llu\n",
+		        overload_names[i], rd(&m_overload[i]));
+
+	header(f, "distenv_connection_timeouts_total", "counter",
+	       "Connections closed for passing a deadline, by the phase they were in.");
+	for (i = 0; i < METRICS_TIMEOUT_COUNT; i++)
+		fprintf(f, "distenv_connection_timeouts_total{phase=\"%s\"} %llu\n",
+		        timeout_names[i], rd(&m_timeouts[i]));
 
 	process_render(f);
 

@@ -33,6 +33,12 @@ void metrics_admission(enum metrics_webhook w, enum admission_outcome outcome,
 /* One HTTP request, by path and status; status 0: the connection closed without an answer. */
 void metrics_http_request(enum metrics_path path, int status);
 
+/* Open connections on the webhook port (TCP accepted, not yet closed). */
+void metrics_connections(int delta);
+
+/* Bytes of request bodies held in memory now (the capacity of their buffers). */
+void metrics_buffered_bytes(long long delta);
+
 /* Admission requests being handled (the scrape itself is not one). */
 void metrics_inflight(int delta);
 
@@ -41,6 +47,30 @@ void metrics_inflight(int delta);
  * API round trip (cached 0) how long it took, observed in the look-up histogram.
  */
 void metrics_lookup(int ok, int cached, double seconds);
+
+/* Why a request or connection was turned away to protect the server. */
+enum metrics_overload {
+	METRICS_OVERLOAD_QUEUE_FULL = 0, /* the look-up workers' queue is full */
+	METRICS_OVERLOAD_BODY_BUDGET,    /* request bodies held would pass maxBufferedBodyBytes */
+	METRICS_OVERLOAD_CONNECTIONS,    /* a connection refused: maxConnections, none to evict */
+	METRICS_OVERLOAD_PER_IP,         /* a connection refused: maxConnectionsPerIP */
+	METRICS_OVERLOAD_EVICTED,        /* an idle connection closed to make room at the limit */
+	METRICS_OVERLOAD_COUNT
+};
+
+/* One request or connection turned away for reason r. */
+void metrics_overload(enum metrics_overload r);
+
+/* Why a connection was closed for passing a deadline (the phase it was in). */
+enum metrics_timeout {
+	METRICS_TIMEOUT_HEAD = 0, /* handshake and request head */
+	METRICS_TIMEOUT_BODY,     /* request body */
+	METRICS_TIMEOUT_IDLE,     /* kept alive without a next request */
+	METRICS_TIMEOUT_COUNT
+};
+
+/* One connection closed for passing its deadline in phase p. */
+void metrics_conn_timeout(enum metrics_timeout p);
 
 void metrics_cert_expiry(time_t not_after);
 void metrics_cert_reload(int ok);

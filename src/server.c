@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -24,11 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "admission.h"
+#include "kube.h"
 #include "listenaddr.h"
 #include "log.h"
 #include "metrics.h"
@@ -36,18 +40,70 @@
 #include "util.h"
 #include "workpool.h"
 
-#define TLS_PRIORITIES     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/*
+ * Mozilla's intermediate profile in GnuTLS terms: TLS 1.2 and 1.3, forward
+ * secret (ECDHE) key exchange and AEAD ciphers only, so no RSA key exchange
+ * and no CBC/SHA-1 suites. `gnutls-cli -l --priority '...'` lists what it
+ * allows (the fault case tls_policy checks that list and the server's).
+ */
+#define TLS_PRIORITIES                                                                             \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"        \
+	"+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
 #define TLS_VERSIONS       "TLS1.2,TLS1.3"
 #define DRAIN_POLL_NS      50000000L     /* 50 ms between in-flight checks while draining */
 #define BODY_INITIAL_CAP   (16 * 1024)   /* chunked uploads start here */
 #define BODY_PREALLOC_MAX  (1024 * 1024) /* an announced length is allocated up to this */
+#define BODY_TRIM_MIN      (1024 * 1024) /* after a review this large, free pages go back */
 #define WORKERS_PER_THREAD 4             /* admission workers per network thread (look-ups on) */
+/*
+ * Descriptors kept free of connections: stdio, listen sockets, one epoll and
+ * one event fd per network thread, the certificate and /proc reads, and the
+ * look-up workers' API connections.
+ */
+#define FD_RESERVE_BASE       32
+#define FD_RESERVE_PER_THREAD (2 + WORKERS_PER_THREAD + CONN_HEADROOM_PER_THREAD)
+/*
+ * libmicrohttpd's own connection limit sits this far (per network thread)
+ * above server.maxConnections, which the accept policy enforces: connections
+ * then past the limit are refused (or an idle one evicted) at once, counted,
+ * instead of the library leaving them unaccepted in the backlog.
+ */
+#define CONN_HEADROOM_PER_THREAD 4
+#define REAP_INTERVAL_MS         500   /* how often connection deadlines are checked */
+#define LIMIT_WARN_INTERVAL_MS   10000 /* the connection-limit warning, at most this often */
+#define PROBE_MAX_CONNECTIONS    16
+#define PROBE_PER_IP_CONNECTIONS 8
+#define PROBE_TIMEOUT_S          5
 
-/* Per TCP connection: which holder its handshake used. Linked while the connection lives. */
+/* Where a connection is, for its deadline (see reap). */
+enum conn_phase {
+	CONN_HEAD = 0, /* TLS handshake and the first request's head: server.headerTimeoutSeconds */
+	CONN_BODY,     /* head in, body arriving: server.requestTimeoutSeconds */
+	CONN_BUSY,     /* request read, being answered: no deadline of ours */
+	CONN_IDLE,     /* answered, kept alive: server.idleTimeoutSeconds, the next head included */
+	CONN_PHASE_COUNT
+};
+
+/* A client address, for the per-address limit: family and raw address bytes. */
+struct ip_key {
+	int family;
+	unsigned char addr[16];
+};
+
+/*
+ * Per TCP connection: which holder its handshake used, its socket, peer and
+ * phase. Linked (under conns_lock) while the connection lives: libmicrohttpd
+ * sends NOTIFY_CLOSED before it closes the socket, so fd is open while listed.
+ */
 struct conn_ctx {
 	gnutls_session_t session;
 	struct tlscert *holder;
 	struct conn_ctx *prev, *next;
+	int fd;
+	struct ip_key peer;
+	atomic_llong since_ms; /* when phase began; written before phase */
+	atomic_int phase;      /* enum conn_phase */
+	int shut;              /* shut down by reap or an eviction (conns_lock) */
 };
 
 /* What a request will get, decided from its method and path when the headers are in. */
@@ -77,8 +133,11 @@ struct req_ctx {
 	struct timespec start;
 	struct strbuf body; /* limited to max_body_bytes */
 	int too_large;
+	int over_budget;  /* the body would pass limits.maxBufferedBodyBytes: 503 */
+	size_t charged;   /* bytes of body.cap counted in server.buffered */
 	size_t discarded; /* bytes dropped after the limit was passed */
 	int responded;    /* a response is queued; ignore further calls */
+	int close;        /* answer with Connection: close (the framing cannot be trusted) */
 	/* worker pool hand-off (look-ups on) */
 	atomic_int state; /* enum req_state */
 	struct MHD_Connection *conn;
@@ -93,12 +152,22 @@ struct server {
 	struct MHD_Daemon *daemon;
 
 	struct tlscert_store *certs; /* the current certificate and its watcher */
+	long max_connections;        /* cfg's, clamped below the open-file limit */
 
-	pthread_mutex_t conns_lock; /* guards the conns list */
+	pthread_mutex_t conns_lock; /* guards the conns list, shut flags and n_shut */
 	struct conn_ctx *conns;
+	long n_shut;              /* listed connections already shut down, not yet closed */
+	struct MHD_Daemon *probe; /* the plain-HTTP probe listener, or NULL */
+
+	/* connection-limit events, for the periodic warning (main thread reads) */
+	atomic_ullong refused, refused_ip, evicted;
+	unsigned long long warned_refused, warned_refused_ip, warned_evicted;
+	long long last_warn_ms;
 
 	atomic_int draining;
 	atomic_long inflight;
+	atomic_long open_conns; /* connections between NOTIFY_STARTED and NOTIFY_CLOSED */
+	atomic_llong buffered;  /* request body bytes held (buffer capacities), all requests */
 	atomic_int started;
 
 	/* last libmicrohttpd message before start-up finished, for the error */
@@ -162,6 +231,197 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The address part of sa (IPv4-mapped IPv6 as IPv4); family 0 when it has none. */
+static void ip_key_of(const struct sockaddr *sa, struct ip_key *k)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memset(k, 0, sizeof(*k));
+	if (sa == NULL)
+		return;
+	if (sa->sa_family == AF_INET) {
+		k->family = AF_INET;
+		memcpy(k->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const unsigned char *a =
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			k->family = AF_INET;
+			memcpy(k->addr, a + 12, 4);
+		} else {
+			k->family = AF_INET6;
+			memcpy(k->addr, a, 16);
+		}
+	}
+}
+
+/* Moves c to phase p now (any network or worker thread). */
+static void conn_enter(struct conn_ctx *c, enum conn_phase p)
+{
+	if (c == NULL)
+		return;
+	atomic_store(&c->since_ms, now_ms()); /* before phase: reap reads phase first */
+	atomic_store(&c->phase, (int)p);
+}
+
+/* The conn_ctx of a connection, or NULL. */
+static struct conn_ctx *conn_of(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Closes c's socket under it (conns_lock held); libmicrohttpd then closes c. */
+static void conn_shut(struct server *s, struct conn_ctx *c)
+{
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	c->shut = 1;
+	s->n_shut++;
+}
+
+/*
+ * The oldest connection that can go to make room (conns_lock held): one
+ * still in its handshake or first head, else one idle between requests (a
+ * request sent at that instant would be lost, so those go last). NULL: none.
+ */
+static struct conn_ctx *conn_evictable(struct server *s)
+{
+	struct conn_ctx *c, *best = NULL;
+	int best_phase = CONN_PHASE_COUNT, ph;
+	long long best_since = 0, since;
+
+	for (c = s->conns; c != NULL; c = c->next) {
+		if (c->shut)
+			continue;
+		ph = atomic_load(&c->phase);
+		if (ph != CONN_HEAD && ph != CONN_IDLE)
+			continue;
+		since = atomic_load(&c->since_ms);
+		if (best == NULL || (ph == CONN_HEAD && best_phase != CONN_HEAD) ||
+		    (ph == best_phase && since < best_since)) {
+			best = c;
+			best_phase = ph;
+			best_since = since;
+		}
+	}
+	return best;
+}
+
+/*
+ * MHD_AcceptPolicyCallback: server.maxConnectionsPerIP, then
+ * server.maxConnections. At the limit the oldest connection that has sent no
+ * request (or, failing that, the oldest idle one) is closed to make room, as
+ * nginx reuses idle connections, so that clients holding connections open
+ * cannot lock out the API server; only when none can go is the new one
+ * refused. Every refusal and eviction is counted. A connection is listed
+ * only once it starts, so with N network threads either limit can be passed
+ * by up to N - 1 at a race; libmicrohttpd's own limit is the hard bound.
+ */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct server *s = cls;
+	struct conn_ctx *c, *victim;
+	struct ip_key k;
+	long same = 0, live;
+
+	(void)addrlen;
+	ip_key_of(addr, &k);
+	pthread_mutex_lock(&s->conns_lock);
+	if (k.family != 0)
+		for (c = s->conns; c != NULL; c = c->next)
+			if (!c->shut && c->peer.family == k.family &&
+			    memcmp(c->peer.addr, k.addr, sizeof(k.addr)) == 0)
+				same++;
+	if (same >= s->cfg->max_conns_per_ip) {
+		pthread_mutex_unlock(&s->conns_lock);
+		atomic_fetch_add(&s->refused_ip, 1);
+		metrics_overload(METRICS_OVERLOAD_PER_IP);
+		return MHD_NO;
+	}
+	live = atomic_load(&s->open_conns) - s->n_shut;
+	if (live < s->max_connections) {
+		pthread_mutex_unlock(&s->conns_lock);
+		return MHD_YES;
+	}
+	victim = conn_evictable(s);
+	if (victim != NULL)
+		conn_shut(s, victim);
+	pthread_mutex_unlock(&s->conns_lock);
+	if (victim == NULL) {
+		atomic_fetch_add(&s->refused, 1);
+		metrics_overload(METRICS_OVERLOAD_CONNECTIONS);
+		return MHD_NO;
+	}
+	atomic_fetch_add(&s->evicted, 1);
+	metrics_overload(METRICS_OVERLOAD_EVICTED);
+	return MHD_YES;
+}
+
+/*
+ * Closes connections past their phase's deadline (main thread, every
+ * REAP_INTERVAL_MS): libmicrohttpd's only timeout is for inactivity, so a
+ * client trickling a byte at a time through the handshake, the head or the
+ * body would hold its slot for ever. Also warns, at most every
+ * LIMIT_WARN_INTERVAL_MS, when connections were refused or evicted.
+ */
+static void reap(struct server *s)
+{
+	static const enum metrics_timeout which[CONN_PHASE_COUNT] = {
+	    METRICS_TIMEOUT_HEAD, METRICS_TIMEOUT_BODY, METRICS_TIMEOUT_COUNT,
+	    METRICS_TIMEOUT_IDLE};
+	long long now = now_ms(), limit_ms[CONN_PHASE_COUNT];
+	unsigned long long refused, refused_ip, evicted;
+	struct conn_ctx *c;
+	int ph;
+
+	limit_ms[CONN_HEAD] = s->cfg->header_timeout_s * 1000;
+	limit_ms[CONN_BODY] = s->cfg->request_timeout_s * 1000;
+	limit_ms[CONN_BUSY] = 0;
+	limit_ms[CONN_IDLE] = s->cfg->idle_timeout_s * 1000;
+	pthread_mutex_lock(&s->conns_lock);
+	for (c = s->conns; c != NULL; c = c->next) {
+		if (c->shut)
+			continue;
+		ph = atomic_load(&c->phase); /* before since_ms: see conn_enter */
+		if (ph < 0 || ph >= CONN_PHASE_COUNT || limit_ms[ph] == 0 ||
+		    now - atomic_load(&c->since_ms) < limit_ms[ph])
+			continue;
+		conn_shut(s, c);
+		metrics_conn_timeout(which[ph]);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+
+	refused = atomic_load(&s->refused);
+	refused_ip = atomic_load(&s->refused_ip);
+	evicted = atomic_load(&s->evicted);
+	if ((refused != s->warned_refused || refused_ip != s->warned_refused_ip ||
+	     evicted != s->warned_evicted) &&
+	    now - s->last_warn_ms >= LIMIT_WARN_INTERVAL_MS) {
+		log_kvn(LOG_WARN, "connection_limit_reached", "open",
+		        (long long)atomic_load(&s->open_conns), "max_connections",
+		        (long long)s->max_connections, "max_connections_per_ip",
+		        (long long)s->cfg->max_conns_per_ip, "refused",
+		        (long long)(refused - s->warned_refused), "refused_per_ip",
+		        (long long)(refused_ip - s->warned_refused_ip), "evicted",
+		        (long long)(evicted - s->warned_evicted), LOG_END);
+		s->warned_refused = refused;
+		s->warned_refused_ip = refused_ip;
+		s->warned_evicted = evicted;
+		s->last_warn_ms = now;
+	}
+}
+
 static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -170,6 +430,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	const union MHD_ConnectionInfo *ci;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		atomic_fetch_add(&s->open_conns, 1);
+		metrics_connections(1);
 		c = calloc(1, sizeof(*c));
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		if (c == NULL || ci == NULL) {
@@ -178,6 +440,11 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 			return;
 		}
 		c->session = (gnutls_session_t)ci->tls_session;
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci != NULL ? ci->connect_fd : -1;
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		ip_key_of(ci != NULL ? ci->client_addr : NULL, &c->peer);
+		conn_enter(c, CONN_HEAD);
 		pthread_mutex_lock(&s->conns_lock);
 		c->next = s->conns;
 		if (s->conns != NULL)
@@ -187,6 +454,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 		*socket_context = c;
 		return;
 	}
+	atomic_fetch_sub(&s->open_conns, 1);
+	metrics_connections(-1);
 	c = *socket_context;
 	if (c == NULL)
 		return;
@@ -197,6 +466,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 		s->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
+	if (c->shut)
+		s->n_shut--;
 	pthread_mutex_unlock(&s->conns_lock);
 	tlscert_release(c->holder);
 	free(c);
@@ -236,7 +507,7 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 	    (allow != NULL &&
 	     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow) != MHD_YES) ||
 	    /* While draining, tell keep-alive clients to reconnect elsewhere. */
-	    (atomic_load(&s->draining) &&
+	    ((atomic_load(&s->draining) || r->close) &&
 	     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)) {
 		MHD_destroy_response(resp);
 		return MHD_NO;
@@ -273,15 +544,74 @@ static enum MHD_Result respond_too_large(struct server *s, struct MHD_Connection
 	return respond_error(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 }
 
+/*
+ * Counts n more bytes of r's body buffer against limits.maxBufferedBodyBytes,
+ * before they are allocated. Returns 0, or -1 when they do not fit (nothing
+ * counted).
+ */
+static int budget_charge(struct server *s, struct req_ctx *r, size_t n)
+{
+	long long after = atomic_fetch_add(&s->buffered, (long long)n) + (long long)n;
+
+	if (after > s->cfg->max_buffered_bytes) {
+		atomic_fetch_sub(&s->buffered, (long long)n);
+		return -1;
+	}
+	r->charged += n;
+	metrics_buffered_bytes((long long)n);
+	return 0;
+}
+
+/* Frees r's body and gives its bytes back to the budget. */
+static void body_release(struct server *s, struct req_ctx *r)
+{
+	strbuf_free(&r->body);
+	if (r->charged > 0) {
+		atomic_fetch_sub(&s->buffered, (long long)r->charged);
+		metrics_buffered_bytes(-(long long)r->charged);
+		r->charged = 0;
+	}
+}
+
+/* The budget is spent: the body is dropped, the rest read and discarded, then 503. */
+static void body_over_budget(struct server *s, struct req_ctx *r)
+{
+	if (!r->over_budget) {
+		metrics_overload(METRICS_OVERLOAD_BODY_BUDGET);
+		log_kvn(LOG_WARN, "body_budget_spent", "max_buffered_body_bytes",
+		        (long long)s->cfg->max_buffered_bytes, LOG_END);
+	}
+	r->over_budget = 1;
+	r->too_large = 1; /* the same reading on and discarding */
+	body_release(s, r);
+}
+
+static enum MHD_Result respond_over_budget(struct server *s, struct MHD_Connection *c,
+                                           struct req_ctx *r)
+{
+	return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+	                     "overloaded: request bodies in flight exceed the memory budget", NULL);
+}
+
 /* Runs the core on the request body into r->res (any thread). */
 static void admit(struct server *s, struct req_ctx *r)
 {
 	const char *body = r->body.buf ? r->body.buf : "";
+	int big;
 
 	memset(&r->res, 0, sizeof(r->res));
 	r->res_rc = r->route == ROUTE_VALIDATE
 	                ? admission_validate(body, r->body.len, s->cfg, s->lookup, &r->res)
 	                : admission_handle(body, r->body.len, s->cfg, s->lookup, &r->res);
+	big = r->body.len >= BODY_TRIM_MIN;
+	body_release(s, r); /* read: its bytes go back to the budget now, not after the send */
+	/*
+	 * A large review leaves its parse tree's small blocks free in this
+	 * thread's malloc arena, where other threads cannot reuse them: hand the
+	 * free pages back, or RSS ratchets up by one large review per arena.
+	 */
+	if (big)
+		malloc_trim(0);
 }
 
 /* Answers a /mutate request from r->res (filled by admit); takes the body. */
@@ -315,12 +645,21 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 	return ret;
 }
 
-/* workpool_fn: runs one queued admission, then resumes its connection. */
+/*
+ * workpool_fn: runs one queued admission, then resumes its connection. Its
+ * look-ups end lookups.timeoutMs after the request arrived: time spent in the
+ * queue counts, so a backlog of slow look-ups cannot push answers past the
+ * API server's own timeout.
+ */
 static void run_queued(void *ctx, struct workpool_item *item)
 {
 	struct req_ctx *r = (struct req_ctx *)((char *)item - offsetof(struct req_ctx, qitem));
+	struct server *s = ctx;
 
-	admit(ctx, r);
+	kube_set_thread_deadline((long long)r->start.tv_sec * 1000 + r->start.tv_nsec / 1000000 +
+	                         s->cfg->lookup_timeout_ms);
+	admit(s, r);
+	kube_set_thread_deadline(0);
 	atomic_store(&r->state, REQ_DONE);
 	MHD_resume_connection(r->conn); /* the handler answers from r->res */
 }
@@ -376,7 +715,7 @@ static enum MHD_Result handle_other(struct server *s, struct MHD_Connection *c, 
  */
 static int body_append(struct server *s, struct req_ctx *r, const char *data, size_t n)
 {
-	size_t limit = (size_t)s->cfg->max_body_bytes;
+	size_t limit = (size_t)s->cfg->max_body_bytes, cap;
 
 	if (r->too_large) {
 		/* libmicrohttpd 0.9.75 cannot answer mid-upload: read on, up to the limit again. */
@@ -386,14 +725,26 @@ static int body_append(struct server *s, struct req_ctx *r, const char *data, si
 		return 0;
 	}
 	/* a chunked upload starts at BODY_INITIAL_CAP */
-	if (r->body.cap == 0 && n <= limit &&
-	    strbuf_reserve(&r->body, limit < BODY_INITIAL_CAP - 1 ? limit : BODY_INITIAL_CAP - 1) !=
-	        0)
-		return -1;
+	if (r->body.cap == 0 && n <= limit) {
+		size_t first = limit < BODY_INITIAL_CAP - 1 ? limit : BODY_INITIAL_CAP - 1;
+		cap = strbuf_cap_for(&r->body, first);
+		if (budget_charge(s, r, cap) != 0) {
+			body_over_budget(s, r);
+			return body_append(s, r, data, n); /* discards */
+		}
+		if (strbuf_reserve(&r->body, first) != 0)
+			return -1;
+	}
+	/* Count the growth before it is allocated (past the limit cap is 0: too_big below). */
+	cap = strbuf_cap_for(&r->body, n);
+	if (cap > r->body.cap && budget_charge(s, r, cap - r->body.cap) != 0) {
+		body_over_budget(s, r);
+		return body_append(s, r, data, n);
+	}
 	strbuf_append(&r->body, data, n);
 	if (r->body.too_big) {
 		r->too_large = 1;
-		strbuf_free(&r->body);
+		body_release(s, r);
 		return 0;
 	}
 	return r->body.oom ? -1 : 0;
@@ -441,6 +792,59 @@ static int has_body(struct MHD_Connection *c)
 	return cl != NULL && strcmp(cl, "0") != 0;
 }
 
+/* What framing_check counts: the Content-Length and Transfer-Encoding headers. */
+struct framing {
+	int n_cl, n_te;
+	const char *cl, *te;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->n_cl++;
+		f->cl = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->n_te++;
+		f->te = value;
+	}
+	return MHD_YES;
+}
+
+/*
+ * Checks the body framing of a request whose headers are in (RFC 9112 6.1,
+ * 6.3): one Content-Length of digits only, or one Transfer-Encoding that is
+ * exactly "chunked", never both. libmicrohttpd 0.9.75 reads Content-Length
+ * with Transfer-Encoding as chunked and keeps the connection (the shape of
+ * request smuggling), waits forever on an unknown coding, and takes the first
+ * of two Content-Lengths; other versions differ, so distenv decides itself.
+ * Returns NULL when the framing is sound, else why not.
+ */
+static const char *framing_check(struct MHD_Connection *c)
+{
+	struct framing f = {0, 0, NULL, NULL};
+	size_t i, n;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+	if (f.n_cl > 1 || f.n_te > 1)
+		return "bad request: repeated Content-Length or Transfer-Encoding header";
+	if (f.n_cl > 0 && f.n_te > 0)
+		return "bad request: both Content-Length and Transfer-Encoding";
+	if (f.te != NULL && strcasecmp(f.te, "chunked") != 0)
+		return "bad request: the only Transfer-Encoding accepted is chunked";
+	if (f.cl != NULL) {
+		n = strlen(f.cl);
+		for (i = 0; i < n && f.cl[i] >= '0' && f.cl[i] <= '9'; i++)
+			;
+		if (n == 0 || i != n || n > 18)
+			return "bad request: malformed Content-Length";
+	}
+	return NULL;
+}
+
 /*
  * libmicrohttpd calls this first when the headers are in (*req_cls NULL), then
  * once per body chunk, then once with *upload_data_size 0. A response queued
@@ -454,7 +858,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
-	const char *cl;
+	const char *cl, *bad;
 	long announced;
 
 	(void)version;
@@ -466,8 +870,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		strbuf_init_max(&r->body, (size_t)s->cfg->max_body_bytes);
 		*req_cls = r;
 		atomic_fetch_add(&s->inflight, 1);
+		conn_enter(conn_of(c), CONN_BODY);
 		r->route = route_of(url, method);
 		r->mpath = metrics_path_of(url);
+		if ((bad = framing_check(c)) != NULL) {
+			/* Answered before the body: libmicrohttpd then closes the connection. */
+			r->responded = 1;
+			r->close = 1;
+			log_kv(LOG_DEBUG, "request_refused", "reason", bad, LOG_END);
+			return respond_error(s, c, r, MHD_HTTP_BAD_REQUEST, bad, NULL);
+		}
 		if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE) {
 			metrics_inflight(1);
 			/* Refuse an announced oversize body before reading any of it. */
@@ -488,6 +900,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			if (cl != NULL && announced > 0) {
 				size_t pre = announced < BODY_PREALLOC_MAX ? (size_t)announced + 1
 				                                           : BODY_PREALLOC_MAX;
+				if (budget_charge(s, r, strbuf_cap_for(&r->body, pre - 1)) != 0) {
+					/* Spent before a byte is read: answer now, skip the body.
+					 */
+					body_over_budget(s, r);
+					r->responded = 1;
+					r->close = 1;
+					return respond_over_budget(s, c, r);
+				}
 				if (strbuf_reserve(&r->body, pre - 1) != 0)
 					return MHD_NO;
 			}
@@ -519,30 +939,52 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	/* The whole request is in. */
+	conn_enter(conn_of(c), CONN_BUSY);
 	if (r->route != ROUTE_MUTATE && r->route != ROUTE_VALIDATE) {
 		r->responded = 1;
 		return handle_other(s, c, r);
+	}
+	if (r->over_budget) {
+		r->responded = 1;
+		return respond_over_budget(s, c, r);
 	}
 	if (r->too_large) {
 		r->responded = 1;
 		return respond_too_large(s, c, r);
 	}
-	if (s->pool != NULL) {
-		switch (atomic_load(&r->state)) {
-		case REQ_READING:
+	/*
+	 * By the request's state, not by whether a pool runs: the pool stops
+	 * (and takes no more) before the daemon does, and an admission it ran
+	 * must be answered, not run again.
+	 */
+	switch (atomic_load(&r->state)) {
+	case REQ_QUEUED:
+		return MHD_YES; /* not ours yet */
+	case REQ_DONE:
+		break; /* the worker filled r->res: answer below */
+	default:       /* REQ_READING */
+		switch (s->pool != NULL ? workpool_reserve(s->pool) : WORKPOOL_STOPPED) {
+		case WORKPOOL_OK:
 			/* Suspend first: the worker may resume as soon as it is queued. */
 			atomic_store(&r->state, REQ_QUEUED);
 			r->conn = c;
 			MHD_suspend_connection(c);
 			workpool_push(s->pool, &r->qitem);
 			return MHD_YES;
-		case REQ_QUEUED:
-			return MHD_YES; /* not ours yet */
-		default:
-			break; /* REQ_DONE: answer below */
+		case WORKPOOL_FULL:
+			/* Answer now rather than queue behind slow look-ups. */
+			metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+			log_kvn(LOG_WARN, "admission_queue_full", "max_queued",
+			        (long long)s->cfg->max_queued, LOG_END);
+			r->responded = 1;
+			return respond_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+			                     "overloaded: too many admissions waiting for look-ups",
+			                     NULL);
+		case WORKPOOL_STOPPED:
+			admit(s, r); /* no pool (look-ups off), or stopping: here */
+			break;
 		}
-	} else {
-		admit(s, r);
+		break;
 	}
 	r->responded = 1;
 	return respond_admission(s, c, r);
@@ -554,13 +996,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
 
-	(void)c;
+	conn_enter(conn_of(c), CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_kvn(LOG_DEBUG, "request_aborted", "reason", (long long)toe, LOG_END);
 	admission_result_free(&r->res); /* an answer that was never sent */
-	strbuf_free(&r->body);
+	body_release(s, r);
 	metrics_http_request(r->mpath, r->status);
 	if (r->route == ROUTE_MUTATE || r->route == ROUTE_VALIDATE)
 		metrics_inflight(-1);
@@ -654,39 +1096,176 @@ static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr 
 			flags |= MHD_USE_IPv6;
 	}
 	return MHD_start_daemon(
-	    flags, la->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-	    MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
-	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg->max_connections,
+	    flags, la->port, accept_policy, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, s, MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+	    MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)s->cfg->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)(s->max_connections + (long)threads * CONN_HEADROOM_PER_THREAD),
 	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
 }
 
-/* Waits for in-flight requests to finish, up to the deadline or a second signal. */
+/*
+ * The probe listener's handler: GET /healthz and /readyz over plain HTTP,
+ * nothing else. Answered when the headers are in; a body is never read.
+ */
+static enum MHD_Result probe_request(void *cls, struct MHD_Connection *c, const char *url,
+                                     const char *method, const char *version,
+                                     const char *upload_data, size_t *upload_data_size,
+                                     void **req_cls)
+{
+	static const char ok[] = "ok\n", draining[] = "draining: shutting down\n",
+	                  nf[] = "not found: the probe port serves GET /healthz and /readyz\n";
+	struct server *s = cls;
+	enum route rt = route_of(url, method);
+	const char *body = nf;
+	size_t len = sizeof(nf) - 1;
+	unsigned status = MHD_HTTP_NOT_FOUND;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (rt == ROUTE_HEALTHZ || (rt == ROUTE_READYZ && !atomic_load(&s->draining))) {
+		body = ok;
+		len = sizeof(ok) - 1;
+		status = MHD_HTTP_OK;
+	} else if (rt == ROUTE_READYZ) {
+		body = draining;
+		len = sizeof(draining) - 1;
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	/* PERSISTENT: string literals outlive the response. */
+	resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                            "text/plain; charset=utf-8") != MHD_YES) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		metrics_http_request(metrics_path_of(url), (int)status);
+	return ret;
+}
+
+/*
+ * The probe listener (server.probeListen): plain HTTP on its own port, one
+ * thread, a few connections, so that the kubelet's probes are answered even
+ * when the webhook port is full (as controller-runtime serves them).
+ */
+static struct MHD_Daemon *probe_start(struct server *s, const struct bind_addr *la, int dual)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const struct sockaddr *sa = NULL;
+
+	if (la->any_dual) {
+		if (dual)
+			flags |= MHD_USE_DUAL_STACK;
+	} else {
+		sa = (const struct sockaddr *)&la->ss;
+		if (la->v6)
+			flags |= MHD_USE_IPv6;
+	}
+	return MHD_start_daemon(
+	    flags, la->port, NULL, NULL, probe_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+	    s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROBE_MAX_CONNECTIONS,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROBE_PER_IP_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROBE_TIMEOUT_S,
+	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
+}
+
+/*
+ * The drain period: connections already open keep being served, each answer
+ * with Connection: close, so every kept-alive client sends at most one more
+ * request on its connection and then reconnects (to another replica). Ends
+ * when no connection is left, at the deadline (the rest are closed then), or
+ * on a second signal. Closing idle keep-alive connections at once would lose
+ * the requests their clients send at that instant: kube-apiserver does not
+ * retry a POST.
+ */
 static void drain(struct server *s, const sigset_t *sigs)
 {
 	struct timespec start, step = {0, DRAIN_POLL_NS};
 	long timeout = s->cfg->drain_timeout_s;
+	long long reaped = now_ms();
 	int sig;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if (atomic_load(&s->inflight) <= 0)
+		/* Slow connections still meet their deadlines, so they end the drain early too. */
+		if (now_ms() - reaped >= REAP_INTERVAL_MS) {
+			reap(s);
+			reaped = now_ms();
+		}
+		if (atomic_load(&s->inflight) <= 0 && atomic_load(&s->open_conns) <= 0)
 			return;
 		/* Sub-second: comparing whole seconds ended the drain up to 1 s early. */
 		if (elapsed_s(&start) >= (double)timeout) {
 			log_kvn(LOG_WARN, "drain_timeout", "inflight",
-			        (long long)atomic_load(&s->inflight), "timeout_s",
+			        (long long)atomic_load(&s->inflight), "connections",
+			        (long long)atomic_load(&s->open_conns), "timeout_s",
 			        (long long)timeout, LOG_END);
 			return;
 		}
 		sig = sigtimedwait(sigs, NULL, &step);
+		if (sig == SIGHUP) {
+			tlscert_store_poke(s->certs);
+			continue;
+		}
 		if (sig > 0) {
 			log_kv(LOG_WARN, "drain_interrupted", "signal", strsignal(sig), LOG_END);
 			return;
 		}
 	}
+}
+
+/*
+ * Makes room for max_connections descriptors: raises the soft open-file limit
+ * (up to the hard one) when it is too low, else clamps the connection limit
+ * below it and warns. Past the limit accept() fails with EMFILE, which
+ * libmicrohttpd retries at once (a busy loop); its own connection limit is
+ * checked first. Returns the connection limit to use, or -1 with err.
+ */
+static long fit_open_files(long want, long threads, int probe, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	rlim_t reserve = (rlim_t)(FD_RESERVE_BASE + FD_RESERVE_PER_THREAD * threads +
+	                          (probe ? PROBE_MAX_CONNECTIONS + 4 : 0));
+	rlim_t need = (rlim_t)want + reserve, soft;
+	long max;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return want; /* nothing known: leave it to the library */
+	soft = rl.rlim_cur;
+	if (soft != RLIM_INFINITY && soft < need) {
+		rl.rlim_cur =
+		    rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+		if (rl.rlim_cur > soft && setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			log_kvn(LOG_INFO, "open_file_limit_raised", "from", (long long)soft, "to",
+			        (long long)rl.rlim_cur, LOG_END);
+			soft = rl.rlim_cur;
+		}
+	}
+	if (soft == RLIM_INFINITY || soft >= need)
+		return want;
+	if (soft <= reserve) {
+		snprintf(err, errlen,
+		         "the open-file limit (%llu) leaves no room for connections: raise it "
+		         "above %llu (ulimit -n)",
+		         (unsigned long long)soft, (unsigned long long)reserve);
+		return -1;
+	}
+	max = (long)(soft - reserve);
+	log_kvn(LOG_WARN, "max_connections_clamped", "max_connections", (long long)want,
+	        "clamped_to", (long long)max, "open_file_limit", (long long)soft, "hard_limit",
+	        (long long)(rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max), LOG_END);
+	return max;
 }
 
 int server_run(const struct config *cfg, const struct workload_lookup *lookup, char *err,
@@ -713,11 +1292,25 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		snprintf(err, errlen, "max body bytes must be positive");
 		goto out_locks;
 	}
+	if (cfg->max_buffered_bytes <= cfg->max_body_bytes) {
+		snprintf(
+		    err, errlen,
+		    "limits.maxBufferedBodyBytes (%ld) must be larger than limits.maxBodyBytes "
+		    "(%ld), or no request of the largest size could ever be read",
+		    cfg->max_buffered_bytes, cfg->max_body_bytes);
+		goto out_locks;
+	}
 	if (!MHD_is_feature_supported(MHD_FEATURE_TLS) ||
 	    !MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK)) {
 		snprintf(err, errlen, "libmicrohttpd was built without TLS certificate callbacks");
 		goto out_locks;
 	}
+
+	s.max_connections =
+	    fit_open_files(cfg->max_connections, cfg->threads > 0 ? cfg->threads : 1,
+	                   cfg->probe_listen[0] != '\0', err, errlen);
+	if (s.max_connections < 0)
+		goto out_locks;
 
 	/* The first pair must be good: there is nothing to fall back to. */
 	s.certs =
@@ -729,19 +1322,24 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		log_kv(LOG_WARN, "certificate_expired", "cert", cfg->tls_cert, "not_after", when,
 		       LOG_END);
 
-	/* Block the stop signals before any thread starts, so every thread inherits the mask. */
+	/*
+	 * Block the signals this thread waits for before any thread starts, so
+	 * every thread inherits the mask: SIGTERM and SIGINT stop, SIGHUP asks
+	 * for a certificate check.
+	 */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &sigs, &oldmask) != 0) {
-		snprintf(err, errlen, "cannot block SIGTERM/SIGINT");
+		snprintf(err, errlen, "cannot block SIGTERM/SIGINT/SIGHUP");
 		goto out_cert;
 	}
 	mask_set = 1;
 
-	if (lookup != NULL && (s.pool = workpool_start((int)(cfg->threads > 0 ? cfg->threads : 1) *
-	                                                   WORKERS_PER_THREAD,
-	                                               run_queued, &s, NULL, 0)) == NULL) {
+	if (lookup != NULL && (s.pool = workpool_start(
+	                           (int)(cfg->threads > 0 ? cfg->threads : 1) * WORKERS_PER_THREAD,
+	                           cfg->max_queued, run_queued, &s, NULL, 0)) == NULL) {
 		snprintf(err, errlen, "cannot start the admission worker threads");
 		goto out_pool;
 	}
@@ -759,6 +1357,22 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		         s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
 		goto out_pool;
 	}
+	if (cfg->probe_listen[0] != '\0') {
+		struct bind_addr pa;
+		if (bind_resolve(cfg->probe_listen, &pa, err, errlen) != 0)
+			goto out_daemon;
+		s.probe = probe_start(&s, &pa, 1);
+		if (s.probe == NULL && pa.any_dual)
+			s.probe = probe_start(&s, &pa, 0);
+		if (s.probe == NULL) {
+			snprintf(
+			    err, errlen, "cannot listen for probes on %s: %s", cfg->probe_listen,
+			    s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
+			goto out_daemon;
+		}
+		log_kv(LOG_INFO, "probes_listening", "listen", cfg->probe_listen, "paths",
+		       "/healthz,/readyz", LOG_END);
+	}
 	atomic_store(&s.started, 1);
 	if (tlscert_store_watch(s.certs) != 0) {
 		snprintf(err, errlen, "cannot start the certificate watcher thread");
@@ -769,15 +1383,30 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	log_kv(LOG_INFO, "listening", "listen", cfg->listen, "tls", TLS_VERSIONS, "cert",
 	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, LOG_END);
 	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
-	        (long long)cfg->threads, "max_connections", (long long)cfg->max_connections,
-	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "max_body_bytes",
-	        (long long)cfg->max_body_bytes, "cert_check_interval_s",
-	        (long long)cfg->cert_check_interval_s, LOG_END);
+	        (long long)cfg->threads, "max_connections", (long long)s.max_connections,
+	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "header_timeout_s",
+	        (long long)cfg->header_timeout_s, "request_timeout_s",
+	        (long long)cfg->request_timeout_s, "max_connections_per_ip",
+	        (long long)cfg->max_conns_per_ip, "max_body_bytes", (long long)cfg->max_body_bytes,
+	        "cert_check_interval_s", (long long)cfg->cert_check_interval_s, LOG_END);
 
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	for (;;) {
+		struct timespec tick = {REAP_INTERVAL_MS / 1000,
+		                        (REAP_INTERVAL_MS % 1000) * 1000000L};
+		sig = sigtimedwait(&sigs, NULL, &tick);
+		if (sig < 0) {
+			reap(&s); /* EAGAIN: the tick passed (or EINTR) */
+			continue;
+		}
+		if (sig != SIGHUP)
+			break;
+		tlscert_store_poke(s.certs);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&s.draining, 1);
+	/* Look-ups, those in flight and those queued, end with the drain. */
+	kube_set_global_deadline((long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000 +
+	                         cfg->drain_timeout_s * 1000);
 	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);
 	lfd = MHD_quiesce_daemon(s.daemon); /* no new connections; the socket is ours to close */
 	if (lfd != MHD_INVALID_SOCKET) {
@@ -790,20 +1419,26 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		lfd = MHD_INVALID_SOCKET;
 	}
 	drain(&s, &sigs);
-	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight), "millis",
+	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight),
+	        "connections", (long long)atomic_load(&s.open_conns), "millis",
 	        (long long)(elapsed_s(&t0) * 1000), LOG_END);
 	rc = 0;
 
 out_daemon:
 	tlscert_store_unwatch(s.certs);
-	/* runs every queued admission, resuming its connection, before the daemon stops */
+	/*
+	 * Runs every queued admission, resuming its connection, before the daemon
+	 * stops; admissions arriving meanwhile run on the network threads. The
+	 * pool is freed only once no network thread can reach it.
+	 */
 	workpool_stop(s.pool);
-	s.pool = NULL;
 	MHD_stop_daemon(s.daemon);
+	if (s.probe != NULL)
+		MHD_stop_daemon(s.probe);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 out_pool:
-	workpool_stop(s.pool);
+	workpool_free(s.pool);
 out_cert:
 	g_server = NULL;
 	/*

@@ -43,6 +43,9 @@ struct tlscert_store {
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cond; /* CLOCK_MONOTONIC */
 	int watch_stop;
+	int watch_poke; /* a check was asked for: read the pair whatever the files look like */
+	int failing;    /* the last pair tried was not installed: try again each interval */
+	char last_err[512];
 	struct file_sig sig_cert, sig_key;
 };
 
@@ -152,8 +155,9 @@ struct tlscert *tlscert_load(const char *cert_path, const char *key_path, char *
 		goto out;
 	}
 	h->not_after = gnutls_x509_crt_get_expiration_time(crt);
-	if (h->not_after == (time_t)-1) {
-		snprintf(err, errlen, "%s: certificate has no expiration time", cert_path);
+	h->not_before = gnutls_x509_crt_get_activation_time(crt);
+	if (h->not_after == (time_t)-1 || h->not_before == (time_t)-1) {
+		snprintf(err, errlen, "%s: certificate has no validity period", cert_path);
 		goto out;
 	}
 	if (gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA256, fp, &fplen) < 0)
@@ -213,29 +217,78 @@ static void store_install(struct tlscert_store *st, struct tlscert *h)
 	metrics_cert_expiry(h->not_after);
 }
 
-/* One check: when either file changed since the last look, try the new pair. */
-static void store_check(struct tlscert_store *s)
+/* Why h cannot be used at now, or NULL when it can. */
+static const char *validity_problem(const struct tlscert *h, time_t now)
+{
+	if (now < h->not_before)
+		return "not yet valid";
+	if (now > h->not_after)
+		return "expired";
+	return NULL;
+}
+
+/*
+ * A pair that was not installed: counted each time; logged at warn when the
+ * reason changes (every interval would flood the log), else at debug.
+ */
+static void store_refuse(struct tlscert_store *s, const char *event, const char *err)
+{
+	int same = s->failing && strcmp(s->last_err, err) == 0;
+
+	metrics_cert_reload(0);
+	s->failing = 1;
+	snprintf(s->last_err, sizeof(s->last_err), "%s", err);
+	log_kv(same ? LOG_DEBUG : LOG_WARN, event, "cert", s->cert_path, "key", s->key_path,
+	       "error", err, "action", "keeping the certificate in use, trying again each interval",
+	       LOG_END);
+}
+
+/*
+ * One check: when either file changed since the last look, when the last
+ * pair was not installed, or when forced, try the pair.
+ */
+static void store_check(struct tlscert_store *s, int force)
 {
 	struct file_sig sc, sk;
-	struct tlscert *h;
+	struct tlscert *h, *cur;
 	char err[512], when[64];
+	const char *bad, *cur_bad;
+	time_t now;
 
 	/* stat before reading: a change during the read shows up as a change next time. */
 	file_stat(s->cert_path, &sc);
 	file_stat(s->key_path, &sk);
-	if (sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
+	if (!force && !s->failing && sig_equal(&sc, &s->sig_cert) && sig_equal(&sk, &s->sig_key))
 		return;
 	s->sig_cert = sc;
 	s->sig_key = sk;
 	err[0] = '\0';
 	h = tlscert_load(s->cert_path, s->key_path, err, sizeof(err));
 	if (h == NULL) {
-		metrics_cert_reload(0);
-		log_kv(LOG_WARN, "certificate_reload_failed", "cert", s->cert_path, "key",
-		       s->key_path, "error", err, "action", "keeping the certificate in use",
-		       LOG_END);
+		store_refuse(s, "certificate_reload_failed", err);
 		return;
 	}
+	now = time(NULL);
+	if ((bad = validity_problem(h, now)) != NULL) {
+		/* Never trade a valid pair for one that clients will refuse. */
+		cur = tlscert_store_acquire(s);
+		cur_bad = cur != NULL ? validity_problem(cur, now) : "none";
+		tlscert_release(cur);
+		if (cur_bad == NULL) {
+			tlscert_format_time(strcmp(bad, "expired") == 0 ? h->not_after
+			                                                : h->not_before,
+			                    when, sizeof(when));
+			snprintf(err, sizeof(err), "%s: certificate %s (%s %s)", s->cert_path, bad,
+			         strcmp(bad, "expired") == 0 ? "not after" : "not before", when);
+			tlscert_release(h);
+			store_refuse(s, "certificate_rejected", err);
+			return;
+		}
+		log_kv(LOG_WARN, "certificate_invalid", "cert", s->cert_path, "error", bad,
+		       "action", "installed: the certificate in use is not valid either", LOG_END);
+	}
+	s->failing = 0;
+	s->last_err[0] = '\0';
 	tlscert_format_time(h->not_after, when, sizeof(when));
 	log_kv(LOG_INFO, "certificate_reloaded", "cert", s->cert_path, "sha256", h->fingerprint,
 	       "not_after", when, LOG_END);
@@ -247,18 +300,24 @@ static void *watcher_main(void *arg)
 {
 	struct tlscert_store *s = arg;
 	struct timespec deadline;
+	int force;
 
 	pthread_mutex_lock(&s->watch_lock);
 	while (!s->watch_stop) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += s->interval_s;
-		while (!s->watch_stop &&
+		while (!s->watch_stop && !s->watch_poke &&
 		       pthread_cond_timedwait(&s->watch_cond, &s->watch_lock, &deadline) == 0)
 			;
 		if (s->watch_stop)
 			break;
+		force = s->watch_poke;
+		s->watch_poke = 0;
 		pthread_mutex_unlock(&s->watch_lock);
-		store_check(s);
+		if (force)
+			log_kv(LOG_INFO, "certificate_check", "reason", "SIGHUP", "cert",
+			       s->cert_path, LOG_END);
+		store_check(s, force);
 		pthread_mutex_lock(&s->watch_lock);
 	}
 	pthread_mutex_unlock(&s->watch_lock);
@@ -313,6 +372,14 @@ int tlscert_store_watch(struct tlscert_store *st)
 		return -1;
 	st->watcher_running = 1;
 	return 0;
+}
+
+void tlscert_store_poke(struct tlscert_store *st)
+{
+	pthread_mutex_lock(&st->watch_lock);
+	st->watch_poke = 1;
+	pthread_cond_signal(&st->watch_cond);
+	pthread_mutex_unlock(&st->watch_lock);
 }
 
 void tlscert_store_unwatch(struct tlscert_store *st)

@@ -23,6 +23,7 @@ struct tlscert {
 	gnutls_pcert_st pcerts[TLSCERT_CHAIN_MAX];
 	unsigned n_pcerts;
 	gnutls_privkey_t key;
+	time_t not_before;
 	time_t not_after;
 	char fingerprint[65]; /* SHA-256 of the leaf, hex */
 };
@@ -55,6 +56,12 @@ struct tlscert *tlscert_store_acquire(struct tlscert_store *st);
 
 /* Starts the watcher thread. Returns 0, or -1 when the thread cannot start. */
 int tlscert_store_watch(struct tlscert_store *st) __attribute__((warn_unused_result));
+
+/*
+ * Asks the watcher for a check now (SIGHUP): the pair is read again even when
+ * the files look unchanged. Returns at once; the check runs on the watcher.
+ */
+void tlscert_store_poke(struct tlscert_store *st);
 
 /* Stops the watcher thread (if it runs) and waits for it. */
 void tlscert_store_unwatch(struct tlscert_store *st);

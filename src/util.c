@@ -54,26 +54,36 @@ void strbuf_init_stack(struct strbuf *sb, char *stack, size_t size)
 	stack[0] = '\0';
 }
 
-int strbuf_reserve(struct strbuf *sb, size_t extra)
+size_t strbuf_cap_for(const struct strbuf *sb, size_t extra)
 {
 	size_t need, cap, limit = sb->max ? sb->max : ((size_t)-1) / 2;
+
+	if (extra > limit - sb->len)
+		return 0;
+	need = sb->len + extra + 1;
+	if (need <= sb->cap)
+		return sb->cap;
+	cap = sb->cap ? sb->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	return cap > limit + 1 ? limit + 1 : cap; /* never more than the limit allows */
+}
+
+int strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	size_t cap;
 	char *p;
 
 	if (sb->oom)
 		return -1;
-	if (extra > limit - sb->len) {
+	cap = strbuf_cap_for(sb, extra);
+	if (cap == 0) {
 		sb->oom = 1;
 		sb->too_big = sb->max != 0;
 		return -1;
 	}
-	need = sb->len + extra + 1;
-	if (need <= sb->cap)
+	if (cap == sb->cap)
 		return 0;
-	cap = sb->cap ? sb->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	if (cap > limit + 1)
-		cap = limit + 1; /* never more than the limit allows */
 	if (sb->buf != NULL && sb->buf == sb->stack) {
 		if ((p = malloc(cap)) != NULL)
 			memcpy(p, sb->buf, sb->len + 1);

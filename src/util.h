@@ -39,6 +39,11 @@ void strbuf_init_max(struct strbuf *sb, size_t max);
 void strbuf_init_stack(struct strbuf *sb, char *stack, size_t size);
 /* Makes room for extra more bytes and the NUL. Returns 0, or -1 (sets oom, maybe too_big). */
 int strbuf_reserve(struct strbuf *sb, size_t extra);
+/*
+ * The capacity strbuf_reserve(sb, extra) would leave (sb->cap when it has room),
+ * so that a caller can account for memory before it is taken; 0 past the limit.
+ */
+size_t strbuf_cap_for(const struct strbuf *sb, size_t extra);
 void strbuf_append(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -19,16 +19,35 @@ typedef void (*workpool_fn)(void *ctx, struct workpool_item *item);
 
 struct workpool;
 
-/* Starts n threads running fn(ctx, item). Returns the pool, or NULL with err. */
-struct workpool *workpool_start(int n, workpool_fn fn, void *ctx, char *err, size_t errlen);
+/*
+ * Starts n threads running fn(ctx, item); at most max_queued items wait
+ * (<= 0: no bound). Returns the pool, or NULL with err.
+ */
+struct workpool *workpool_start(int n, long max_queued, workpool_fn fn, void *ctx, char *err,
+                                size_t errlen);
 
-/* Queues item (thread-safe); a worker runs it soon after. */
+/* workpool_reserve's answers. */
+enum workpool_place {
+	WORKPOOL_OK = 0,  /* a place is claimed: fill it with workpool_push */
+	WORKPOOL_FULL,    /* max_queued items already wait */
+	WORKPOOL_STOPPED, /* workpool_stop was called: run the item yourself */
+};
+
+/* Claims a place in the queue (thread-safe). */
+enum workpool_place workpool_reserve(struct workpool *p) __attribute__((warn_unused_result));
+
+/* Queues item into a place claimed by workpool_reserve; a worker runs it soon after. */
 void workpool_push(struct workpool *p, struct workpool_item *item);
 
 /*
- * Runs every queued item, then stops the threads, waits for them and frees
- * the pool. NULL is fine.
+ * Runs every queued item, then stops the threads and waits for them; later
+ * workpool_reserve calls answer WORKPOOL_STOPPED. Calling it again does
+ * nothing; NULL is fine. The pool stays allocated (other threads may still
+ * call workpool_reserve) until workpool_free.
  */
 void workpool_stop(struct workpool *p);
+
+/* Stops the pool if it runs, and frees it. NULL is fine. */
+void workpool_free(struct workpool *p);
 
 #endif

@@ -156,9 +156,11 @@ def assert_deployment(r, port=8443):
         eq(c["securityContext"], SECURE, f"securityContext of {c['name']}")
     (web,) = spec["containers"]
     eq(web["args"], ["serve", "--config", "/etc/distenv/config.yaml"], "webhook args")
-    eq(web["ports"], [{"name": "https", "containerPort": port, "protocol": "TCP"}], "ports")
+    eq(web["ports"], [{"name": "https", "containerPort": port, "protocol": "TCP"},
+                      {"name": "probes", "containerPort": 8081, "protocol": "TCP"}], "ports")
+    # The probes have a port of their own: answered when the webhook port is full.
     for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
-        eq(web[probe]["httpGet"], {"path": path, "port": "https", "scheme": "HTTPS"}, probe)
+        eq(web[probe]["httpGet"], {"path": path, "port": "probes", "scheme": "HTTP"}, probe)
     for c in containers:
         res = c["resources"]
         assert res.get("requests", {}).get("memory") and res.get("limits", {}).get("memory"), \
@@ -336,6 +338,9 @@ def t_self_signed_cert(helm, tmp):
     pub_cert = openssl("x509", "-in", os.path.join(tmp, "tls.crt"), "-noout", "-pubkey")
     pub_key = openssl("pkey", "-in", os.path.join(tmp, "tls.key"), "-pubout")
     eq(pub_cert, pub_key, "tls.key matches tls.crt")
+    for k in ("ca.crt", "tls.crt"):
+        text = openssl("x509", "-in", os.path.join(tmp, k), "-noout", "-text")
+        assert "id-ecPublicKey" in text and "prime256v1" in text, f"{k} is not ECDSA P-256"
     # Without a cluster every render makes a new CA: this is why the checked-in
     # manifest does not use selfSigned, and why install.sh checks the upgrade.
     r2 = helm.template()
@@ -452,7 +457,8 @@ def t_escape_hatches(helm):
     assert {"name": "v", "emptyDir": {}} in pod["volumes"], pod["volumes"]
     eq(pod["priorityClassName"], "system-cluster-critical", "priorityClassName")
     np = r.one("NetworkPolicy")
-    eq(np["spec"]["ingress"], [{"ports": [{"protocol": "TCP", "port": 8443}]}], "NetworkPolicy")
+    eq(np["spec"]["ingress"], [{"ports": [{"protocol": "TCP", "port": 8443},
+                                          {"protocol": "TCP", "port": 8081}]}], "NetworkPolicy")
     eq(np["spec"]["podSelector"]["matchLabels"], pod_selector(r), "NetworkPolicy selects the pods")
     eq(r.one("PodDisruptionBudget")["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow", "PDB policy")
     old = helm.template(kube="1.26.0")
@@ -893,6 +899,9 @@ REJECT = [
     (["--set", "metrics.prometheusRule.latency.timeoutRatio=0"], "/metrics/prometheusRule/latency/timeoutRatio"),
     (["--set", "metrics.prometheusRule.denials.window=15 minutes"], "/metrics/prometheusRule/denials/window"),
     (["--set", "test.timeout=1d"], "/test/timeout"),
+    (["--set", "probePort=8443"], "a port of their own"),
+    (["--set", "config.server.probeListen=:9000"], "probeListen"),
+    (["--set", "config.server.headerTimeoutSeconds=0"], "/config/server/headerTimeoutSeconds"),
 ]
 
 
@@ -946,8 +955,10 @@ def t_serve_chart_cert(helm, binary, tmp):
     open(os.path.join(d, "config.yaml"), "w").write(cfg)
     port = free_port()
     log = open(os.path.join(d, "serve.log"), "w")
+    probe = free_port()
     proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
-                             "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
+                             "--listen", f"127.0.0.1:{port}", "--probe-listen", f"127.0.0.1:{probe}"],
+                            stdout=log, stderr=log)
     host = f"{RELEASE}.{NS}.svc"
     curl = ["curl", "-sS", "--max-time", "5", "--cacert", os.path.join(d, "ca.crt"),
             "--resolve", f"{host}:{port}:127.0.0.1"]
@@ -961,7 +972,12 @@ def t_serve_chart_cert(helm, binary, tmp):
             time.sleep(0.1)
         else:
             raise AssertionError("serve did not answer /healthz in 10 s")
-        # The probes' and the ServiceMonitor's paths.
+        # The probes' paths on the probe port (plain HTTP), and on the webhook port with
+        # the ServiceMonitor's.
+        for path in ("/readyz", "/healthz"):
+            out = subprocess.run(["curl", "-fsS", "--max-time", "5", f"http://127.0.0.1:{probe}{path}"],
+                                 capture_output=True, text=True)
+            assert out.returncode == 0 and out.stdout == "ok\n", f"probe port GET {path}: {out.stderr}"
         for path in ("/readyz", "/healthz", "/metrics"):
             out = subprocess.run(curl + ["-f", f"https://{host}:{port}{path}"], capture_output=True, text=True)
             assert out.returncode == 0, f"GET {path}: {out.stderr}"
@@ -1057,7 +1073,8 @@ def t_hot_reload_projected(helm, binary, tmp):
     port = free_port()
     log = open(os.path.join(tmp, "reload.log"), "w")
     proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
-                             "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
+                             "--listen", f"127.0.0.1:{port}", "--probe-listen", f"127.0.0.1:{free_port()}"],
+                            stdout=log, stderr=log)
     host = f"{RELEASE}.{NS}.svc"
 
     def served_by(i):

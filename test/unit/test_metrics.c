@@ -25,6 +25,9 @@ static double sample(const char *text, const char *series)
 	return -1;
 }
 
+/* Metric families rendered (distenv_* and process_*). */
+#define FAMILIES 20
+
 static int count_lines_starting(const char *text, const char *prefix)
 {
 	int n = 0;
@@ -46,6 +49,14 @@ static const struct {
 	double want;
 	const char *edge;
 } expect[] = {
+    {"distenv_overload_rejections_total{reason=\"queue_full\"}", 2, "queue full twice"},
+    {"distenv_open_connections", 1, "two opened, one closed"},
+    {"distenv_overload_rejections_total{reason=\"body_budget\"}", 1, "budget once"},
+    {"distenv_buffered_body_bytes", 4096, "8192 held, 4096 released"},
+    {"distenv_overload_rejections_total{reason=\"evicted\"}", 1, "one evicted"},
+    {"distenv_overload_rejections_total{reason=\"per_ip_limit\"}", 0, "zero rendered"},
+    {"distenv_connection_timeouts_total{phase=\"head\"}", 2, "two head timeouts"},
+    {"distenv_connection_timeouts_total{phase=\"idle\"}", 0, "zero rendered"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -146,6 +157,19 @@ int main(void)
 	metrics_cert_reload(1);
 	metrics_cert_reload(1);
 	metrics_cert_reload(0);
+	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+	metrics_overload(METRICS_OVERLOAD_QUEUE_FULL);
+	metrics_overload(METRICS_OVERLOAD_COUNT); /* ignored */
+	metrics_connections(1);
+	metrics_connections(1);
+	metrics_connections(-1);
+	metrics_overload(METRICS_OVERLOAD_BODY_BUDGET);
+	metrics_buffered_bytes(8192);
+	metrics_buffered_bytes(-4096);
+	metrics_overload(METRICS_OVERLOAD_EVICTED);
+	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
+	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
+	metrics_conn_timeout(METRICS_TIMEOUT_COUNT); /* ignored */
 
 	text = metrics_render(&len);
 	CHECK(text != NULL, "render");
@@ -164,9 +188,12 @@ int main(void)
 	CHECK(sum > 0.004 - 1e-9 && sum < 0.004 + 1e-9, "look-up sum: got %.9f", sum);
 
 	/* Every metric family has HELP and TYPE; every label value is rendered. */
-	CHECK(count_lines_starting(text, "# TYPE ") == 16, "16 metric families, got %d",
-	      count_lines_starting(text, "# TYPE "));
-	CHECK(count_lines_starting(text, "# HELP ") == 16, "16 HELP lines");
+	CHECK(count_lines_starting(text, "# TYPE ") == FAMILIES, "%d metric families, got %d",
+	      FAMILIES, count_lines_starting(text, "# TYPE "));
+	CHECK(count_lines_starting(text, "# HELP ") == FAMILIES, "%d HELP lines", FAMILIES);
+	CHECK(count_lines_starting(text, "distenv_overload_rejections_total{") ==
+	          METRICS_OVERLOAD_COUNT,
+	      "one series per overload reason");
 	CHECK(count_lines_starting(text, "distenv_admission_requests_total{") ==
 	          2 * ADMISSION_OUTCOME_COUNT,
 	      "one series per webhook and outcome");

@@ -1,4 +1,5 @@
 /* Unit tests for the worker pool the server runs admissions on. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -31,25 +32,79 @@ static void test_pool(void)
 	int i, all;
 
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		struct workpool *p = workpool_start(sizes[k], run_job, NULL, err, sizeof(err));
+		struct workpool *p = workpool_start(sizes[k], 0, run_job, NULL, err, sizeof(err));
 		CHECK(p != NULL, "pool of %d: %s", sizes[k], err);
 		if (!p)
 			continue;
 		atomic_store(&ran, 0);
 		memset(jobs, 0, sizeof(jobs));
-		for (i = 0; i < 200; i++)
+		for (i = 0; i < 200; i++) {
+			CHECK(workpool_reserve(p) == 0, "reserve %d", i);
 			workpool_push(p, &jobs[i].item);
+		}
 		workpool_stop(p);
+		CHECK(workpool_reserve(p) == WORKPOOL_STOPPED, "pool of %d: a place after the stop",
+		      sizes[k]);
+		workpool_stop(p); /* again: nothing */
+		workpool_free(p);
 		for (all = 1, i = 0; i < 200; i++)
 			all &= jobs[i].done;
 		CHECK(atomic_load(&ran) == 200 && all, "pool of %d ran %d of 200", sizes[k],
 		      atomic_load(&ran));
 	}
+	workpool_free(NULL);
 	workpool_stop(NULL);
+}
+
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+
+/* Blocks on the gate: keeps the single worker busy while the queue fills. */
+static void run_gated(void *ctx, struct workpool_item *it)
+{
+	(void)ctx;
+	pthread_mutex_lock(&gate);
+	pthread_mutex_unlock(&gate);
+	((struct job *)it)->done = 1;
+	atomic_fetch_add(&ran, 1);
+}
+
+/* A bounded queue refuses past max_queued waiting items, and every accepted item runs. */
+static void test_bounded(void)
+{
+	struct job jobs[8];
+	char err[128];
+	struct workpool *p;
+	int i, refused = 0, accepted = 0;
+
+	memset(jobs, 0, sizeof(jobs));
+	atomic_store(&ran, 0);
+	pthread_mutex_lock(&gate);
+	p = workpool_start(1, 3, run_gated, NULL, err, sizeof(err));
+	CHECK(p != NULL, "bounded pool: %s", err);
+	if (!p) {
+		pthread_mutex_unlock(&gate);
+		return;
+	}
+	/* the worker holds at most one (blocked on the gate), at most three wait */
+	for (i = 0; i < 8; i++) {
+		if (workpool_reserve(p) == 0) {
+			workpool_push(p, &jobs[i].item);
+			accepted++;
+		} else {
+			refused++;
+		}
+	}
+	pthread_mutex_unlock(&gate);
+	workpool_free(p);
+	/* one running, at most three waiting: at most 4 accepted of 8 */
+	CHECK(accepted <= 4 && refused >= 4, "accepted %d, refused %d with a queue of 3", accepted,
+	      refused);
+	CHECK(atomic_load(&ran) == accepted, "ran %d of %d accepted", atomic_load(&ran), accepted);
 }
 
 int main(void)
 {
 	test_pool();
+	test_bounded();
 	TEST_MAIN_END("workpool");
 }

@@ -89,6 +89,9 @@ true
 {{- $_ = set $tls "certFile" "/etc/distenv/tls/tls.crt" }}
 {{- $_ = set $tls "keyFile" "/etc/distenv/tls/tls.key" }}
 {{- $_ = set $cfg "tls" $tls }}
+{{- $server := default (dict) $cfg.server }}
+{{- $_ = set $server "probeListen" (printf ":%d" (int .Values.probePort)) }}
+{{- $_ = set $cfg "server" $server }}
 {{- /* distenv.dev/wait-for-master runs `distenv-webhook wait` from the webhook's own image */}}
 {{- $_ = set $cfg "waitInit" (dict "image" (include "distenv.image" .) "imagePullPolicy" .Values.image.pullPolicy) }}
 {{- toYaml $cfg }}
@@ -98,6 +101,12 @@ true
 {{- define "distenv.validate" -}}
 {{- if and (eq .Release.Namespace "default") (not .Values.allowDefaultNamespace) }}
 {{- fail "distenv: refusing to install into namespace default: the webhook never injects into its own namespace, so workloads there (and deploy/examples) would run without their env. Install with -n distenv --create-namespace, or set allowDefaultNamespace=true" }}
+{{- end }}
+{{- if eq (int .Values.probePort) (int .Values.containerPort) }}
+{{- fail (printf "probePort %d is the webhook's containerPort: the probes need a port of their own" (int .Values.probePort)) }}
+{{- end }}
+{{- if and .Values.hostNetwork (lt (int .Values.probePort) 1024) }}
+{{- fail (printf "probePort %d is below 1024: with hostNetwork the non-root server cannot bind it; pick a free port >= 1024" (int .Values.probePort)) }}
 {{- end }}
 {{- if and .Values.hostNetwork (lt (int .Values.containerPort) 1024) }}
 {{- fail (printf "containerPort %d is below 1024: with hostNetwork the non-root server cannot bind it; pick a free port >= 1024" (int .Values.containerPort)) }}

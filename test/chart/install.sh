@@ -53,7 +53,9 @@ cluster_dir=""
 cleanup() {
 	if [[ -n "$webhook_pid" ]] && kill -0 "$webhook_pid" 2>/dev/null; then
 		kill -TERM "$webhook_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do kill -0 "$webhook_pid" 2>/dev/null || break; sleep 0.1; done
+		# The drain keeps the API server's idle keep-alive connections up to
+		# server.drainTimeoutSeconds (25 s in the chart's config), then exits.
+		for _ in $(seq 1 300); do kill -0 "$webhook_pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$webhook_pid" 2>/dev/null || true
 	fi
 	if [[ -n "$cluster_dir" ]]; then

@@ -76,6 +76,26 @@ def cpu_ticks(pids):
     return t
 
 
+def thread_ticks(pid, name="MHD-worker"):
+    """CPU ticks of each thread of pid called name (the network threads), by thread id."""
+    ticks = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return ticks
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != name:
+                    continue
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks[int(tid)] = int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return ticks
+
+
 def children(pid):
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     return [int(x) for x in out.split()]
@@ -208,18 +228,23 @@ def run_wrk(server, case, body_path, conns, seconds):
     env = dict(os.environ, BODY=body_path)
     pids = server.pids()
     t0 = cpu_ticks(pids)
+    th0 = thread_ticks(pids[0]) if isinstance(server, Distenv) else {}
     out = subprocess.run(
         ["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds, "--latency",
          "-s", os.path.join(HERE, "post.lua"),
          "https://127.0.0.1:%d%s" % (server.port, server.path(case))],
         env=env, capture_output=True, text=True, timeout=seconds + 60)
     t1 = cpu_ticks(pids)
+    th1 = thread_ticks(pids[0]) if isinstance(server, Distenv) else {}
     m = re.search(r"^WRKJSON (.*)$", out.stdout, re.M)
     if out.returncode != 0 or m is None:
         raise SystemExit("bench: wrk failed: %s %s" % (out.stdout[-500:], out.stderr[-500:]))
     r = json.loads(m.group(1))
     r["rps"] = r["requests"] / (r["duration_us"] / 1e6)
     r["cpu_us_per_req"] = (t1 - t0) / TICK * 1e6 / max(1, r["requests"])
+    if th1:
+        # Per network thread, in thread-id order: are connections spread over all of them?
+        r["thread_ticks"] = [th1[t] - th0.get(t, 0) for t in sorted(th1)]
     return r
 
 
@@ -285,7 +310,8 @@ def http_part(a, work, results, servers, loadgen, seconds, rate_seconds):
                 log("%-9s c=%-2d %-7s %8.0f req/s p50 %6s us p99 %6s us cpu %5.1f us/req "
                     "non2xx %d errors %d" % (case, c, name, r["rps"], r["p50_us"],
                                               r["p99_us"], r["cpu_us_per_req"], r["non2xx"],
-                                              r["io_errors"]))
+                                              r["io_errors"]) +
+                    (" threads %s" % r["thread_ticks"] if "thread_ticks" in r else ""))
             row["ratio"] = row["distenv"]["rps"] / row["nginx"]["rps"]
             results["http"].append(row)
         results.setdefault("rss_after", {})[case] = status_kb(d.proc.pid, "VmHWM")
@@ -382,16 +408,18 @@ def main():
         md.append("TLS: distenv %s; nginx %s; same ECDSA P-256 certificate.\n"
                   % (m["tls_distenv"], m["tls_nginx"]))
         md.append("| case | req B | resp B | conns | nginx req/s | distenv req/s | ratio | "
-                  "nginx p50/p99 us | distenv p50/p99 us | nginx CPU us/req | distenv CPU us/req |")
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+                  "nginx p50/p99 us | distenv p50/p99 us | nginx CPU us/req | distenv CPU us/req | "
+                  "distenv CPU ticks per network thread |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in results["http"]:
             b = results["bodies"][r["case"]]
-            md.append("| %s | %d | %d | %d | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.1f | %.1f |" % (
+            md.append("| %s | %d | %d | %d | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.1f | %.1f | %s |" % (
                 r["case"], b["request_bytes"], b["response_bytes"], r["conns"], r["nginx"]["rps"],
                 r["distenv"]["rps"], r["ratio"], fmt_us(r["nginx"]["p50_us"]),
                 fmt_us(r["nginx"]["p99_us"]), fmt_us(r["distenv"]["p50_us"]),
                 fmt_us(r["distenv"]["p99_us"]), r["nginx"]["cpu_us_per_req"],
-                r["distenv"]["cpu_us_per_req"]))
+                r["distenv"]["cpu_us_per_req"],
+                " ".join(str(t) for t in r["distenv"].get("thread_ticks", []))))
         bad = [r for r in results["http"] if r["distenv"]["non2xx"] or r["distenv"]["io_errors"]]
         md.append("\nNon-200 answers or socket errors from distenv: %s." %
                   ("none" if not bad else ", ".join("%s c=%d" % (r["case"], r["conns"]) for r in bad)))

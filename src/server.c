@@ -1,5 +1,6 @@
 /*
- * The HTTPS shell: libmicrohttpd (thread pool, epoll) over GnuTLS, routing
+ * The HTTPS shell: libmicrohttpd (thread pool, epoll) over GnuTLS, fed by an
+ * acceptor thread of ours that spreads connections over the pool, routing
  * /mutate to the admission core and serving /healthz, /readyz and /metrics,
  * then a graceful drain on SIGTERM/SIGINT. Each TLS connection holds the
  * certificate (src/tlscert.c) its handshake was handed until it closes;
@@ -26,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,14 +66,21 @@
 #define FD_RESERVE_BASE       32
 #define FD_RESERVE_PER_THREAD (2 + WORKERS_PER_THREAD + CONN_HEADROOM_PER_THREAD)
 /*
- * libmicrohttpd's own connection limit sits this far (per network thread)
- * above server.maxConnections, which the accept policy enforces: connections
- * then past the limit are refused (or an idle one evicted) at once, counted,
- * instead of the library leaving them unaccepted in the backlog.
+ * The accept policy enforces server.maxConnections on live connections (an
+ * idle one evicted to make room), and this far (per network thread) above it
+ * on all, those shut down but not yet closed included. libmicrohttpd's own
+ * limit is set out of reach (CONN_LIBRARY_FACTOR times that bound on every
+ * network thread): 0.9.75 leaves a mutex locked when a connection handed in
+ * by MHD_add_connection meets the limit on its network thread
+ * (new_connection_process_), which deadlocks that thread.
  */
 #define CONN_HEADROOM_PER_THREAD 4
+#define CONN_LIBRARY_FACTOR      2
 #define REAP_INTERVAL_MS         500   /* how often connection deadlines are checked */
 #define LIMIT_WARN_INTERVAL_MS   10000 /* the connection-limit warning, at most this often */
+#define PENDING_MAX_MS           2000  /* an accepted connection not started by then was dropped */
+#define ACCEPT_BURST             64    /* accepts per wake-up of the acceptor */
+#define ACCEPT_BACKOFF_MS        50    /* the pause after accept fails for want of descriptors */
 #define PROBE_MAX_CONNECTIONS    16
 #define PROBE_PER_IP_CONNECTIONS 8
 #define PROBE_TIMEOUT_S          5
@@ -104,6 +114,7 @@ struct conn_ctx {
 	atomic_llong since_ms; /* when phase began; written before phase */
 	atomic_int phase;      /* enum conn_phase */
 	int shut;              /* shut down by reap or an eviction (conns_lock) */
+	int pending;           /* accepted, not yet started on its network thread (conns_lock) */
 };
 
 /* What a request will get, decided from its method and path when the headers are in. */
@@ -157,7 +168,15 @@ struct server {
 	pthread_mutex_t conns_lock; /* guards the conns list, shut flags and n_shut */
 	struct conn_ctx *conns;
 	long n_shut;              /* listed connections already shut down, not yet closed */
+	long n_pending;           /* listed connections accepted, not yet started */
 	struct MHD_Daemon *probe; /* the plain-HTTP probe listener, or NULL */
+
+	/* the acceptor (see acceptor_main) */
+	int listen_fd;        /* -1 when closed */
+	int stop_fd;          /* eventfd: the acceptor ends when it is readable */
+	int accepting_fd;     /* the socket being handed to the library (acceptor only) */
+	int acceptor_started; /* acceptor joined by acceptor_stop */
+	pthread_t acceptor;
 
 	/* connection-limit events, for the periodic warning (main thread reads) */
 	atomic_ullong refused, refused_ip, evicted;
@@ -302,7 +321,8 @@ static struct conn_ctx *conn_evictable(struct server *s)
 	long long best_since = 0, since;
 
 	for (c = s->conns; c != NULL; c = c->next) {
-		if (c->shut)
+		/* A pending socket is the library's, and may be closed already. */
+		if (c->shut || c->pending)
 			continue;
 		ph = atomic_load(&c->phase);
 		if (ph != CONN_HEAD && ph != CONN_IDLE)
@@ -319,21 +339,59 @@ static struct conn_ctx *conn_evictable(struct server *s)
 }
 
 /*
- * MHD_AcceptPolicyCallback: server.maxConnectionsPerIP, then
- * server.maxConnections. At the limit the oldest connection that has sent no
- * request (or, failing that, the oldest idle one) is closed to make room, as
- * nginx reuses idle connections, so that clients holding connections open
- * cannot lock out the API server; only when none can go is the new one
- * refused. Every refusal and eviction is counted. A connection is listed
- * only once it starts, so with N network threads either limit can be passed
- * by up to N - 1 at a race; libmicrohttpd's own limit is the hard bound.
+ * Lists the connection being accepted (conns_lock held) as pending, so that
+ * the limits count it before its network thread starts it (on_connection
+ * claims the entry by its socket). Without memory it is listed at the start.
+ */
+static void conn_add_pending(struct server *s, const struct ip_key *k)
+{
+	struct conn_ctx *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return;
+	c->fd = s->accepting_fd;
+	c->peer = *k;
+	c->pending = 1;
+	conn_enter(c, CONN_HEAD); /* the header deadline runs from the accept */
+	c->next = s->conns;
+	if (s->conns != NULL)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_pending++;
+}
+
+/* Unlinks c (conns_lock held); the caller frees it. */
+static void conn_unlink(struct server *s, struct conn_ctx *c)
+{
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	if (c->shut)
+		s->n_shut--;
+	if (c->pending)
+		s->n_pending--;
+}
+
+/*
+ * MHD_AcceptPolicyCallback, called on the acceptor thread only:
+ * server.maxConnectionsPerIP, then server.maxConnections. At the limit the
+ * oldest connection that has sent no request (or, failing that, the oldest
+ * idle one) is closed to make room, as nginx reuses idle connections, so that
+ * clients holding connections open cannot lock out the API server; only when
+ * none can go is the new one refused. Every refusal and eviction is counted.
+ * A connection is listed (pending) from the moment it passes, and one thread
+ * decides, so neither limit can be passed at a race.
  */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct server *s = cls;
 	struct conn_ctx *c, *victim;
 	struct ip_key k;
-	long same = 0, live;
+	long same = 0, live, all;
+	long threads = s->cfg->threads > 0 ? s->cfg->threads : 1;
 
 	(void)addrlen;
 	ip_key_of(addr, &k);
@@ -349,14 +407,24 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
 		metrics_overload(METRICS_OVERLOAD_PER_IP);
 		return MHD_NO;
 	}
-	live = atomic_load(&s->open_conns) - s->n_shut;
+	all = atomic_load(&s->open_conns) + s->n_pending;
+	if (all >= s->max_connections + threads * CONN_HEADROOM_PER_THREAD) {
+		pthread_mutex_unlock(&s->conns_lock); /* evicted ones still closing */
+		atomic_fetch_add(&s->refused, 1);
+		metrics_overload(METRICS_OVERLOAD_CONNECTIONS);
+		return MHD_NO;
+	}
+	live = all - s->n_shut;
 	if (live < s->max_connections) {
+		conn_add_pending(s, &k);
 		pthread_mutex_unlock(&s->conns_lock);
 		return MHD_YES;
 	}
 	victim = conn_evictable(s);
-	if (victim != NULL)
+	if (victim != NULL) {
 		conn_shut(s, victim);
+		conn_add_pending(s, &k);
+	}
 	pthread_mutex_unlock(&s->conns_lock);
 	if (victim == NULL) {
 		atomic_fetch_add(&s->refused, 1);
@@ -382,7 +450,7 @@ static void reap(struct server *s)
 	    METRICS_TIMEOUT_IDLE};
 	long long now = now_ms(), limit_ms[CONN_PHASE_COUNT];
 	unsigned long long refused, refused_ip, evicted;
-	struct conn_ctx *c;
+	struct conn_ctx *c, *next;
 	int ph;
 
 	limit_ms[CONN_HEAD] = s->cfg->header_timeout_s * 1000;
@@ -390,7 +458,16 @@ static void reap(struct server *s)
 	limit_ms[CONN_BUSY] = 0;
 	limit_ms[CONN_IDLE] = s->cfg->idle_timeout_s * 1000;
 	pthread_mutex_lock(&s->conns_lock);
-	for (c = s->conns; c != NULL; c = c->next) {
+	for (c = s->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->pending) {
+			/* The library dropped it before it started (no memory, its limit). */
+			if (now - atomic_load(&c->since_ms) >= PENDING_MAX_MS) {
+				conn_unlink(s, c);
+				free(c);
+			}
+			continue;
+		}
 		if (c->shut)
 			continue;
 		ph = atomic_load(&c->phase); /* before since_ms: see conn_enter */
@@ -428,20 +505,36 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	struct server *s = cls;
 	struct conn_ctx *c;
 	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t session;
+	int fd;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		atomic_fetch_add(&s->open_conns, 1);
 		metrics_connections(1);
-		c = calloc(1, sizeof(*c));
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-		if (c == NULL || ci == NULL) {
-			free(c); /* the handshake will then fail in cert_callback */
+		/* Without one the handshake fails in cert_callback. */
+		session = ci != NULL ? (gnutls_session_t)ci->tls_session : NULL;
+		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		fd = ci != NULL ? ci->connect_fd : -1;
+		pthread_mutex_lock(&s->conns_lock);
+		for (c = s->conns; c != NULL && !(c->pending && c->fd == fd); c = c->next)
+			;
+		if (c != NULL) {
+			c->pending = 0;
+			s->n_pending--;
+			c->session = session;
+			pthread_mutex_unlock(&s->conns_lock);
+			*socket_context = c;
+			return;
+		}
+		pthread_mutex_unlock(&s->conns_lock);
+		c = calloc(1, sizeof(*c));
+		if (c == NULL) {
 			*socket_context = NULL;
 			return;
 		}
-		c->session = (gnutls_session_t)ci->tls_session;
-		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-		c->fd = ci != NULL ? ci->connect_fd : -1;
+		c->session = session;
+		c->fd = fd;
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		ip_key_of(ci != NULL ? ci->client_addr : NULL, &c->peer);
 		conn_enter(c, CONN_HEAD);
@@ -460,14 +553,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	if (c == NULL)
 		return;
 	pthread_mutex_lock(&s->conns_lock);
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
-	if (c->shut)
-		s->n_shut--;
+	conn_unlink(s, c);
 	pthread_mutex_unlock(&s->conns_lock);
 	tlscert_release(c->holder);
 	free(c);
@@ -1077,33 +1163,157 @@ static int bind_resolve(const char *spec, struct bind_addr *ba, char *err, size_
 
 /* ---- run ------------------------------------------------------------------- */
 
-static struct MHD_Daemon *daemon_start(struct server *s, const struct bind_addr *la, int dual)
+/*
+ * Opens the webhook's listening socket (non-blocking): la's address, or with
+ * any_dual all addresses, IPv6 and IPv4 when dual, IPv4 only otherwise.
+ * Returns the socket, or -1 with err.
+ */
+static int listen_open(const struct bind_addr *la, int dual, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, on = 1, v6only;
+
+	memset(&ss, 0, sizeof(ss));
+	if (la->any_dual && dual) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)(void *)&ss;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_any;
+		a6->sin6_port = htons(la->port);
+		len = sizeof(*a6);
+	} else if (la->any_dual) {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)(void *)&ss;
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_ANY);
+		a4->sin_port = htons(la->port);
+		len = sizeof(*a4);
+	} else {
+		memcpy(&ss, &la->ss, sizeof(ss));
+		len = la->v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	/* As libmicrohttpd's own listening socket: restartable at once, v6-only unless dual. */
+	v6only = !(la->any_dual && dual);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) != 0) ||
+	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The acceptor thread: accepts every connection of the webhook port and hands
+ * it to the library with MHD_add_connection, which gives it to the network
+ * thread numbered (socket mod threads); descriptors are handed out lowest
+ * first, so connections opened together go round the threads. Left to the
+ * library, every thread of its pool polls the one listening socket and the
+ * first awake takes up to ten at a time: in half of the bench runs all 64
+ * connections landed on one of four threads, which then used a whole core
+ * while the others idled. The accept policy runs here, on this one thread.
+ */
+static void *acceptor_main(void *arg)
+{
+	struct server *s = arg;
+	struct pollfd pfd[2] = {{s->listen_fd, POLLIN, 0}, {s->stop_fd, POLLIN, 0}};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, n;
+
+	pthread_setname_np(pthread_self(), "distenv-accept");
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents != 0)
+			break;
+		for (n = 0; n < ACCEPT_BURST; n++) {
+			len = sizeof(ss);
+			fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len,
+			             SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd < 0) {
+				/* Out of descriptors: the backlog waits instead of a busy loop. */
+				if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+				    errno == ENOMEM)
+					(void)poll(&pfd[1], 1, ACCEPT_BACKOFF_MS);
+				break;
+			}
+			s->accepting_fd = fd;
+			/* Closes fd when refused (by the policy or the library's limit). */
+			if (MHD_add_connection(s->daemon, fd, (struct sockaddr *)&ss, len) !=
+			    MHD_YES)
+				log_kvn(LOG_DEBUG, "connection_not_added", "errno",
+				        (long long)errno, LOG_END);
+		}
+	}
+	return NULL;
+}
+
+/* Starts the acceptor on s->listen_fd. Returns 0 or -1. */
+static int acceptor_start(struct server *s)
+{
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_fd < 0)
+		return -1;
+	if (pthread_create(&s->acceptor, NULL, acceptor_main, s) != 0)
+		return -1;
+	s->acceptor_started = 1;
+	return 0;
+}
+
+/*
+ * Stops the acceptor and closes the listening socket: a connection still in
+ * the backlog or arriving afterwards is refused at once, instead of
+ * completing the TCP handshake and waiting for a TLS handshake that never
+ * comes.
+ */
+static void acceptor_stop(struct server *s)
+{
+	uint64_t one = 1;
+
+	if (s->acceptor_started) {
+		if (write(s->stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+			log_kv(LOG_WARN, "acceptor_stop", "message", strerror(errno), LOG_END);
+		pthread_join(s->acceptor, NULL);
+		s->acceptor_started = 0;
+	}
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	s->stop_fd = -1;
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	s->listen_fd = -1;
+}
+
+/*
+ * The webhook's daemon: a pool of network threads with no listening socket of
+ * its own (the acceptor hands it connections).
+ */
+static struct MHD_Daemon *daemon_start(struct server *s)
 {
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	                 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	                 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
 
 	if (s->pool != NULL)
 		flags |= MHD_ALLOW_SUSPEND_RESUME;
 	unsigned threads = (unsigned)(s->cfg->threads > 0 ? s->cfg->threads : 1);
-	const struct sockaddr *sa = NULL;
 
-	if (la->any_dual) {
-		if (dual)
-			flags |= MHD_USE_DUAL_STACK;
-	} else {
-		sa = (const struct sockaddr *)&la->ss;
-		if (la->v6)
-			flags |= MHD_USE_IPv6;
-	}
 	return MHD_start_daemon(
-	    flags, la->port, accept_policy, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_log, s, MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
-	    MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-	    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)s->cfg->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)(s->max_connections + (long)threads * CONN_HEADROOM_PER_THREAD),
-	    sa != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, sa, MHD_OPTION_END);
+	    flags, 0, accept_policy, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	    MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
+	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
+	    MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)((s->max_connections + (long)threads * CONN_HEADROOM_PER_THREAD) *
+	               (long)threads * CONN_LIBRARY_FACTOR),
+	    MHD_OPTION_END);
 }
 
 /*
@@ -1275,15 +1485,19 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	struct bind_addr la;
 	struct tlscert *h = NULL;
 	sigset_t sigs, oldmask;
-	MHD_socket lfd = MHD_INVALID_SOCKET;
-	const union MHD_DaemonInfo *di;
-	char when[64];
+	struct sockaddr_storage bound;
+	socklen_t bound_len = sizeof(bound);
+	long port;
+	char when[64], lerr[128];
 	int rc = -1, sig = 0, mask_set = 0;
 	struct timespec t0;
 
 	memset(&s, 0, sizeof(s));
 	s.cfg = cfg;
 	s.lookup = lookup;
+	s.listen_fd = -1;
+	s.stop_fd = -1;
+	s.accepting_fd = -1;
 	pthread_mutex_init(&s.conns_lock, NULL);
 
 	if (bind_resolve(cfg->listen, &la, err, errlen) != 0)
@@ -1345,15 +1559,20 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	}
 
 	g_server = &s;
-	s.daemon = daemon_start(&s, &la, 1);
-	if (s.daemon == NULL && la.any_dual) {
+	s.listen_fd = listen_open(&la, 1, lerr, sizeof(lerr));
+	if (s.listen_fd < 0 && la.any_dual) {
 		/* No IPv6 on this host: all IPv4 addresses instead. */
 		log_kv(LOG_WARN, "listen_fallback", "reason", "IPv6 unavailable, IPv4 only",
 		       LOG_END);
-		s.daemon = daemon_start(&s, &la, 0);
+		s.listen_fd = listen_open(&la, 0, lerr, sizeof(lerr));
 	}
+	if (s.listen_fd < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen, lerr);
+		goto out_pool;
+	}
+	s.daemon = daemon_start(&s);
 	if (s.daemon == NULL) {
-		snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen,
+		snprintf(err, errlen, "cannot serve on %s: %s", cfg->listen,
 		         s.start_error[0] ? s.start_error : "libmicrohttpd failed to start");
 		goto out_pool;
 	}
@@ -1378,11 +1597,19 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 		snprintf(err, errlen, "cannot start the certificate watcher thread");
 		goto out_daemon;
 	}
+	if (acceptor_start(&s) != 0) {
+		snprintf(err, errlen, "cannot start the acceptor thread");
+		goto out_daemon;
+	}
 
-	di = MHD_get_daemon_info(s.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	port = la.port;
+	if (getsockname(s.listen_fd, (struct sockaddr *)&bound, &bound_len) == 0)
+		port = ntohs(bound.ss_family == AF_INET6
+		                 ? ((struct sockaddr_in6 *)(void *)&bound)->sin6_port
+		                 : ((struct sockaddr_in *)(void *)&bound)->sin_port);
 	log_kv(LOG_INFO, "listening", "listen", cfg->listen, "tls", TLS_VERSIONS, "cert",
 	       cfg->tls_cert, "sha256", h->fingerprint, "not_after", when, LOG_END);
-	log_kvn(LOG_INFO, "server_config", "port", (long long)(di ? di->port : la.port), "threads",
+	log_kvn(LOG_INFO, "server_config", "port", (long long)port, "threads",
 	        (long long)cfg->threads, "max_connections", (long long)s.max_connections,
 	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "header_timeout_s",
 	        (long long)cfg->header_timeout_s, "request_timeout_s",
@@ -1408,16 +1635,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	kube_set_global_deadline((long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000 +
 	                         cfg->drain_timeout_s * 1000);
 	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);
-	lfd = MHD_quiesce_daemon(s.daemon); /* no new connections; the socket is ours to close */
-	if (lfd != MHD_INVALID_SOCKET) {
-		/*
-		 * Close it now, not after the drain: a connection still in the backlog
-		 * or arriving meanwhile is then refused at once, instead of completing
-		 * the TCP handshake and waiting for a TLS handshake that never comes.
-		 */
-		close(lfd);
-		lfd = MHD_INVALID_SOCKET;
-	}
+	acceptor_stop(&s); /* no new connections, now rather than after the drain */
 	drain(&s, &sigs);
 	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight),
 	        "connections", (long long)atomic_load(&s.open_conns), "millis",
@@ -1425,6 +1643,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	rc = 0;
 
 out_daemon:
+	acceptor_stop(&s);
 	tlscert_store_unwatch(s.certs);
 	/*
 	 * Runs every queued admission, resuming its connection, before the daemon
@@ -1435,9 +1654,8 @@ out_daemon:
 	MHD_stop_daemon(s.daemon);
 	if (s.probe != NULL)
 		MHD_stop_daemon(s.probe);
-	if (lfd != MHD_INVALID_SOCKET)
-		close(lfd);
 out_pool:
+	acceptor_stop(&s); /* the listening socket, when the daemon did not start */
 	workpool_free(s.pool);
 out_cert:
 	g_server = NULL;

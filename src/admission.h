@@ -42,7 +42,9 @@ struct admission_result {
 /*
  * Handles one AdmissionReview v1 request body. lookup may be NULL (no look-ups).
  * Always fills res (http_status, body); returns 0, or -1 only when memory ran out
- * (then res->body may be NULL and the caller answers 500).
+ * (then res->body may be NULL and the caller answers 500). Everything it
+ * parses and builds lives in this thread's arena (arena.h) and dies with the
+ * call; res->body is malloc'd outside it.
  */
 int admission_handle(const char *body, size_t len, const struct config *cfg,
                      const struct workload_lookup *lookup, struct admission_result *res);

@@ -13,8 +13,9 @@
 
 #include <curl/curl.h>
 
-#include "certs.h"
 #include "annotation.h"
+#include "arena.h"
+#include "certs.h"
 #include "config.h"
 #include "kube.h"
 #include "log.h"
@@ -535,6 +536,7 @@ int main(int argc, char **argv)
 	};
 	size_t i;
 
+	arena_init(); /* cJSON's hooks, before any thread uses cJSON */
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

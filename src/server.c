@@ -75,6 +75,14 @@
  * (new_connection_process_), which deadlocks that thread.
  */
 #define CONN_HEADROOM_PER_THREAD 4
+/*
+ * libmicrohttpd's per-connection memory (request head, read buffer, answer
+ * head): 16 KiB instead of its 32 KiB. 0.9.75 zeroes the whole of it after
+ * every request (MHD_pool_reset), 3.5 % of the server's CPU at 32 KiB on the
+ * 4 KB pod, and it is resident for every open connection. The API server's
+ * request heads are well under 1 KiB; bodies are read through it in chunks.
+ */
+#define CONN_MEMORY_BYTES        (16 * 1024)
 #define CONN_LIBRARY_FACTOR      2
 #define REAP_INTERVAL_MS         500   /* how often connection deadlines are checked */
 #define LIMIT_WARN_INTERVAL_MS   10000 /* the connection-limit warning, at most this often */
@@ -1310,6 +1318,7 @@ static struct MHD_Daemon *daemon_start(struct server *s)
 	    cert_callback, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE, threads,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg->idle_timeout_s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_BYTES,
 	    MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)((s->max_connections + (long)threads * CONN_HEADROOM_PER_THREAD) *
 	               (long)threads * CONN_LIBRARY_FACTOR),

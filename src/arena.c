@@ -23,6 +23,7 @@ static __thread struct block *tl_blocks; /* newest first */
 static __thread int tl_active;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key; /* frees a thread's blocks when the thread ends */
+static int installed;          /* the hooks are in (set once, under once) */
 
 static void free_blocks(struct block *b)
 {
@@ -81,6 +82,7 @@ static void install(void)
 	if (pthread_key_create(&exit_key, on_thread_exit) != 0)
 		return; /* no hooks: cJSON keeps malloc/free, arena_begin does nothing */
 	cJSON_InitHooks(&h);
+	installed = 1;
 }
 
 void arena_init(void)
@@ -91,7 +93,12 @@ void arena_init(void)
 void arena_begin(void)
 {
 	arena_init();
-	tl_active = 1;
+	tl_active = installed;
+}
+
+int arena_active(void)
+{
+	return tl_active;
 }
 
 void arena_end(void)

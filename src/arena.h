@@ -26,6 +26,12 @@ void arena_begin(void);
 void arena_end(void);
 
 /*
+ * 1 while this thread's cJSON allocations come from its arena: a tree built
+ * meanwhile need not be deleted (arena_end forgets it whole).
+ */
+int arena_active(void);
+
+/*
  * Pauses the arena for allocations that must outlive it (an answer printed by
  * cJSON, a look-up that may cache what it parsed). Returns what to pass to
  * arena_resume.

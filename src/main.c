@@ -468,36 +468,42 @@ static int cmd_wait(int argc, char **argv)
 
 static int cmd_selftest(int argc, char **argv)
 {
+	static const struct option opts[] = {{"url", required_argument, NULL, 'u'},
+	                                     {"ca-file", required_argument, NULL, 'a'},
+	                                     {"connect-to", required_argument, NULL, 'C'},
+	                                     {"timeout", required_argument, NULL, 't'},
+	                                     {NULL, 0, NULL, 0}};
 	struct selftest_opts o = {NULL, NULL, 10000, NULL};
 	long secs = 10;
 	char err[256];
-	int i, failed;
+	int c, failed;
 
-	for (i = 1; i < argc; i++) {
-		if (i + 1 >= argc) {
-			fputs(usage_selftest, stderr);
-			return 2;
-		}
-		if (strcmp(argv[i], "--url") == 0) {
-			o.url = argv[++i];
-		} else if (strcmp(argv[i], "--ca-file") == 0) {
-			o.ca_file = argv[++i];
-		} else if (strcmp(argv[i], "--connect-to") == 0) {
-			o.connect_to = argv[++i];
-		} else if (strcmp(argv[i], "--timeout") == 0) {
-			if (annotation_duration(argv[++i], 300, &secs) != 0 || secs < 1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.url = optarg;
+			break;
+		case 'a':
+			o.ca_file = optarg;
+			break;
+		case 'C':
+			o.connect_to = optarg;
+			break;
+		case 't':
+			if (annotation_duration(optarg, 300, &secs) != 0 || secs < 1) {
 				fail(
 				    "selftest: --timeout \"%.32s\" is not a duration from 1s to 5m",
-				    argv[i]);
+				    optarg);
 				return 2;
 			}
 			o.timeout_ms = secs * 1000;
-		} else {
+			break;
+		default:
 			fputs(usage_selftest, stderr);
 			return 2;
 		}
 	}
-	if (o.url == NULL) {
+	if (optind != argc || o.url == NULL) {
 		fputs(usage_selftest, stderr);
 		return 2;
 	}

@@ -576,7 +576,8 @@ class Suite:
                 os.path.join(self.certs1, "ca.crt"), "--timeout", "5s")
         check(p.returncode == 1, "wrong host: exit %d: %s" % (p.returncode, p.stdout))
         for args in (["--url", "http://localhost:1"], ["--url", url + "/mutate"], [],
-                     ["--url", url, "--timeout", "0s"], ["--url"], ["--bogus", "x"]):
+                     ["--url", url, "--timeout", "0s"], ["--url"], ["--bogus", "x"],
+                     ["--url", url, "extra"]):
             p = run(*args)
             check(p.returncode == 2 and p.stdout == "", "%r: exit %d, stdout %r"
                   % (args, p.returncode, p.stdout))

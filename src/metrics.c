@@ -176,6 +176,13 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A gauge without labels: its header and its one sample. */
+static void gauge(FILE *f, const char *name, const char *help, atomic_llong *v)
+{
+	header(f, name, "gauge", help);
+	fprintf(f, "%s %lld\n", name, atomic_load_explicit(v, memory_order_relaxed));
+}
+
 /* The series of one histogram; labels is "" or `key="value",` (with the comma). */
 static void histogram_render(FILE *f, const char *name, const char *labels, struct histogram *h)
 {
@@ -358,20 +365,16 @@ char *metrics_render(size_t *len)
 		histogram_render(f, "distenv_admission_duration_seconds", labels, &m_admission[w]);
 	}
 
-	header(f, "distenv_inflight_requests", "gauge",
-	       "AdmissionReview requests being handled now.");
-	fprintf(f, "distenv_inflight_requests %lld\n",
-	        atomic_load_explicit(&m_inflight, memory_order_relaxed));
+	gauge(f, "distenv_inflight_requests", "AdmissionReview requests being handled now.",
+	      &m_inflight);
 
-	header(f, "distenv_open_connections", "gauge",
-	       "Open connections on the webhook port, idle keep-alive ones included.");
-	fprintf(f, "distenv_open_connections %lld\n",
-	        atomic_load_explicit(&m_connections, memory_order_relaxed));
+	gauge(f, "distenv_open_connections",
+	      "Open connections on the webhook port, idle keep-alive ones included.",
+	      &m_connections);
 
-	header(f, "distenv_buffered_body_bytes", "gauge",
-	       "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).");
-	fprintf(f, "distenv_buffered_body_bytes %lld\n",
-	        atomic_load_explicit(&m_buffered, memory_order_relaxed));
+	gauge(f, "distenv_buffered_body_bytes",
+	      "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).",
+	      &m_buffered);
 
 	header(f, "distenv_lookups_total", "counter",
 	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");
@@ -383,10 +386,8 @@ char *metrics_render(size_t *len)
 	       "Time of one Kubernetes API workload look-up round trip (cache hits not included).");
 	histogram_render(f, "distenv_lookup_duration_seconds", "", &m_lookup_latency);
 
-	header(f, "distenv_certificate_expiry_timestamp_seconds", "gauge",
-	       "NotAfter of the serving certificate in use (Unix time).");
-	fprintf(f, "distenv_certificate_expiry_timestamp_seconds %lld\n",
-	        atomic_load_explicit(&m_cert_expiry, memory_order_relaxed));
+	gauge(f, "distenv_certificate_expiry_timestamp_seconds",
+	      "NotAfter of the serving certificate in use (Unix time).", &m_cert_expiry);
 
 	header(f, "distenv_certificate_reloads_total", "counter",
 	       "Serving certificate reloads by result.");

@@ -53,14 +53,6 @@ struct kube_client {
 	int curl_ready;
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static _Thread_local long long tl_deadline_ms; /* kube_set_thread_deadline; 0: none */
 static atomic_llong g_deadline_ms;             /* kube_set_global_deadline; 0: none */
 
@@ -77,7 +69,7 @@ void kube_set_global_deadline(long long deadline_ms)
 /* The look-up deadline now + timeout_ms, cut to the thread's and the process's caps. */
 static long long deadline_from_now(long timeout_ms)
 {
-	long long d = now_ms() + timeout_ms, g = atomic_load(&g_deadline_ms);
+	long long d = mono_ms() + timeout_ms, g = atomic_load(&g_deadline_ms);
 
 	if (tl_deadline_ms > 0 && tl_deadline_ms < d)
 		d = tl_deadline_ms;
@@ -97,7 +89,7 @@ static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return g > 0 && now_ms() >= g;
+	return g > 0 && mono_ms() >= g;
 }
 
 /*
@@ -110,11 +102,11 @@ static int token_get(struct kube_client *kc, int force, char *out, size_t outlen
 	int changed = 0;
 
 	pthread_mutex_lock(&kc->token_lock);
-	if (kc->k.token_file[0] && (force || now_ms() - kc->token_read_ms >= TOKEN_REFRESH_MS)) {
+	if (kc->k.token_file[0] && (force || mono_ms() - kc->token_read_ms >= TOKEN_REFRESH_MS)) {
 		char err[256];
 		size_t cap = 0;
 		char *t = kubeconfig_read_token(kc->k.token_file, &cap, err, sizeof(err));
-		kc->token_read_ms = now_ms();
+		kc->token_read_ms = mono_ms();
 		if (t) {
 			if (!kc->k.token || strcmp(t, kc->k.token) != 0)
 				changed = 1;
@@ -208,7 +200,7 @@ struct kube_client *kube_client_new_incluster(const struct config *cfg, const ch
 		goto fail;
 	if (!(kc->k.token = kubeconfig_read_token(kc->k.token_file, &kc->k.token_len, err, errlen)))
 		goto fail;
-	kc->token_read_ms = now_ms();
+	kc->token_read_ms = mono_ms();
 	client_log(kc);
 	return kc;
 fail:
@@ -232,7 +224,7 @@ struct kube_client *kube_client_new(const struct config *cfg, char *err, size_t 
 		kube_client_free(kc);
 		return NULL;
 	}
-	kc->token_read_ms = now_ms();
+	kc->token_read_ms = mono_ms();
 	client_log(kc);
 	return kc;
 }
@@ -544,7 +536,7 @@ static CURLcode api_get(struct kube_client *kc, const char *path, long long dead
 	errbuf[0] = '\0';
 	token_get(kc, 0, token, sizeof(token));
 	for (;;) {
-		left = (long)(deadline_ms - now_ms());
+		left = (long)(deadline_ms - mono_ms());
 		if (left <= 0) {
 			rc = CURLE_OPERATION_TIMEDOUT;
 			break;
@@ -616,7 +608,7 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	long status = 0;
 	CURLcode rc;
 	int rc_out = -1;
-	struct timespec t0, t1;
+	struct timespec t0;
 
 	(void)fresh; /* nothing below caches */
 	strbuf_init_max(&b, KUBE_MAX_BODY);
@@ -641,9 +633,7 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	*out = spec;
 	rc_out = 0;
 out:
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	metrics_lookup(rc_out == 0, 0,
-	               (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	metrics_lookup(rc_out == 0, 0, mono_elapsed_s(&t0));
 	if (rc_out != 0)
 		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
 		       "name", name, "error", err, LOG_END);

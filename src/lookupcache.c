@@ -45,14 +45,6 @@ struct lookup_cache {
 	long n_entries;
 };
 
-static long long monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct lookup_cache *lookup_cache_new(const struct workload_lookup *inner,
                                       const struct lookup_cache_opts *opts, char *err,
                                       size_t errlen)
@@ -69,7 +61,7 @@ struct lookup_cache *lookup_cache_new(const struct workload_lookup *inner,
 	c->ttl_ms = opts->ttl_ms;
 	c->max_entries = opts->ttl_ms > 0 && opts->max_entries > 0 ? opts->max_entries : 0;
 	c->wait_ms = opts->wait_ms;
-	c->now_ms = opts->now_ms ? opts->now_ms : monotonic_ms;
+	c->now_ms = opts->now_ms ? opts->now_ms : mono_ms;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -187,7 +179,7 @@ static int cache_get_or_claim(struct lookup_cache *c, const char *key, struct wo
 	pthread_mutex_lock(&c->lock);
 	while (!(hit = cache_lookup_locked(c, key, out)) && inflight_has(c, key)) {
 		struct timespec ts;
-		long long left = deadline_ms - monotonic_ms();
+		long long left = deadline_ms - mono_ms();
 		if (left <= 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -272,7 +264,7 @@ int lookup_cache_get_via(struct lookup_cache *c, const struct workload_lookup *i
 	                   ref->ns ? ref->ns : "", ref->name ? ref->name : "", uid) != 0)
 		return inner->get(inner->ctx, ref, fresh, out, err, errlen);
 	if (!fresh) {
-		if (cache_get_or_claim(c, key, out, &node, monotonic_ms() + c->wait_ms)) {
+		if (cache_get_or_claim(c, key, out, &node, mono_ms() + c->wait_ms)) {
 			if (errlen)
 				err[0] = '\0';
 			out->cached = 1;

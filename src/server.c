@@ -258,14 +258,6 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The address part of sa (IPv4-mapped IPv6 as IPv4); family 0 when it has none. */
 static void ip_key_of(const struct sockaddr *sa, struct ip_key *k)
 {
@@ -295,7 +287,7 @@ static void conn_enter(struct conn_ctx *c, enum conn_phase p)
 {
 	if (c == NULL)
 		return;
-	atomic_store(&c->since_ms, now_ms()); /* before phase: reap reads phase first */
+	atomic_store(&c->since_ms, mono_ms()); /* before phase: reap reads phase first */
 	atomic_store(&c->phase, (int)p);
 }
 
@@ -456,7 +448,7 @@ static void reap(struct server *s)
 	static const enum metrics_timeout which[CONN_PHASE_COUNT] = {
 	    METRICS_TIMEOUT_HEAD, METRICS_TIMEOUT_BODY, METRICS_TIMEOUT_COUNT,
 	    METRICS_TIMEOUT_IDLE};
-	long long now = now_ms(), limit_ms[CONN_PHASE_COUNT];
+	long long now = mono_ms(), limit_ms[CONN_PHASE_COUNT];
 	unsigned long long refused, refused_ip, evicted;
 	struct conn_ctx *c, *next;
 	int ph;
@@ -569,14 +561,6 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 }
 
 /* ---- HTTP ---------------------------------------------------------------- */
-
-static double elapsed_s(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
 
 /*
  * Queues one response. mode is the libmicrohttpd memory mode of body, chosen
@@ -725,7 +709,7 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 		return respond_error(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		                     "out of memory while handling the review", NULL);
 	}
-	secs = elapsed_s(&r->start);
+	secs = mono_elapsed_s(&r->start);
 	metrics_admission(r->route == ROUTE_VALIDATE ? METRICS_VALIDATE : METRICS_MUTATE,
 	                  res.outcome, res.reason, secs);
 	log_admission(&res, (long long)(secs * 1e6));
@@ -1412,20 +1396,20 @@ static void drain(struct server *s, const sigset_t *sigs)
 {
 	struct timespec start, step = {0, DRAIN_POLL_NS};
 	long timeout = s->cfg->drain_timeout_s;
-	long long reaped = now_ms();
+	long long reaped = mono_ms();
 	int sig;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		/* Slow connections still meet their deadlines, so they end the drain early too. */
-		if (now_ms() - reaped >= REAP_INTERVAL_MS) {
+		if (mono_ms() - reaped >= REAP_INTERVAL_MS) {
 			reap(s);
-			reaped = now_ms();
+			reaped = mono_ms();
 		}
 		if (atomic_load(&s->inflight) <= 0 && atomic_load(&s->open_conns) <= 0)
 			return;
 		/* Sub-second: comparing whole seconds ended the drain up to 1 s early. */
-		if (elapsed_s(&start) >= (double)timeout) {
+		if (mono_elapsed_s(&start) >= (double)timeout) {
 			log_kvn(LOG_WARN, "drain_timeout", "inflight",
 			        (long long)atomic_load(&s->inflight), "connections",
 			        (long long)atomic_load(&s->open_conns), "timeout_s",
@@ -1648,7 +1632,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	drain(&s, &sigs);
 	log_kvn(LOG_INFO, "drain_end", "inflight", (long long)atomic_load(&s.inflight),
 	        "connections", (long long)atomic_load(&s.open_conns), "millis",
-	        (long long)(elapsed_s(&t0) * 1000), LOG_END);
+	        (long long)(mono_elapsed_s(&t0) * 1000), LOG_END);
 	rc = 0;
 
 out_daemon:

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 /*
  * Parses a whole decimal integer in [min, max] (no sign unless min < 0, no
@@ -110,5 +111,11 @@ void wipe_free(void *p, size_t len);
 /* snprintf that reports truncation: returns 0, or -1 when out was too small. */
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Milliseconds of CLOCK_MONOTONIC (for deadlines; the shells' one clock). */
+long long mono_ms(void);
+
+/* Seconds since start, a clock_gettime(CLOCK_MONOTONIC) reading. */
+double mono_elapsed_s(const struct timespec *start);
 
 #endif

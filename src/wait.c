@@ -23,14 +23,6 @@
 #define PAUSE_MIN_MS 100
 #define PAUSE_MAX_MS 1000
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int wait_target_from_env(const char *(*get)(const char *name), struct wait_target *t, char *err,
                          size_t errlen)
 {

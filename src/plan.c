@@ -86,11 +86,11 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
 
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ctr, "env"))
 	{
-		const char *n = json_str(e, "name");
-		const char *v = json_str(e, "value");
+		const char *n = json_str(e, "name"), *v;
 
 		if (n == NULL || strcmp(n, name) != 0)
 			continue;
+		v = json_str(e, "value");
 		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL))
 			return -1;
 		*value = v != NULL ? v : "";

@@ -211,26 +211,36 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t max)
 void strbuf_json_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strnlen(s, max), i = 0, run = 0, seq;
+	size_t n = strnlen(s, max), i = 0, o, seq;
 	char esc[8];
 
-	strbuf_append(sb, "\"", 1);
+	/*
+	 * Room for the string as it is and its quotes; each escape makes room for
+	 * the rest again, so plain bytes are stored with no call per byte and a
+	 * limited buffer is not refused for escapes it will never need.
+	 */
+	if (n > ((size_t)-1) / 2 || strbuf_reserve(sb, n + 2) != 0)
+		return;
+	o = sb->len;
+	sb->buf[o++] = '"';
 	while (i < n) {
-		unsigned char c = u[i];
+		unsigned char c = 0;
 		const char *rep = NULL;
-		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && c < 0x80) {
-			i++; /* plain ASCII: copied with its run */
-			continue;
-		}
+		size_t r;
+		char *d = sb->buf; /* a local: a char store could alias sb->buf */
+
+		/* Plain ASCII, or any byte when kept: the run is copied in place. */
+		while (i < n && (c = u[i], (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ||
+		                               (c >= 0x80 && keep_invalid)))
+			d[o++] = s[i++];
+		if (i == n)
+			break;
 		if (c >= 0x80 && (seq = utf8_seq(u + i, n - i)) != 0) {
+			memcpy(sb->buf + o, s + i, seq);
+			o += seq;
 			i += seq;
 			continue;
 		}
-		if (c >= 0x80 && keep_invalid) {
-			i++; /* echoed byte for byte */
-			continue;
-		}
-		strbuf_append(sb, s + run, i - run);
 		switch (c) {
 		case '"':
 			rep = "\\\"";
@@ -261,29 +271,64 @@ void strbuf_json_string_bytes(struct strbuf *sb, const char *s, size_t max, int 
 				rep = esc;
 			}
 		}
-		strbuf_puts(sb, rep);
-		run = ++i;
+		r = strlen(rep);
+		sb->len = o;
+		if (strbuf_reserve(sb, r + (n - i) + 1) != 0)
+			return;
+		memcpy(sb->buf + o, rep, r);
+		o += r;
+		i++;
 	}
-	strbuf_append(sb, s + run, i - run);
-	strbuf_append(sb, "\"", 1);
+	sb->buf[o++] = '"';
+	sb->buf[o] = '\0';
+	sb->len = o;
+}
+
+/* Standard base64 of len bytes into out ((len + 2) / 3 * 4 bytes, no NUL); returns that count. */
+static size_t base64_into(char *out, const unsigned char *in, size_t len)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o = out;
+	size_t i = 0;
+
+	for (; i + 3 <= len; i += 3, o += 4) {
+		unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+		o[0] = tab[v >> 18];
+		o[1] = tab[(v >> 12) & 63];
+		o[2] = tab[(v >> 6) & 63];
+		o[3] = tab[v & 63];
+	}
+	if (i < len) {
+		unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0);
+		o[0] = tab[v >> 18];
+		o[1] = tab[(v >> 12) & 63];
+		o[2] = i + 1 < len ? tab[(v >> 6) & 63] : '=';
+		o[3] = '=';
+		o += 4;
+	}
+	return (size_t)(o - out);
+}
+
+void strbuf_base64(struct strbuf *sb, const void *data, size_t len)
+{
+	if (len > ((size_t)-1) / 4 * 3 - 3 || strbuf_reserve(sb, (len + 2) / 3 * 4) != 0) {
+		sb->oom = 1;
+		return;
+	}
+	sb->len += base64_into(sb->buf + sb->len, data, len);
+	sb->buf[sb->len] = '\0';
 }
 
 char *base64_encode(const unsigned char *data, size_t len)
 {
-	/* EVP_EncodeBlock takes an int: encode whole groups of 3 bytes, 3 MiB at a time */
-	const size_t step = (size_t)3 << 20;
-	size_t i, o = 0;
 	char *out;
 
 	if (len > ((size_t)-1) / 4 * 3 - 3)
 		return NULL;
 	if ((out = malloc((len + 2) / 3 * 4 + 1)) == NULL)
 		return NULL;
-	for (i = 0; i < len; i += step) {
-		size_t n = len - i < step ? len - i : step;
-		o += (size_t)EVP_EncodeBlock((unsigned char *)out + o, data + i, (int)n);
-	}
-	out[o] = '\0';
+	out[base64_into(out, data, len)] = '\0';
 	return out;
 }
 

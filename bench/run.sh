@@ -24,7 +24,7 @@ cc=${CC:-cc}
 pkgs="libcjson yaml-0.1 libcrypto"
 srcdir=${BENCH_SRC:-src}
 core=""
-for m in admission plan topology envgen patch workload util config yamljson listenaddr annotation validate arena; do
+for m in admission plan topology envgen patch workload util config yamljson listenaddr annotation validate arena jsonparse; do
 	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
 done
 # shellcheck disable=SC2086

@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-admission render config kube kubeconfig}
+targets=${FUZZ_TARGETS:-admission render config kube kubeconfig jsonparse}
 work=${FUZZ_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/distenv-fuzz}
 build=${BUILD:-build}/fuzz
 cc=${FUZZ_CC:-clang}
@@ -21,16 +21,17 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-core="admission arena plan topology envgen patch workload util config yamljson annotation validate listenaddr"
+core="admission arena jsonparse plan topology envgen patch workload util config yamljson annotation validate listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"
 	[config]="$core"
 	[kube]="$core kube kubeconfig lookupcache log metrics"
 	[kubeconfig]="kubeconfig util yamljson"
+	[jsonparse]="jsonparse"
 )
-declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384)
-declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission [kubeconfig]=yaml)
+declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384 [jsonparse]=65536)
+declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission [kubeconfig]=yaml [jsonparse]=admission)
 declare -A libs=([kube]="libcurl")
 
 pkgs="libcjson yaml-0.1 openssl"

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "jsonparse.h"
 #include "patch.h"
 #include "validate.h"
 #include "util.h"
@@ -253,7 +254,7 @@ static cJSON *envelope(const char *body, size_t len, struct admission_result *re
 
 	memset(res, 0, sizeof(*res));
 	res->rank = -1;
-	root = cJSON_ParseWithLength(body, len);
+	root = json_parse(body, len);
 	if (root == NULL) {
 		*rc = bad_request(res, "request body is not valid JSON");
 		return NULL;

@@ -1,0 +1,61 @@
+/*
+ * libFuzzer target, differential: arbitrary bytes through json_parse and
+ * cJSON_ParseWithLength. Whatever json_parse accepts, cJSON accepts too, with
+ * the same tree node for node (type, key, string bytes, valueint, valuedouble,
+ * order, the tail pointer head->prev). Whatever cJSON accepts, printed back as
+ * standard JSON by cJSON, json_parse accepts with the same tree: json_parse may
+ * refuse only what is not RFC 8259 JSON (cJSON is laxer).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonparse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static int same(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x, *y;
+
+	if (a->type != b->type || !same_str(a->string, b->string) || a->valueint != b->valueint ||
+	    memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0)
+		return 0;
+	if ((cJSON_IsString(a) || cJSON_IsRaw(a)) && !same_str(a->valuestring, b->valuestring))
+		return 0;
+	for (x = a->child, y = b->child; x != NULL && y != NULL; x = x->next, y = y->next) {
+		if (!same(x, y) || (x->next == NULL) != (y->next == NULL))
+			return 0;
+		if (x->next == NULL && (a->child->prev != x || b->child->prev != y))
+			return 0; /* the head's prev is the last member in both */
+	}
+	return x == NULL && y == NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cJSON *mine = json_parse((const char *)data, size);
+	cJSON *ref = cJSON_ParseWithLength((const char *)data, size);
+
+	if (mine != NULL && (ref == NULL || !same(mine, ref)))
+		abort();
+	if (ref != NULL) {
+		char *txt = cJSON_PrintUnformatted(ref);
+		cJSON *again = txt != NULL ? json_parse(txt, strlen(txt)) : NULL;
+		cJSON *ref2 = txt != NULL ? cJSON_Parse(txt) : NULL;
+
+		if (txt != NULL && (again == NULL || ref2 == NULL || !same(again, ref2)))
+			abort();
+		cJSON_Delete(again);
+		cJSON_Delete(ref2);
+		cJSON_free(txt);
+	}
+	cJSON_Delete(mine);
+	cJSON_Delete(ref);
+	return 0;
+}

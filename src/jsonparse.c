@@ -1,0 +1,353 @@
+/*
+ * The admission body's JSON parser: builds the same cJSON tree as
+ * cJSON_ParseWithLength, in about a third of its instructions. cJSON tries
+ * "null", "false" and "true" with strncmp before every value, scans each
+ * string twice and goes through its allocator for every node; at 30-35
+ * instructions a byte its parser was half of an admission (docs/benchmarks.md).
+ *
+ * It reads RFC 8259 JSON text: one value with optional white space around it
+ * (space, tab, CR, LF). That is a subset of what cJSON accepts (cJSON also
+ * takes a byte-order mark, any byte up to 0x20 as white space, numbers such as
+ * "01" or "1.", and text after the value); on the subset the tree is cJSON's,
+ * node for node: the same types, valueint rule, key and string bytes (escapes
+ * decoded, \u pairs to UTF-8, other bytes as they are), tail pointers, and the
+ * same nesting limit. fuzz/fuzz_jsonparse.c holds the two to that.
+ *
+ * Every node and string comes from cJSON_malloc, so cJSON_Delete frees the
+ * tree, and inside an admission the arena provides them.
+ */
+#include "jsonparse.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct reader {
+	const unsigned char *p, *end;
+	int depth;
+};
+
+/* cJSON's CJSON_NESTING_LIMIT: arrays and objects deeper than this are refused. */
+#define NESTING_LIMIT 1000
+
+static cJSON *value(struct reader *r);
+
+static void skip_ws(struct reader *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+		r->p++;
+}
+
+static cJSON *node(int type)
+{
+	cJSON *n = cJSON_malloc(sizeof(*n));
+
+	if (n != NULL) {
+		memset(n, 0, sizeof(*n));
+		n->type = type;
+	}
+	return n;
+}
+
+static int hex4(const unsigned char *s, unsigned *out)
+{
+	unsigned v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned c = s[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Writes code point cp as UTF-8 at o; returns the bytes written. */
+static size_t utf8_put(unsigned long cp, char *o)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/*
+ * The string whose opening quote r->p is at, as a NUL-terminated copy from
+ * cJSON_malloc; NULL on a bad escape, a missing quote or no memory. Bytes are
+ * copied as they are, as cJSON does (the API server sends valid UTF-8).
+ */
+static char *string(struct reader *r)
+{
+	const unsigned char *s = ++r->p, *q = s;
+	size_t n;
+	char *out, *o;
+	int escaped = 0;
+
+	while (q < r->end && *q != '"') {
+		if (*q == '\\') {
+			escaped = 1;
+			if (++q == r->end)
+				return NULL;
+		}
+		q++;
+	}
+	if (q == r->end)
+		return NULL;
+	n = (size_t)(q - s); /* an escape never decodes to more bytes than it takes */
+	if ((out = cJSON_malloc(n + 1)) == NULL)
+		return NULL;
+	r->p = q + 1;
+	if (!escaped) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+		return out;
+	}
+	for (o = out; s < q;) {
+		unsigned u, lo;
+		unsigned long cp;
+
+		if (*s != '\\') {
+			*o++ = (char)*s++;
+			continue;
+		}
+		switch (s[1]) {
+		case '"':
+		case '\\':
+		case '/':
+			*o++ = (char)s[1];
+			break;
+		case 'b':
+			*o++ = '\b';
+			break;
+		case 'f':
+			*o++ = '\f';
+			break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
+		case 'u':
+			/* \uXXXX, a surrogate pair as two: cJSON's utf16_literal_to_utf8 */
+			if (q - s < 6 || hex4(s + 2, &u) != 0 || (u >= 0xdc00 && u <= 0xdfff))
+				goto bad;
+			cp = u;
+			if (u >= 0xd800 && u <= 0xdbff) {
+				if (q - s < 12 || s[6] != '\\' || s[7] != 'u' ||
+				    hex4(s + 8, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
+					goto bad;
+				cp = 0x10000 + (((unsigned long)u & 0x3ff) << 10 | (lo & 0x3ff));
+				s += 6;
+			}
+			o += utf8_put(cp, o);
+			s += 6;
+			continue;
+		default:
+			goto bad;
+		}
+		s += 2;
+	}
+	*o = '\0';
+	return out;
+bad:
+	cJSON_free(out);
+	return NULL;
+}
+
+/* An RFC 8259 number at r->p (first byte '-' or a digit), with cJSON's valueint rule. */
+static cJSON *number(struct reader *r)
+{
+	const unsigned char *s = r->p, *q = s;
+	char buf[64];
+	double d;
+	cJSON *n;
+
+	if (q < r->end && *q == '-')
+		q++;
+	if (q < r->end && *q == '0')
+		q++;
+	else if (q < r->end && *q >= '1' && *q <= '9')
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	else
+		return NULL;
+	if (q < r->end && *q == '.') {
+		if (++q == r->end || *q < '0' || *q > '9')
+			return NULL;
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	if (q < r->end && (*q == 'e' || *q == 'E')) {
+		if (++q < r->end && (*q == '+' || *q == '-'))
+			q++;
+		if (q == r->end || *q < '0' || *q > '9')
+			return NULL;
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	if ((size_t)(q - s) >= sizeof(buf))
+		return NULL; /* cJSON reads at most 63 bytes of a number */
+	memcpy(buf, s, (size_t)(q - s));
+	buf[q - s] = '\0';
+	d = strtod(buf, NULL);
+	if ((n = node(cJSON_Number)) == NULL)
+		return NULL;
+	n->valuedouble = d;
+	n->valueint = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
+	r->p = q;
+	return n;
+}
+
+static int literal(struct reader *r, const char *word, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+		return -1;
+	r->p += n;
+	return 0;
+}
+
+/* An array or object at r->p ('[' or '{'): its members in order, head->prev the last. */
+static cJSON *container(struct reader *r, int object)
+{
+	cJSON *c, *last = NULL, *item;
+	char close = object ? '}' : ']';
+
+	if (r->depth >= NESTING_LIMIT || (c = node(object ? cJSON_Object : cJSON_Array)) == NULL)
+		return NULL;
+	r->depth++;
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == close) {
+		r->p++;
+		r->depth--;
+		return c;
+	}
+	for (;;) {
+		char *key = NULL;
+
+		if (object) {
+			if (r->p == r->end || *r->p != '"' || (key = string(r)) == NULL)
+				goto bad;
+			skip_ws(r);
+			if (r->p == r->end || *r->p != ':') {
+				cJSON_free(key);
+				goto bad;
+			}
+			r->p++;
+			skip_ws(r);
+		}
+		if ((item = value(r)) == NULL) {
+			cJSON_free(key);
+			goto bad;
+		}
+		item->string = key;
+		if (last == NULL) {
+			c->child = item;
+		} else {
+			last->next = item;
+			item->prev = last;
+		}
+		last = item;
+		skip_ws(r);
+		if (r->p < r->end && *r->p == ',') {
+			r->p++;
+			skip_ws(r);
+			continue;
+		}
+		if (r->p < r->end && *r->p == close) {
+			r->p++;
+			break;
+		}
+		goto bad;
+	}
+	c->child->prev = last;
+	r->depth--;
+	return c;
+bad:
+	if (c->child != NULL)
+		c->child->prev = last;
+	cJSON_Delete(c);
+	return NULL;
+}
+
+static cJSON *value(struct reader *r)
+{
+	cJSON *n;
+	char *s;
+
+	if (r->p == r->end)
+		return NULL;
+	switch (*r->p) {
+	case '"':
+		if ((s = string(r)) == NULL)
+			return NULL;
+		if ((n = node(cJSON_String)) == NULL) {
+			cJSON_free(s);
+			return NULL;
+		}
+		n->valuestring = s;
+		return n;
+	case '{':
+		return container(r, 1);
+	case '[':
+		return container(r, 0);
+	case 't':
+		if (literal(r, "true", 4) != 0 || (n = node(cJSON_True)) == NULL)
+			return NULL;
+		n->valueint = 1; /* cJSON sets it for true */
+		return n;
+	case 'f':
+		return literal(r, "false", 5) == 0 ? node(cJSON_False) : NULL;
+	case 'n':
+		return literal(r, "null", 4) == 0 ? node(cJSON_NULL) : NULL;
+	default:
+		return *r->p == '-' || (*r->p >= '0' && *r->p <= '9') ? number(r) : NULL;
+	}
+}
+
+cJSON *json_parse(const char *text, size_t len)
+{
+	struct reader r;
+	cJSON *root;
+
+	if (text == NULL)
+		return NULL;
+	r.p = (const unsigned char *)text;
+	r.end = r.p + len;
+	r.depth = 0;
+	skip_ws(&r);
+	if ((root = value(&r)) == NULL)
+		return NULL;
+	skip_ws(&r);
+	if (r.p != r.end) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}

@@ -135,6 +135,32 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
 	return marked;
 }
 
+/*
+ * "<base><mid><n><tail>" into path[96] (n < 0: no number), without printf:
+ * one per env op, hundreds for a large pod. base is at most 63 bytes.
+ */
+static void env_path(char path[96], const char *base, const char *mid, long n, const char *tail)
+{
+	size_t o = 0, d = 1, l;
+	long v;
+
+	l = strlen(base);
+	memcpy(path, base, l);
+	o = l;
+	l = strlen(mid);
+	memcpy(path + o, mid, l);
+	o += l;
+	if (n >= 0) {
+		for (v = n; v >= 10; v /= 10)
+			d++; /* digits in n */
+		for (v = n, l = d; l > 0; v /= 10)
+			path[o + --l] = (char)('0' + v % 10);
+		o += d;
+	}
+	l = strlen(tail);
+	memcpy(path + o, tail, l + 1);
+}
+
 static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const char *base,
                                        const struct env_list *env, long max_env, char *err,
                                        size_t errlen)
@@ -161,7 +187,7 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 			const char *n = json_str(e, "name"), *v = json_str(e, "value");
 			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
 				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
-					snprintf(path, sizeof(path), "%s/env/%d/value", base, j);
+					env_path(path, base, "/env/", j, "/value");
 					if (op(patch, "replace", path,
 					       cJSON_CreateString(env->vars[i].value)) != 0)
 						return PATCH_NOMEM;
@@ -208,12 +234,12 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 			continue;
 		}
 		/* Insert before the user's entries, in order, so $(VAR) references resolve. */
-		snprintf(path, sizeof(path), "%s/env/%d", base, pos++);
+		env_path(path, base, "/env/", pos++, "");
 		if (add_op(patch, path, e) != 0)
 			goto out;
 	}
 	if (arr != NULL) {
-		snprintf(path, sizeof(path), "%s/env", base);
+		env_path(path, base, "/env", -1, "");
 		rc = add_op(patch, path, arr) != 0 ? PATCH_NOMEM : PATCH_OK;
 		arr = NULL; /* add_op took it, or freed it */
 		goto out;

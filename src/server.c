@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,10 +30,12 @@
 #include <strings.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "admission.h"
 #include "kube.h"
@@ -123,6 +126,10 @@ struct conn_ctx {
 	atomic_int phase;      /* enum conn_phase */
 	int shut;              /* shut down by reap or an eviction (conns_lock) */
 	int pending;           /* accepted, not yet started on its network thread (conns_lock) */
+	/* One TLS record per answer (network thread only; see cork_answer). */
+	int corked;     /* the session holds the answer until on_completed */
+	int tcp_pushed; /* TCP_CORK cleared once, after libmicrohttpd set it */
+	int sndbuf;     /* SO_SNDBUF when the connection started; 0: not known */
 };
 
 /* What a request will get, decided from its method and path when the headers are in. */
@@ -506,7 +513,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 	struct conn_ctx *c;
 	const union MHD_ConnectionInfo *ci;
 	gnutls_session_t session;
-	int fd;
+	int fd, sndbuf = 0;
+	socklen_t sndbuf_len = sizeof(sndbuf);
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		atomic_fetch_add(&s->open_conns, 1);
@@ -516,6 +524,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 		session = ci != NULL ? (gnutls_session_t)ci->tls_session : NULL;
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
 		fd = ci != NULL ? ci->connect_fd : -1;
+		if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sndbuf_len) != 0)
+			sndbuf = 0; /* answers are not corked */
 		pthread_mutex_lock(&s->conns_lock);
 		for (c = s->conns; c != NULL && !(c->pending && c->fd == fd); c = c->next)
 			;
@@ -523,6 +533,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 			c->pending = 0;
 			s->n_pending--;
 			c->session = session;
+			c->sndbuf = sndbuf;
 			pthread_mutex_unlock(&s->conns_lock);
 			*socket_context = c;
 			return;
@@ -534,6 +545,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 			return;
 		}
 		c->session = session;
+		c->sndbuf = sndbuf;
 		c->fd = fd;
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		ip_key_of(ci != NULL ? ci->client_addr : NULL, &c->peer);
@@ -563,6 +575,73 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
 /* ---- HTTP ---------------------------------------------------------------- */
 
 /*
+ * One TLS record per answer. libmicrohttpd 0.9.75 hands GnuTLS the header and
+ * the body as two gnutls_record_send calls: two records and two sendmsg, and
+ * on loopback each sendmsg also runs the receiver's TCP path (a quarter of the
+ * server's CPU for the 4 KB pod). Corking the session before the response is
+ * queued makes GnuTLS keep both; on_completed, which libmicrohttpd calls on
+ * the same network thread once it has handed over the last byte, uncorks:
+ * one record, one sendmsg.
+ *
+ * Only an answer that fits at once is corked: at most CORK_MAX bytes, less
+ * than half the socket's send buffer, and nothing else of this
+ * connection waiting in the kernel (a client that sends its next request has
+ * read the previous answer). The uncork then never waits; if it must (a
+ * pipelining client that does not read), it polls for CORK_WAIT_MS and then
+ * closes the connection rather than leave an answer unsent.
+ */
+#define CORK_MAX     8192
+#define CORK_WAIT_MS 200
+
+static void cork_answer(struct conn_ctx *cc, size_t body_len)
+{
+	int queued = 0;
+
+	if (cc == NULL || cc->session == NULL || cc->corked || cc->sndbuf <= 0 ||
+	    body_len + 512 > CORK_MAX || body_len + 512 > (size_t)cc->sndbuf / 2 ||
+	    ioctl(cc->fd, SIOCOUTQ, &queued) != 0 || queued != 0)
+		return;
+	gnutls_record_cork(cc->session);
+	cc->corked = 1;
+}
+
+static void uncork_answer(struct conn_ctx *cc)
+{
+	long long deadline;
+	ssize_t r;
+
+	if (cc == NULL || !cc->corked)
+		return;
+	cc->corked = 0;
+	deadline = mono_ms() + CORK_WAIT_MS;
+	while ((r = gnutls_record_uncork(cc->session, 0)) == GNUTLS_E_AGAIN ||
+	       r == GNUTLS_E_INTERRUPTED) {
+		struct pollfd p = {.fd = cc->fd, .events = POLLOUT};
+		long long left = deadline - mono_ms();
+		if (left <= 0 || (poll(&p, 1, (int)left) < 0 && errno != EINTR))
+			break;
+	}
+	if (r < 0) {
+		/* Never an answer left behind: the client sees the connection end. */
+		log_kvn(LOG_WARN, "answer_not_sent", "gnutls_error", (long long)r, LOG_END);
+		shutdown(cc->fd, SHUT_RDWR);
+		return;
+	}
+	if (!cc->tcp_pushed) {
+		/*
+		 * libmicrohttpd corks the socket for its first answer and pushes by
+		 * TCP_NODELAY once it has written; the record written here, after
+		 * that push, would wait for the cork. Clearing TCP_CORK sends it, and
+		 * libmicrohttpd, which believes the socket still corked, never sets
+		 * it again.
+		 */
+		int off = 0;
+		setsockopt(cc->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+		cc->tcp_pushed = 1;
+	}
+}
+
+/*
  * Queues one response. mode is the libmicrohttpd memory mode of body, chosen
  * by the caller: PERSISTENT for string literals, MUST_COPY for stack buffers,
  * MUST_FREE for malloc'd buffers handed over to libmicrohttpd (freed by it
@@ -590,10 +669,13 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 		MHD_destroy_response(resp);
 		return MHD_NO;
 	}
+	cork_answer(conn_of(c), len);
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp); /* the queue holds its own reference */
 	if (ret == MHD_YES)
 		r->status = (int)status; /* counted when the request completes */
+	else
+		uncork_answer(conn_of(c)); /* nothing was written into it */
 	return ret;
 }
 
@@ -1074,6 +1156,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
 
+	uncork_answer(conn_of(c));         /* the answer goes out, in one record */
 	conn_enter(conn_of(c), CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;

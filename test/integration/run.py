@@ -936,6 +936,91 @@ class Suite:
         check(not any(t.is_alive() for t in ts), "workers did not finish")
         check(not errors, "errors under 8 parallel clients: %r" % errors[:3])
 
+    def case_one_record(self):
+        """A small answer is one TLS record (header and body corked together); a
+        large one still arrives whole; 40 pipelined reviews are all answered."""
+        raw = socket.create_connection(("127.0.0.1", self.server.port), timeout=10 * SLOW)
+        inc, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = self.ctx.wrap_bio(inc, outb, server_hostname=SNI)
+        wire = bytearray()  # every byte the server sent after the last request
+
+        def pump():
+            data = outb.read()
+            if data:
+                raw.sendall(data)
+
+        def feed():
+            chunk = raw.recv(65536)
+            if not chunk:
+                raise CaseFailed("connection closed")
+            wire.extend(chunk)
+            inc.write(chunk)
+
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                pump()
+                feed()
+        pump()
+
+        def exchange(bodies):
+            """Sends every review at once; returns [(status, body)] in order."""
+            reqs = b"".join(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                            b"application/json\r\nContent-Length: %d\r\n\r\n%s"
+                            % (len(b), b) for b in bodies)
+            tls.write(reqs)
+            del wire[:]
+            pump()
+            buf, answers = b"", []
+            while len(answers) < len(bodies):
+                try:
+                    buf += tls.read(65536)
+                except ssl.SSLWantReadError:
+                    feed()
+                    continue
+                while b"\r\n\r\n" in buf:
+                    head, rest = buf.split(b"\r\n\r\n", 1)
+                    n = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+                    if len(rest) < n:
+                        break
+                    answers.append((int(head.split()[1]), rest[:n]))
+                    buf = rest[n:]
+            return answers
+
+        def records():
+            """(content type, length) of each TLS record in wire."""
+            out, i = [], 0
+            while i + 5 <= len(wire):
+                n = int.from_bytes(wire[i + 3:i + 5], "big")
+                out.append((wire[i], n))
+                i += 5 + n
+            check(i == len(wire), "the answer's bytes end inside a record")
+            return out
+
+        small = json.dumps(review(sts_pod("rec", 1, annotations={
+            "distenv.dev/world-size": "4"}), "rec-1")).encode()
+        exchange([small])  # the first answer may share the wire with session tickets
+        got = exchange([small])
+        check(got[0][0] == 200 and b'"patch"' in got[0][1], "small answer: %r" % (got[0],))
+        recs = records()
+        check(len(got[0][1]) < 4096 and len(recs) == 1,
+              "a %d-byte answer came as %d TLS records %r, not 1" % (len(got[0][1]), len(recs),
+                                                                    recs))
+        big_pod = sts_pod("rec", 1, annotations={"distenv.dev/world-size": "400"})
+        big = json.dumps(review(big_pod, "rec-2")).encode()
+        got = exchange([big])
+        check(got[0][0] == 200 and len(got[0][1]) > 8192 and b'"patch"' in got[0][1],
+              "large answer: HTTP %d, %d bytes" % (got[0][0], len(got[0][1])))
+        bodies = [json.dumps(review(sts_pod("rec", 1, annotations={
+            "distenv.dev/world-size": "4"}), "pipe-%d" % i)).encode() for i in range(40)]
+        got = exchange(bodies)
+        uids = [json.loads(b)["response"]["uid"] for _, b in got]
+        check([st for st, _ in got] == [200] * 40 and uids == ["pipe-%d" % i for i in range(40)],
+              "pipelined: %r" % (([st for st, _ in got], uids[:5]),))
+        raw.close()
+
     def metrics(self):
         c = Conn(self.server.port, self.ctx)
         st, resp, out = c.call("GET", "/metrics")
@@ -1611,6 +1696,8 @@ def main():
                  suite.case_tls_versions)
         run_case("keep-alive: 30 requests on one connection", suite.case_keepalive)
         run_case("parallel: 8 clients x 25 reviews", suite.case_parallel)
+        run_case("one TLS record per small answer; large and pipelined answers whole",
+                 suite.case_one_record)
         run_case("metrics: counters, histogram, errors, in-flight, expiry", suite.case_metrics)
         run_case("certificate swap under load: ..data symlink, bad pair kept out, rename",
                  suite.case_cert_swap)

@@ -605,7 +605,9 @@ static void cork_answer(struct conn_ctx *cc, size_t body_len)
 	cc->corked = 1;
 }
 
-static void uncork_answer(struct conn_ctx *cc)
+/* Sends what the corked session holds; with send 0 (the request failed, the connection closes)
+ * drops it. */
+static void uncork_answer(struct conn_ctx *cc, int send)
 {
 	long long deadline;
 	ssize_t r;
@@ -613,6 +615,8 @@ static void uncork_answer(struct conn_ctx *cc)
 	if (cc == NULL || !cc->corked)
 		return;
 	cc->corked = 0;
+	if (!send)
+		return; /* libmicrohttpd closes the connection; the session goes with it */
 	deadline = mono_ms() + CORK_WAIT_MS;
 	while ((r = gnutls_record_uncork(cc->session, 0)) == GNUTLS_E_AGAIN ||
 	       r == GNUTLS_E_INTERRUPTED) {
@@ -675,7 +679,7 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 	if (ret == MHD_YES)
 		r->status = (int)status; /* counted when the request completes */
 	else
-		uncork_answer(conn_of(c)); /* nothing was written into it */
+		uncork_answer(conn_of(c), 1); /* nothing was written into it */
 	return ret;
 }
 
@@ -1156,7 +1160,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
 
-	uncork_answer(conn_of(c));         /* the answer goes out, in one record */
+	/* The answer goes out, in one record. */
+	uncork_answer(conn_of(c), toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	conn_enter(conn_of(c), CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;

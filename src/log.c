@@ -53,16 +53,31 @@ static void line_begin(struct strbuf *l, enum log_level lvl, const char *event, 
 	char words[64];
 	size_t i;
 
+	static __thread time_t cached_sec = -1;
+	static __thread char cached[96]; /* {"ts":"2006-01-02T15:04:05 for cached_sec */
 	struct timespec ts;
-	struct tm tm;
-	char buf[64];
+	char ms[6];
+	long m;
 
+	/* The date and time are formatted once a second per thread; the milliseconds each line. */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, sizeof(buf), "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"",
-	         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         ts.tv_nsec / 1000000);
-	strbuf_puts(l, buf);
+	if (ts.tv_sec != cached_sec) {
+		struct tm tm;
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(cached, sizeof(cached), "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d",
+		         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		         tm.tm_sec);
+		cached_sec = ts.tv_sec;
+	}
+	m = ts.tv_nsec / 1000000;
+	ms[0] = '.';
+	ms[1] = (char)('0' + m / 100);
+	ms[2] = (char)('0' + m / 10 % 10);
+	ms[3] = (char)('0' + m % 10);
+	ms[4] = 'Z';
+	ms[5] = '"';
+	strbuf_puts(l, cached);
+	strbuf_append(l, ms, sizeof(ms));
 	strbuf_puts(l, ",\"level\":\"");
 	strbuf_puts(l, level_name(lvl));
 	strbuf_puts(l, "\",\"msg\":");
@@ -87,10 +102,16 @@ static void line_key(struct strbuf *l, const char *key)
 
 static void line_num(struct strbuf *l, long long v)
 {
-	char buf[32];
+	char buf[24];
+	size_t i = sizeof(buf);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 
-	snprintf(buf, sizeof(buf), "%lld", v);
-	strbuf_puts(l, buf);
+	do
+		buf[--i] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		buf[--i] = '-';
+	strbuf_append(l, buf + i, sizeof(buf) - i);
 }
 
 /* Closes the object and writes it with one write(2) under the lock; frees the buffer. */
@@ -212,7 +233,9 @@ void log_admission(const struct admission_result *res, long long micros)
 		lvl = LOG_WARN;
 	if (!log_enabled(lvl))
 		return;
-	snprintf(msg, sizeof(msg), "pod %s", outcome);
+	memcpy(msg, "pod ", 4);
+	strncpy(msg + 4, outcome, sizeof(msg) - 5);
+	msg[sizeof(msg) - 1] = '\0';
 	strbuf_init_stack(&l, stack, sizeof(stack));
 	line_begin(&l, lvl, "admission", res->message[0] != '\0' ? res->message : msg);
 	line_key(&l, "uid");

@@ -4,6 +4,7 @@
 # latency, peak RSS, instructions per admission as W grows).
 #   BENCH_QUICK=1     short runs for CI (about a minute)
 #   BENCH_SECONDS=N   seconds per wrk run (default 5, quick 2)
+#   BENCH_ROUNDS=N    rounds over every case (default 3, quick 1)
 #   DISTENV_BIN=PATH  the binary to measure (default ./distenv-webhook)
 #   BENCH_OUT=DIR     where results go (default bench/out)
 #   BENCH_SRC=DIR     the source tree core_cost is built from (default src)

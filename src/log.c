@@ -103,15 +103,8 @@ static void line_key(struct strbuf *l, const char *key)
 static void line_num(struct strbuf *l, long long v)
 {
 	char buf[24];
-	size_t i = sizeof(buf);
-	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 
-	do
-		buf[--i] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		buf[--i] = '-';
-	strbuf_append(l, buf + i, sizeof(buf) - i);
+	strbuf_append(l, buf, fmt_long(buf, v));
 }
 
 /* Closes the object and writes it with one write(2) under the lock; frees the buffer. */

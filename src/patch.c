@@ -141,8 +141,7 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
  */
 static void env_path(char path[96], const char *base, const char *mid, long n, const char *tail)
 {
-	size_t o = 0, d = 1, l;
-	long v;
+	size_t o = 0, l;
 
 	l = strlen(base);
 	memcpy(path, base, l);
@@ -150,13 +149,8 @@ static void env_path(char path[96], const char *base, const char *mid, long n, c
 	l = strlen(mid);
 	memcpy(path + o, mid, l);
 	o += l;
-	if (n >= 0) {
-		for (v = n; v >= 10; v /= 10)
-			d++; /* digits in n */
-		for (v = n, l = d; l > 0; v /= 10)
-			path[o + --l] = (char)('0' + v % 10);
-		o += d;
-	}
+	if (n >= 0)
+		o += fmt_long(path + o, n);
 	l = strlen(tail);
 	memcpy(path + o, tail, l + 1);
 }

@@ -379,24 +379,15 @@ static int host_name(char *out, size_t outlen, const char *a, const char *b, lon
 		memcpy(out + o, parts[i], l);
 		o += l;
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && !(i == 1 && n2 < 0); i++) {
 		char digits[24];
-		unsigned long v;
-		size_t d = 0;
+		size_t d = fmt_long(digits, nums[i]);
 
-		if (i == 1 && n2 < 0)
-			break;
-		v = nums[i] < 0 ? 0UL - (unsigned long)nums[i] : (unsigned long)nums[i];
-		do
-			digits[d++] = (char)('0' + v % 10);
-		while ((v /= 10) != 0);
-		if (nums[i] < 0)
-			digits[d++] = '-';
 		if (o + 1 + d >= outlen)
 			return -1;
 		out[o++] = '-';
-		while (d > 0)
-			out[o++] = digits[--d];
+		memcpy(out + o, digits, d);
+		o += d;
 	}
 	out[o] = '\0';
 	return 0;

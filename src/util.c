@@ -481,6 +481,20 @@ void wipe_free(void *p, size_t len)
 	}
 }
 
+size_t fmt_long(char *out, long long v)
+{
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, w;
+	size_t n = (size_t)(v < 0) + 1, i;
+
+	for (w = u; w >= 10; w /= 10)
+		n++; /* the digits of u */
+	if (v < 0)
+		out[0] = '-';
+	for (i = n; i > (size_t)(v < 0); u /= 10)
+		out[--i] = (char)('0' + u % 10);
+	return n;
+}
+
 long long mono_ms(void)
 {
 	struct timespec ts;

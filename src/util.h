@@ -114,6 +114,13 @@ void wipe_free(void *p, size_t len);
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * Writes v in decimal at out (at most 20 bytes, no NUL) and returns how many:
+ * for the hot paths that write numbers without printf (rank names, patch
+ * paths, log lines).
+ */
+size_t fmt_long(char *out, long long v);
+
 /* Milliseconds of CLOCK_MONOTONIC (for deadlines; the shells' one clock). */
 long long mono_ms(void);
 

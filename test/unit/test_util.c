@@ -2,6 +2,8 @@
  * Unit tests for the shared helpers that had copies before: the JSON string
  * escaper, the growable buffer (limit, caller storage) and the base64 decoder.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,10 +145,28 @@ static void test_base64(void)
 	}
 }
 
+/* fmt_long writes what printf's %lld does, without the NUL. */
+static void test_fmt_long(void)
+{
+	static const long long cases[] = {
+	    0, 7, 9, 10, 99, 100, -1, -10, 1234567890123LL, LLONG_MAX, LLONG_MIN};
+	char got[24], want[24];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(got, 'x', sizeof(got));
+		n = fmt_long(got, cases[i]);
+		snprintf(want, sizeof(want), "%lld", cases[i]);
+		CHECK(n == strlen(want) && memcmp(got, want, n) == 0 && got[n] == 'x',
+		      "fmt_long(%s) wrote %.*s", want, (int)n, got);
+	}
+}
+
 int main(void)
 {
 	test_json_string();
 	test_strbuf();
 	test_base64();
+	test_fmt_long();
 	TEST_MAIN_END("util");
 }

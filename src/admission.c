@@ -85,33 +85,6 @@ static inline void put_char(struct strbuf *sb, char c)
 }
 
 /*
- * A JSON string: copied between quotes when nothing in it needs escaping (the
- * patch's names, paths and values are such, most a few bytes long, so the
- * call per string is what costs); anything else goes to the shared escaper.
- */
-static void put_string(struct strbuf *sb, const char *s)
-{
-	size_t n = strlen(s), i;
-	char *d;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f) {
-			json_string(sb, s);
-			return;
-		}
-	}
-	if (strbuf_reserve(sb, n + 2) != 0)
-		return;
-	d = sb->buf + sb->len;
-	d[0] = '"';
-	memcpy(d + 1, s, n);
-	d[n + 1] = '"';
-	d[n + 2] = '\0';
-	sb->len += n + 2;
-}
-
-/*
  * Appends t as compact JSON, as cJSON_PrintUnformatted prints it (numbers with
  * its rule; strings through the shared escaper, other bytes as they are), in
  * a third of cJSON's instructions: its printer scans every string twice and
@@ -150,7 +123,7 @@ static void print_tree(struct strbuf *sb, const cJSON *t, int depth)
 		return;
 	}
 	case cJSON_String:
-		put_string(sb, t->valuestring != NULL ? t->valuestring : "");
+		json_string(sb, t->valuestring != NULL ? t->valuestring : "");
 		return;
 	case cJSON_Raw:
 		if (t->valuestring == NULL)
@@ -165,7 +138,7 @@ static void print_tree(struct strbuf *sb, const cJSON *t, int depth)
 			if (c != t->child)
 				put_char(sb, ',');
 			if (cJSON_IsObject(t)) {
-				put_string(sb, c->string != NULL ? c->string : "");
+				json_string(sb, c->string != NULL ? c->string : "");
 				put_char(sb, ':');
 			}
 			print_tree(sb, c, depth + 1);

@@ -205,6 +205,14 @@ func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 	return pods
 }
 
+// jobSetYAML is JobSet name as users write it: extra spec fields (YAML lines
+// indented two spaces, each after a newline; "" for none), then spec.replicatedJobs
+// made of the replicatedJobYAML entries rjobs.
+func jobSetYAML(name, extra string, rjobs ...string) string {
+	return "\napiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: " + name +
+		"\nspec:" + extra + "\n  replicatedJobs:" + strings.Join(rjobs, "") + "\n"
+}
+
 // replicatedJobYAML is one entry of a JobSet's spec.replicatedJobs as users write
 // it: jobs Indexed Jobs (replicas; 0 leaves it out, the JobSet default of 1) of pods
 // pods each, the pod template opted in.
@@ -240,13 +248,7 @@ func replicatedJobYAML(name string, jobs, pods int) string {
 func TestJobSetTwoReplicatedJobs(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobset")
-	createYAML(t, ns, jobSetGVR, `
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: train
-spec:
-  replicatedJobs:`+replicatedJobYAML("a", 2, 2)+replicatedJobYAML("b", 1, 3)+"\n")
+	createYAML(t, ns, jobSetGVR, jobSetYAML("train", "", replicatedJobYAML("a", 2, 2), replicatedJobYAML("b", 1, 3)))
 	// The JobSet controller makes the headless Service named after the subdomain.
 	svc := waitService(t, ns, "train", podWait)
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
@@ -269,19 +271,13 @@ spec:
 func TestJobSetCoordinator(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobsetcoord")
-	createYAML(t, ns, jobSetGVR, `
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: coord
-spec:
+	createYAML(t, ns, jobSetGVR, jobSetYAML("coord", `
   network:
     subdomain: rdzv
   coordinator:
     replicatedJob: workers
     jobIndex: 1
-    podIndex: 0
-  replicatedJobs:`+replicatedJobYAML("driver", 0, 1)+replicatedJobYAML("workers", 2, 2)+"\n")
+    podIndex: 0`, replicatedJobYAML("driver", 0, 1), replicatedJobYAML("workers", 2, 2)))
 	waitService(t, ns, "rdzv", podWait)
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "rdzv",
 		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, master: "coord-workers-1-0"})
@@ -439,13 +435,8 @@ spec:
 func TestJobSetTensorFlowRoles(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobsettf")
-	createYAML(t, ns, jobSetGVR, `
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: tf
-spec:
-  replicatedJobs:`+replicatedJobYAML("chief", 1, 1)+replicatedJobYAML("worker", 2, 2)+replicatedJobYAML("ps", 1, 1)+"\n")
+	createYAML(t, ns, jobSetGVR, jobSetYAML("tf", "", replicatedJobYAML("chief", 1, 1),
+		replicatedJobYAML("worker", 2, 2), replicatedJobYAML("ps", 1, 1)))
 	checkJobSet(t, jobSetCheck{ns: ns, js: "tf", subdomain: "tf",
 		rjobs: []rjob{{"chief", 1, 1}, {"worker", 2, 2}, {"ps", 1, 1}}, tfRoles: true})
 }
@@ -457,16 +448,7 @@ spec:
 func TestJobSetRecreatedGetsTheNewWorld(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobsetrerun")
-	doc := func(rjobs string) string {
-		return `
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: rerun
-spec:
-  replicatedJobs:` + rjobs + "\n"
-	}
-	old := createYAML(t, ns, jobSetGVR, doc(replicatedJobYAML("w", 1, 2)))
+	old := createYAML(t, ns, jobSetGVR, jobSetYAML("rerun", "", replicatedJobYAML("w", 1, 2)))
 	checkJobSet(t, jobSetCheck{ns: ns, js: "rerun", subdomain: "rerun", uid: string(old.GetUID()),
 		rjobs: []rjob{{"w", 1, 2}}})
 	dc, err := dynamic.NewForConfig(env.admin)
@@ -488,7 +470,7 @@ spec:
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	created := createYAML(t, ns, jobSetGVR, doc(replicatedJobYAML("w", 2, 2)+replicatedJobYAML("x", 1, 1)))
+	created := createYAML(t, ns, jobSetGVR, jobSetYAML("rerun", "", replicatedJobYAML("w", 2, 2), replicatedJobYAML("x", 1, 1)))
 	if created.GetUID() == old.GetUID() {
 		t.Fatalf("the new JobSet has the old uid")
 	}

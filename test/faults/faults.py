@@ -313,6 +313,9 @@ class Suite:
                         self.bodies], check=True, stdout=subprocess.DEVNULL)
         self.certs_a = self.gen_certs("a")
         self.certs_b = self.gen_certs("b")
+        # Fingerprints of the two leaf certificates, to tell which one a handshake served.
+        self.fp_a = file_fp(os.path.join(self.certs_a, "tls.crt"))
+        self.fp_b = file_fp(os.path.join(self.certs_b, "tls.crt"))
         # A mix of answers: patched, denied, skipped, patched with user env.
         self.mix = [os.path.join(self.bodies, "sts-4k.json")] + [
             os.path.join(ROOT, "test", "data", n + ".request.json")
@@ -472,8 +475,7 @@ class Suite:
         secret = self.secret_dir(self.certs_a, "2026_01_01_a")
         s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 1\n",
                         certdir=secret, name="swap")
-        fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
-        fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+        fa, fb = self.fp_a, self.fp_b
         check(peer_fp(s.port) == fa, "certificate A not served at start")
         secs = 4 if self.a.quick else 8
         p = self.loadgen(s.port, self.mix, ["-d", secs, "-c", 8, "-t", 2, "-r", 10, "--certs"],
@@ -539,8 +541,7 @@ class Suite:
         try:
             s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 1\n",
                             certdir=secret, name="validity", preexec=nobody)
-            fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
-            fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+            fa, fb = self.fp_a, self.fp_b
             res = []
 
             def failures():
@@ -1358,8 +1359,7 @@ class Suite:
         secret = self.secret_dir(self.certs_a, "2026_02_01_a")
         s = self.server(config="lookups:\n  enabled: false\ntls:\n  checkIntervalSeconds: 3600\n",
                         certdir=secret, name="hup")
-        fa = file_fp(os.path.join(self.certs_a, "tls.crt"))
-        fb = file_fp(os.path.join(self.certs_b, "tls.crt"))
+        fa, fb = self.fp_a, self.fp_b
         check(peer_fp(s.port) == fa, "certificate A not served at start")
         s.proc.send_signal(signal.SIGHUP)
         check(s.wait_event("certificate_check"), "no certificate_check after SIGHUP")

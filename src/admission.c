@@ -30,16 +30,6 @@ const char *admission_outcome_name(enum admission_outcome o)
 	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
 }
 
-/* Prints the answer outside the arena: it outlives the admission (the caller frees it). */
-static char *print_final(const cJSON *o)
-{
-	int was = arena_pause();
-	char *s = cJSON_PrintUnformatted(o);
-
-	arena_resume(was);
-	return s;
-}
-
 static int set_body(struct admission_result *res, char *json)
 {
 	if (json == NULL)
@@ -49,21 +39,6 @@ static int set_body(struct admission_result *res, char *json)
 	return 0;
 }
 
-/* 400 with {"error": msg}. */
-static int bad_request(struct admission_result *res, const char *msg)
-{
-	cJSON *o = cJSON_CreateObject();
-	int rc = -1;
-
-	res->http_status = 400;
-	res->outcome = ADMISSION_BAD_REQUEST;
-	snprintf(res->message, sizeof(res->message), "%s", msg);
-	if (o != NULL && cJSON_AddStringToObject(o, "error", msg) != NULL)
-		rc = set_body(res, print_final(o));
-	cJSON_Delete(o);
-	return rc;
-}
-
 /*
  * Appends s as a JSON string literal with the shared escaper, bytes that are
  * not valid UTF-8 kept as they are: the uid must be echoed exactly.
@@ -71,6 +46,21 @@ static int bad_request(struct admission_result *res, const char *msg)
 static void json_string(struct strbuf *sb, const char *s)
 {
 	strbuf_json_string_bytes(sb, s, STRBUF_ALL, 1);
+}
+
+/* 400 with {"error": msg}. */
+static int bad_request(struct admission_result *res, const char *msg)
+{
+	struct strbuf sb;
+
+	res->http_status = 400;
+	res->outcome = ADMISSION_BAD_REQUEST;
+	snprintf(res->message, sizeof(res->message), "%s", msg);
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"error\":");
+	json_string(&sb, msg);
+	strbuf_puts(&sb, "}");
+	return set_body(res, strbuf_take(&sb));
 }
 
 /* One byte; the common case is a store into room the buffer already has. */

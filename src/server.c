@@ -656,6 +656,7 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
                                enum MHD_ResponseMemoryMode mode, const char *allow)
 {
 	struct MHD_Response *resp;
+	struct conn_ctx *cc;
 	enum MHD_Result ret;
 
 	resp = MHD_create_response_from_buffer(len, (void *)body, mode);
@@ -673,13 +674,14 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 		MHD_destroy_response(resp);
 		return MHD_NO;
 	}
-	cork_answer(conn_of(c), len);
+	cc = conn_of(c);
+	cork_answer(cc, len);
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp); /* the queue holds its own reference */
 	if (ret == MHD_YES)
 		r->status = (int)status; /* counted when the request completes */
 	else
-		uncork_answer(conn_of(c), 1); /* nothing was written into it */
+		uncork_answer(cc, 1); /* nothing was written into it */
 	return ret;
 }
 
@@ -1159,10 +1161,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
+	struct conn_ctx *cc = conn_of(c);
 
 	/* The answer goes out, in one record. */
-	uncork_answer(conn_of(c), toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
-	conn_enter(conn_of(c), CONN_IDLE); /* kept alive, or about to close */
+	uncork_answer(cc, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	conn_enter(cc, CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)

@@ -63,17 +63,6 @@ static int bad_request(struct admission_result *res, const char *msg)
 	return set_body(res, strbuf_take(&sb));
 }
 
-/* One byte; the common case is a store into room the buffer already has. */
-static inline void put_char(struct strbuf *sb, char c)
-{
-	if (sb->len + 1 < sb->cap) {
-		sb->buf[sb->len++] = c;
-		sb->buf[sb->len] = '\0';
-	} else {
-		strbuf_append(sb, &c, 1);
-	}
-}
-
 /*
  * Appends t as compact JSON, as cJSON_PrintUnformatted prints it (numbers with
  * its rule; strings through the shared escaper, other bytes as they are), in
@@ -123,17 +112,17 @@ static void print_tree(struct strbuf *sb, const cJSON *t, int depth)
 		return;
 	case cJSON_Array:
 	case cJSON_Object:
-		put_char(sb, cJSON_IsArray(t) ? '[' : '{');
+		strbuf_putc(sb, cJSON_IsArray(t) ? '[' : '{');
 		for (c = t->child; c != NULL; c = c->next) {
 			if (c != t->child)
-				put_char(sb, ',');
+				strbuf_putc(sb, ',');
 			if (cJSON_IsObject(t)) {
 				json_string(sb, c->string != NULL ? c->string : "");
-				put_char(sb, ':');
+				strbuf_putc(sb, ':');
 			}
 			print_tree(sb, c, depth + 1);
 		}
-		put_char(sb, cJSON_IsArray(t) ? ']' : '}');
+		strbuf_putc(sb, cJSON_IsArray(t) ? ']' : '}');
 		return;
 	default:
 		sb->oom = 1; /* cJSON_Invalid: cJSON's printer fails too */

@@ -47,6 +47,16 @@ int strbuf_reserve(struct strbuf *sb, size_t extra);
 size_t strbuf_cap_for(const struct strbuf *sb, size_t extra);
 void strbuf_append(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
+/* Appends one byte: inline, a store when there is room (printers call it per token). */
+static inline void strbuf_putc(struct strbuf *sb, char c)
+{
+	if (!sb->oom && sb->len + 1 < sb->cap) {
+		sb->buf[sb->len++] = c;
+		sb->buf[sb->len] = '\0';
+	} else {
+		strbuf_append(sb, &c, 1);
+	}
+}
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * Appends the first max bytes of s (the whole of it when shorter) as a

@@ -101,6 +101,25 @@ static void test_strbuf(void)
 	got = strbuf_take(&sb);
 	CHECK_STR(got, "", "empty take");
 	free(got);
+
+	/* one byte at a time: in the caller's storage, onto the heap, and up to a limit */
+	strbuf_init_stack(&sb, stack, sizeof(stack));
+	for (i = 0; i < 300; i++)
+		strbuf_putc(&sb, (char)('a' + i % 26));
+	CHECK(sb.buf != stack && sb.len == 300 && !sb.oom && sb.buf[300] == '\0' &&
+	          strncmp(sb.buf, "abcdefghijklmnopqrstuvwxyzab", 28) == 0 && sb.buf[299] == 'n',
+	      "putc: len %zu", sb.len);
+	strbuf_free(&sb);
+	strbuf_init_max(&sb, 3);
+	strbuf_puts(&sb, "ab");
+	strbuf_putc(&sb, 'c');
+	strbuf_putc(&sb, 'd');
+	CHECK(sb.oom && sb.too_big && sb.len == 3, "putc past the limit");
+	strbuf_puts(&sb, "");
+	sb.len = 1; /* room again, but after a failed append later ones do nothing */
+	strbuf_putc(&sb, 'x');
+	CHECK(sb.len == 1, "putc after a failed append");
+	strbuf_free(&sb);
 }
 
 static void test_base64(void)

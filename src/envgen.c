@@ -48,7 +48,7 @@ int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
 {
 	char host[320];
 
-	if (topology_hostname(t, t->master_rank, host, sizeof(host)) < 0)
+	if (topology_hostname(t, 0, host, sizeof(host)) < 0)
 		return -1;
 	return bounded_printf(out, outlen, "%s%s", host, t->domain);
 }
@@ -61,24 +61,28 @@ struct fw_input {
 };
 
 /*
- * Appends "\"<host r><domain>:<port>\"" for ranks [from, to), comma-separated,
- * to buf. The one host-list writer: TF_CONFIG's lists and any later framework
- * that lists every rank. Returns 0 or -1 (out of memory, or a host too long).
+ * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
+ * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
+ * first when it is among them. The one host-list writer: TF_CONFIG's lists and
+ * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
+ * a host too long).
  */
 static int host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
 	char suffix[420], host[320];
 	size_t sl;
-	long r;
-	int hl;
+	long c = t->coordinator, n, p;
+	int hl, has_c = c >= from && c < to;
 
 	if (bounded_printf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port) != 0)
 		return -1;
 	sl = strlen(suffix);
-	for (r = from; r < to; r++) {
-		if ((hl = topology_hostname(t, r, host, sizeof(host))) < 0)
+	for (n = 0; n < to - from; n++) {
+		/* the n-th in rank order: the coordinator, then the others in their order */
+		p = !has_c ? from + n : n == 0 ? c : from + n - 1 + (from + n - 1 >= c);
+		if ((hl = topology_hostname(t, topology_rank_at(t, p), host, sizeof(host))) < 0)
 			return -1;
-		strbuf_append(buf, r > from ? ",\"" : "\"", r > from ? 2 : 1);
+		strbuf_append(buf, n > 0 ? ",\"" : "\"", n > 0 ? 2 : 1);
 		strbuf_append(buf, host, (size_t)hl);
 		strbuf_append(buf, suffix, sl);
 	}
@@ -88,7 +92,8 @@ static int host_list(const struct topology *t, long from, long to, struct strbuf
 /*
  * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},
  * or, for a JobSet whose replicated Jobs are named after TensorFlow's task
- * types, one list per role and the pod's own role and index in it.
+ * types, one list per role and the pod's own role and index in it (its place
+ * in the role's list, which is in rank order like the workers').
  */
 static int add_tensorflow(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {
@@ -100,6 +105,11 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 	strbuf_init(&buf);
 	strbuf_puts(&buf, "{\"cluster\":{");
 	if (own != NULL) {
+		long pos = topology_position(t, t->rank), c = t->coordinator;
+		long end = own->first + own->jobs * own->pods, index = pos - own->first;
+
+		if (c >= own->first && c < end)
+			index = pos == c ? 0 : pos < c ? index + 1 : index;
 		for (k = 0; k < t->n_rjobs; k++) {
 			const struct topology_rjob *r = &t->rjobs[k];
 			strbuf_printf(&buf, "%s\"%s\":[", k ? "," : "", r->name);
@@ -108,7 +118,7 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 			strbuf_puts(&buf, "]");
 		}
 		strbuf_printf(&buf, "},\"task\":{\"type\":\"%s\",\"index\":%ld}}", own->name,
-		              t->rank - own->first);
+		              index);
 	} else {
 		strbuf_puts(&buf, "\"worker\":[");
 		if (host_list(t, 0, t->world_size, &buf) != 0)
@@ -148,8 +158,7 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
 		if (env_add(out, "PET_RDZV_BACKEND", "c10d") ||
 		    env_add(out, "PET_RDZV_ENDPOINT", in->endpoint) ||
 		    env_add(out, "PET_RDZV_ID", t->rdzv_id) ||
-		    env_add(out, "PET_RDZV_CONF",
-		            t->rank == t->master_rank ? "is_host=1" : "is_host=0"))
+		    env_add(out, "PET_RDZV_CONF", t->rank == 0 ? "is_host=1" : "is_host=0"))
 			return -1;
 		if (t->max_restarts >= 0 && env_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
 			return -1;

@@ -219,7 +219,7 @@ static enum plan_status plan_rdzv_conf(struct pod_plan *plan, const cJSON *spec)
 			continue; /* absent (distenv's is injected), theirs says it, or cannot be
 			             read */
 		if (bounded_printf(merged, sizeof(merged), "%s%sis_host=%d", own, own[0] ? "," : "",
-		                   t->rank == t->master_rank) != 0)
+		                   t->rank == 0) != 0)
 			continue; /* too long to merge: theirs stays as it is */
 		if (plan->own_env == NULL &&
 		    (plan->own_env = calloc((size_t)t->n_targets, sizeof(*plan->own_env))) == NULL)
@@ -276,12 +276,8 @@ static cJSON *wait_container(const struct pod_plan *plan, const struct config *c
 	cJSON_AddStringToObject(e, "value", num);
 	e = cJSON_CreateObject();
 	cJSON_AddItemToArray(env, e);
-	/*
-	 * `wait` skips the port on RANK 0, the pod whose own process opens it. That
-	 * is the master's pod: rank 0, or a JobSet's coordinator (then rank 0 waits).
-	 */
-	snprintf(num, sizeof(num), "%ld",
-	         t->rank == t->master_rank ? 0L : (t->rank == 0 ? t->master_rank : t->rank));
+	/* `wait` skips the port on RANK 0, the master's pod, whose own process opens it. */
+	snprintf(num, sizeof(num), "%ld", t->rank);
 	cJSON_AddStringToObject(e, "name", "RANK");
 	cJSON_AddStringToObject(e, "value", num);
 	res = cJSON_AddObjectToObject(c, "resources");

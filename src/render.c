@@ -403,6 +403,7 @@ static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, con
 	struct manifest_lookup ml;
 	struct workload_lookup lk = {manifest_get, &ml, NULL};
 	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
+	char coord[640];
 	const cJSON *rj;
 	long total_jobs = 0, j, i, gidx = 0;
 	int k = 0;
@@ -455,6 +456,15 @@ static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, con
 				if (pod != NULL &&
 				    pod_mark(pod, "jobset.sigs.k8s.io/job-global-index", buf, 1,
 				             1) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* CoordinatorEndpoint: "<js>-<rjob>-<j>-<i>.<subdomain>" */
+				if (pod != NULL && ml.spec.coordinator[0] != '\0' &&
+				    (bounded_printf(coord, sizeof(coord), "%s-%s-%ld-%ld.%s", name,
+				                    ml.spec.coordinator, ml.spec.coordinator_job,
+				                    ml.spec.coordinator_pod, subdomain) != 0 ||
+				     pod_mark(pod, JOBSET_COORDINATOR, coord, 1, 1) != 0)) {
 					cJSON_Delete(pod);
 					pod = NULL;
 				}

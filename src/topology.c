@@ -589,15 +589,18 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
 	return TOPOLOGY_OK;
 }
 
-/* The rank of pod i of Job j of replicated Job r, or -1 when there is no such pod. */
-static long jobset_rank(const struct topology_rjob *r, long j, long i)
+/*
+ * The position (spec order) of pod i of Job j of replicated Job r, or -1 when
+ * there is no such pod. topology_rank_at turns it into the pod's rank.
+ */
+static long jobset_pos(const struct topology_rjob *r, long j, long i)
 {
 	if (r == NULL || j < 0 || j >= r->jobs || i < 0 || i >= r->pods)
 		return -1;
 	return r->first + j * r->pods + i;
 }
 
-/* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a rank. */
+/* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a position. */
 static long coordinator_from_label(struct topology *t, const char *v)
 {
 	size_t wl = strlen(t->workload);
@@ -619,7 +622,7 @@ static long coordinator_from_label(struct topology *t, const char *v)
 		i = strtol(end + 1, &end, 10);
 		if (*end != '.' && *end != '\0')
 			continue;
-		return jobset_rank(&t->rjobs[k], j, i);
+		return jobset_pos(&t->rjobs[k], j, i);
 	}
 	return -1;
 }
@@ -629,7 +632,7 @@ static enum topology_status place_jobset(struct resolve *rs)
 	struct topology *t = rs->t;
 	const char *rjob = pod_mark(rs, JOBSET_RJOB), *coord;
 	struct workload_spec ws;
-	long j = -1, idx = -1;
+	long j = -1, idx = -1, pos;
 	int have_j;
 	char want_owner[320];
 	enum topology_status rc;
@@ -653,18 +656,21 @@ static enum topology_status place_jobset(struct resolve *rs)
 	rc = rs->lookup != NULL ? jobset_from_api(rs, &ws) : jobset_from_labels(rs, rjob);
 	if (rc != TOPOLOGY_OK)
 		return rc;
-	t->rank = jobset_rank(rjob_named(t, rjob), j, idx);
-	if (t->rank < 0)
+	pos = jobset_pos(rjob_named(t, rjob), j, idx);
+	if (pos < 0)
 		RDENYR(
 		    DENY_WORLD,
 		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
 		    "now (re-created or resized?): retry",
 		    idx, j, rjob, rs->ns, t->workload);
-	/* MASTER_ADDR: the JobSet's coordinator when it names one, else rank 0. */
+	/*
+	 * The coordinator's pod is rank 0 and MASTER_ADDR: from the JobSet, or from
+	 * its jobset.sigs.k8s.io/coordinator label without look-ups.
+	 */
 	if (ws.coordinator[0] != '\0') {
-		t->master_rank = jobset_rank(rjob_named(t, ws.coordinator), ws.coordinator_job,
-		                             ws.coordinator_pod);
-		if (t->master_rank < 0)
+		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
+		                            ws.coordinator_pod);
+		if (t->coordinator < 0)
 			RDENYR(
 			    DENY_WORKLOAD,
 			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
@@ -672,11 +678,12 @@ static enum topology_status place_jobset(struct resolve *rs)
 			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
 			    ws.coordinator_pod);
 	} else if (rs->lookup == NULL && (coord = pod_mark(rs, JOBSET_COORDINATOR)) != NULL) {
-		t->master_rank = coordinator_from_label(t, coord);
-		if (t->master_rank < 0)
+		t->coordinator = coordinator_from_label(t, coord);
+		if (t->coordinator < 0)
 			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
 			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
 	}
+	t->rank = topology_rank_at(t, pos);
 	t->tf_roles = 1;
 	for (int k = 0; k < t->n_rjobs; k++)
 		t->tf_roles &= tf_role(t->rjobs[k].name);
@@ -686,25 +693,46 @@ static enum topology_status place_jobset(struct resolve *rs)
 	return TOPOLOGY_OK;
 }
 
-const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
+long topology_rank_at(const struct topology *t, long pos)
+{
+	long c = t->coordinator;
+
+	return pos == c ? 0 : pos < c ? pos + 1 : pos;
+}
+
+long topology_position(const struct topology *t, long r)
+{
+	long c = t->coordinator;
+
+	return r == 0 ? c : r <= c ? r - 1 : r;
+}
+
+/* The replicated Job that the pod at position pos belongs to. */
+static const struct topology_rjob *rjob_at(const struct topology *t, long pos)
 {
 	int k;
 
 	for (k = 0; k < t->n_rjobs; k++)
-		if (r >= t->rjobs[k].first &&
-		    r < t->rjobs[k].first + t->rjobs[k].jobs * t->rjobs[k].pods)
+		if (pos >= t->rjobs[k].first &&
+		    pos < t->rjobs[k].first + t->rjobs[k].jobs * t->rjobs[k].pods)
 			return &t->rjobs[k];
 	return NULL;
 }
 
+const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
+{
+	return rjob_at(t, topology_position(t, r));
+}
+
 static int host_jobset(const struct topology *t, long r, char *out, size_t outlen)
 {
-	const struct topology_rjob *k = topology_rjob_of(t, r);
+	long pos = topology_position(t, r);
+	const struct topology_rjob *k = rjob_at(t, pos);
 
 	if (k == NULL)
 		return -1;
-	return host_name(out, outlen, t->workload, k->name, (r - k->first) / k->pods,
-	                 (r - k->first) % k->pods);
+	return host_name(out, outlen, t->workload, k->name, (pos - k->first) / k->pods,
+	                 (pos - k->first) % k->pods);
 }
 
 /* -- LeaderWorkerSet: one world per group, the leader is rank 0 -- */
@@ -951,7 +979,7 @@ static enum topology_status check_world(struct resolve *rs)
 	struct topology *t = rs->t;
 	const char *kname = workload_kind_name(t->kind);
 	char host[320];
-	long r;
+	long p;
 
 	if (t->world_size > rs->cfg->max_world_size)
 		RDENYR(DENY_LIMIT, "%s %s/%s has a world size of %ld, above the limit of %ld",
@@ -969,13 +997,14 @@ static enum topology_status check_world(struct resolve *rs)
 		RDENYR(DENY_LIMIT, "the rendezvous id of %s %s/%s is too long", kname, rs->ns,
 		       t->workload);
 	/* Every host must be a DNS label: the last one of each replicated Job is the longest. */
-	for (r = t->world_size - 1; r >= 0;) {
+	for (p = t->world_size - 1; p >= 0;) {
+		long r = topology_rank_at(t, p);
 		const struct topology_rjob *k = topology_rjob_of(t, r);
 		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
 			RDENYR(DENY_LIMIT,
 			       "%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
 			       rs->ns, t->workload, r);
-		r = k ? k->first - 1 : -1;
+		p = k ? k->first - 1 : -1;
 	}
 	return TOPOLOGY_OK;
 }

@@ -89,7 +89,8 @@ struct topology {
 	long world_size;
 	long start;       /* StatefulSet start ordinal; 0 for the other kinds */
 	long group;       /* LeaderWorkerSet group index; -1 for the other kinds */
-	long master_rank; /* the rank whose host is MASTER_ADDR (a JobSet's coordinator), else 0 */
+	long coordinator; /* JobSet: the position (spec order) of its coordinator's pod, which is
+	                     rank 0 while the pods before it move one rank up; 0 without one */
 	long port;
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
 	unsigned frameworks;       /* FW_* */
@@ -143,6 +144,16 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 
 /* The replicated Job of a JobSet that rank r belongs to, or NULL for other kinds. */
 const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
+
+/*
+ * The rank of the pod at position pos in the order its controller lists the
+ * pods (a JobSet's replicated Jobs in spec order, then Job, then index): pos
+ * itself, except in a JobSet with a coordinator, whose pod is rank 0 (torch's
+ * TCPStore, JAX's coordination service and XGBoost's tracker live on rank 0).
+ * topology_position is the inverse.
+ */
+long topology_rank_at(const struct topology *t, long pos);
+long topology_position(const struct topology *t, long r);
 
 /* Returns a pointer to the string value of an object's string member, or NULL. */
 const char *json_str(const cJSON *obj, const char *key);

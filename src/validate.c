@@ -168,6 +168,32 @@ static void view_indexed_job(const cJSON *spec, struct view *w, struct validatio
 		        w->name, ANN_SERVICE);
 }
 
+/* spec.coordinator names one of the JobSet's pods, which becomes rank 0. */
+static void view_coordinator(const cJSON *coord, struct view *w, struct validation *v)
+{
+	const char *rjob = json_str(coord, "replicatedJob");
+	long j = num(coord, "jobIndex", 0), i = num(coord, "podIndex", 0);
+	int k;
+
+	if (coord == NULL)
+		return;
+	for (k = 0; rjob != NULL && k < w->t.n_rjobs; k++) {
+		const struct topology_rjob *r = &w->t.rjobs[k];
+		if (strcmp(r->name, rjob) != 0)
+			continue;
+		if (j >= 0 && j < r->jobs && i >= 0 && i < r->pods) {
+			w->t.coordinator = r->first + j * r->pods + i;
+			return;
+		}
+		break;
+	}
+	problem(v,
+	        "the coordinator of JobSet %s (replicated Job %.63s, Job %ld, pod %ld) is not one "
+	        "of its pods, so no pod could be rank 0: name a replicated Job, jobIndex and "
+	        "podIndex that exist",
+	        w->name, rjob ? rjob : "(none)", j, i);
+}
+
 static void view_jobset(const cJSON *spec, struct view *w, struct validation *v)
 {
 	const cJSON *rj, *net = child(spec, "network");
@@ -200,6 +226,7 @@ static void view_jobset(const cJSON *spec, struct view *w, struct validation *v)
 	w->count = first;
 	if (w->n_tmpl == 0)
 		return;
+	view_coordinator(child(spec, "coordinator"), w, v);
 	if (cJSON_IsFalse(child(net, "enableDNSHostnames")))
 		problem(v,
 		        "JobSet %s turns network.enableDNSHostnames off, so its pods have no DNS "
@@ -348,7 +375,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	char host[320];
 	long lo, hi;
 	size_t i;
-	long r;
+	long p;
 
 	if (world < 1 || world > cfg->max_world_size)
 		return;
@@ -357,7 +384,8 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	if (t->service[0] == '\0')
 		snprintf(t->service, sizeof(t->service), "%s", w->service ? w->service : "svc");
 	t->world_size = world;
-	for (r = world - 1; r >= 0;) {
+	for (p = world - 1; p >= 0;) {
+		long r = topology_rank_at(t, p);
 		const struct topology_rjob *k = topology_rjob_of(t, r);
 		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host)) {
 			problem(
@@ -367,7 +395,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 			    r, w->kind, w->name);
 			return;
 		}
-		r = k ? k->first - 1 : -1;
+		p = k ? k->first - 1 : -1;
 	}
 	if (el != NULL && annotation_range(el, cfg->max_world_size, &lo, &hi) == 0) {
 		if (lo > world)

@@ -94,6 +94,13 @@ SCENARIOS = [
      "rjobs": [("chief", 1, 1), ("worker", 1, 2)], "world": 3, "elastic": None,
      "max_restarts": None, "net": "198.18.7", "runs": ["tensorflow-roles"],
      "env_from": "render"},
+    # JobSet's own coordinator example: 4 workers, then the driver, which
+    # spec.coordinator names. The driver's pod is rank 0 (it hosts torch's
+    # TCPStore) and MASTER_ADDR; the workers are ranks 1..4.
+    {"key": "jobset-coord", "kind": "JobSet", "workload": "cjs", "service": "cjs",
+     "rjobs": [("workers", 1, 4), ("driver", 1, 1)], "coordinator": ("driver", 0, 0),
+     "world": 5, "elastic": None, "max_restarts": None, "net": "198.18.9",
+     "runs": ["pytorch"], "env_from": "render"},
 ]
 
 
@@ -134,12 +141,28 @@ def say(msg):
 # What the topology says every rank must get (SPEC: "What is injected").
 
 
-def jobset_place(sc, r):
-    """(replicated Job, job index, pod index, first rank of the replicated Job) of rank r."""
-    first = 0
+def jobset_position(sc, r):
+    """The position of rank r in the order the JobSet lists its pods (replicated
+    Jobs in spec order, then Job, then index). SPEC: the coordinator's pod is
+    rank 0 and every other pod keeps its order after it."""
+    if not sc.get("coordinator"):
+        return r
+    crjob, cj, ci = sc["coordinator"]
+    c = 0
     for name, jobs, pods in sc["rjobs"]:
-        if r < first + jobs * pods:
-            return name, (r - first) // pods, (r - first) % pods, first
+        if name == crjob:
+            c += cj * pods + ci
+            break
+        c += jobs * pods
+    return c if r == 0 else r - 1 if r <= c else r
+
+
+def jobset_place(sc, r):
+    """(replicated Job, job index, pod index, first position of the replicated Job) of rank r."""
+    first, pos = 0, jobset_position(sc, r)
+    for name, jobs, pods in sc["rjobs"]:
+        if pos < first + jobs * pods:
+            return name, (pos - first) // pods, (pos - first) % pods, first
         first += jobs * pods
     raise ValueError(f"rank {r} is not in JobSet {sc['workload']}")
 
@@ -196,12 +219,15 @@ def tf_config_expected(sc, r):
     if not tf_roles(sc):
         return {"cluster": {"worker": [f"{pod_fqdn(sc, i)}:{p}" for i in range(sc["world"])]},
                 "task": {"type": "worker", "index": r}}
-    cluster, first = {}, 0
-    for name, jobs, pods in sc["rjobs"]:
-        cluster[name] = [f"{pod_fqdn(sc, k)}:{p}" for k in range(first, first + jobs * pods)]
-        first += jobs * pods
-    rjob, _, _, rfirst = jobset_place(sc, r)
-    return {"cluster": cluster, "task": {"type": rjob, "index": r - rfirst}}
+    # one list per role, in rank order; the task's index is its place in its list
+    cluster = {name: [] for name, _, _ in sc["rjobs"]}
+    index = None
+    for k in range(sc["world"]):
+        role = jobset_place(sc, k)[0]
+        if k == r:
+            own, index = role, len(cluster[role])
+        cluster[role].append(f"{pod_fqdn(sc, k)}:{p}")
+    return {"cluster": cluster, "task": {"type": own, "index": index}}
 
 
 def env_differences(got, want):
@@ -282,7 +308,10 @@ def build_pod(sc, r, owner_uid):
         # LeaderWorkerSet controllers' sources (the goldens use the same).
         if sc["kind"] == "JobSet":
             rjob, j, i, _ = jobset_place(sc, r)
-            pod = controllers.jobset_pod(w, sc["rjobs"], rjob, j, i)
+            coord = None
+            if sc.get("coordinator"):
+                coord = "%s-%s-%d-%d.%s" % ((w,) + tuple(sc["coordinator"]) + (sc["service"],))
+            pod = controllers.jobset_pod(w, sc["rjobs"], rjob, j, i, coord)
             user, name = "system:serviceaccount:kube-system:job-controller", None
         else:
             pod = controllers.lws_pod(w, sc["group"], r, sc["world"])
@@ -999,6 +1028,9 @@ def render_envs(res, sc, binary, workdir):
                     {"name": n, "replicas": jobs, "template": {"spec": {
                         "completions": pods, "parallelism": pods, "completionMode": "Indexed",
                         "template": tmpl}}} for n, jobs, pods in sc["rjobs"]]}}
+    if sc.get("coordinator"):
+        rjob, j, i = sc["coordinator"]
+        manifest["spec"]["coordinator"] = {"replicatedJob": rjob, "jobIndex": j, "podIndex": i}
     path = os.path.join(workdir, f"{sc['key']}.yaml")
     with open(path, "w") as f:
         json.dump(manifest, f)  # JSON is YAML

@@ -152,6 +152,19 @@ static const struct lookup_answer JS_TF = {
      .coordinator_job = -1,
      .coordinator_pod = -1},
     NULL};
+static const struct lookup_answer JS_TF_COORD_W01 = {
+    0,
+    {.replicas = -1,
+     .ordinals_start = -1,
+     .completions = -1,
+     .parallelism = -1,
+     .uid = "u-js",
+     .n_rjobs = 3,
+     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)},
+     .coordinator = "worker",
+     .coordinator_job = 0,
+     .coordinator_pod = 1},
+    NULL};
 static const struct lookup_answer JS_NOT_INDEXED = {
     0,
     {.replicas = -1,
@@ -242,8 +255,34 @@ static const struct {
     {"jobset: elastic rendezvous id is the JobSet's",
      JS_POD("b", "0", "2", "1", "3", ",'distenv.dev/elastic':'7:7'"), "ml", &JS_A2x2_B1x3,
      "PET_RDZV_ENDPOINT=" JS_ ":29500\nPET_RDZV_ID=ml-js\n", NULL},
-    {"jobset: the coordinator is MASTER_ADDR", JS_POD("a", "1", "0", "2", "3", ""), "ml",
-     &JS_COORD_B01, "MASTER_ADDR=js-b-0-1.js.ml.svc.cluster.local\nRANK=2\nWORLD_SIZE=7\n", NULL},
+    {"jobset: the coordinator's pod is rank 0 and MASTER_ADDR", JS_POD("b", "0", "1", "1", "3", ""),
+     "ml", &JS_COORD_B01,
+     "MASTER_ADDR=js-b-0-1.js.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=7\nPET_NODE_RANK=0\n", NULL},
+    {"jobset: the pods before the coordinator move one rank up",
+     JS_POD("a", "1", "0", "2", "3", ""), "ml", &JS_COORD_B01,
+     "MASTER_ADDR=js-b-0-1.js.ml.svc.cluster.local\nRANK=3\nWORLD_SIZE=7\nTF_CONFIG={\"cluster\":"
+     "{\"worker\":[\"js-b-0-1.js.ml.svc.cluster.local:29500\",\"js-a-0-0.js.ml.svc.cluster.local:"
+     "29500\",\"js-a-0-1.js.ml.svc.cluster.local:29500\",\"js-a-1-0.js.ml.svc.cluster.local:29500\""
+     ",\"js-a-1-1.js.ml.svc.cluster.local:29500\",\"js-b-0-0.js.ml.svc.cluster.local:29500\",\"js-"
+     "b-0-2.js.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":3}}\n",
+     NULL},
+    {"jobset: the first pod is rank 1 when another is the coordinator",
+     JS_POD("a", "0", "0", "2", "3", ""), "ml", &JS_COORD_B01, "RANK=1\n", NULL},
+    {"jobset: the pod just before the coordinator", JS_POD("b", "0", "0", "1", "3", ""), "ml",
+     &JS_COORD_B01, "RANK=5\n", NULL},
+    {"jobset: the pods after the coordinator keep their rank", JS_POD("b", "0", "2", "1", "3", ""),
+     "ml", &JS_COORD_B01, "RANK=6\n", NULL},
+    {"jobset: TensorFlow roles with a coordinator: its role lists it first",
+     JS_POD("worker", "0", "0", "1", "3", ""), "ml", &JS_TF_COORD_W01,
+     "MASTER_ADDR=js-worker-0-1.js.ml.svc.cluster.local\nRANK=2\nWORLD_SIZE=4\nTF_CONFIG={"
+     "\"cluster\":{\"chief\":[\"js-chief-0-0.js.ml.svc.cluster.local:29500\"],\"worker\":[\"js-"
+     "worker-0-1.js.ml.svc.cluster.local:29500\",\"js-worker-0-0.js.ml.svc.cluster.local:29500\"],"
+     "\"ps\":[\"js-ps-0-0.js.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\","
+     "\"index\":1}}\n",
+     NULL},
+    {"jobset: TensorFlow roles: the coordinator is its role's task 0",
+     JS_POD("worker", "0", "1", "1", "3", ""), "ml", &JS_TF_COORD_W01, "RANK=0\nWORLD_SIZE=4\n",
+     NULL},
     {"jobset: TensorFlow roles", JS_POD("worker", "0", "1", "1", "3", ""), "ml", &JS_TF,
      "RANK=2\nWORLD_SIZE=4\nTF_CONFIG={\"cluster\":{\"chief\":[\"js-chief-0-0.js.ml.svc.cluster."
      "local:29500\"],\"worker\":[\"js-worker-0-0.js.ml.svc.cluster.local:29500\",\"js-worker-0-1."
@@ -264,6 +303,18 @@ static const struct {
      JS_POD("a", "1", "1", "2", "2",
             ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-1-0.js'"),
      "ml", NULL, "MASTER_ADDR=js-a-1-0.js.ml.svc.cluster.local\nRANK=3\n", NULL},
+    {"jobset without look-ups: the labelled coordinator is rank 0",
+     JS_POD("a", "1", "0", "2", "2",
+            ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-1-0.js'"),
+     "ml", NULL, "MASTER_ADDR=js-a-1-0.js.ml.svc.cluster.local\nRANK=0\n", NULL},
+    {"jobset without look-ups: the first pod moves up to rank 1",
+     JS_POD("a", "0", "0", "2", "2",
+            ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-1-0.js'"),
+     "ml", NULL, "MASTER_ADDR=js-a-1-0.js.ml.svc.cluster.local\nRANK=1\n", NULL},
+    {"jobset without look-ups: a coordinator label naming no pod",
+     JS_POD("a", "0", "0", "2", "2",
+            ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-2-0.js'"),
+     "ml", NULL, NULL, "does not name a pod of JobSet ml/js"},
     {"jobset without look-ups: several replicated Jobs",
      JS_POD("a", "1", "1", "2", "3", ",'distenv.dev/world-size':'7'"), "ml", NULL, NULL,
      "turn look-ups on"},

@@ -107,8 +107,18 @@ static const struct {
      "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
      "          spec: {containers: [{name: t}]}\n",
      0, RENDER_TEXT,
-     "--- rank 0/2: JobSet default/js, pod js-w-0-0, containers t\n"
-     "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\n",
+     "--- rank 1/2: JobSet default/js, pod js-w-0-0, containers t\n"
+     "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=1\n",
+     NULL, NULL},
+    {"jobset: the coordinator is rank 0",
+     "kind: JobSet\nmetadata: {name: js}\nspec:\n  coordinator: {replicatedJob: w, jobIndex: 1}\n"
+     "  network: {subdomain: net}\n  replicatedJobs:\n  - name: w\n    replicas: 2\n"
+     "    template:\n      spec:\n        completions: 1\n        completionMode: Indexed\n"
+     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "          spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT,
+     "--- rank 0/2: JobSet default/js, pod js-w-1-0, containers t\n"
+     "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=0\n",
      NULL, NULL},
     {"jobset: a replicated Job that is not Indexed",
      "kind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n  - name: w\n"

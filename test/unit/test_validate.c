@@ -118,6 +118,25 @@ static const struct {
      "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," TMPL(
          "'distenv.dev/world-size':'2'", "") "}}}]}}",
      1, "is 2, but JobSet js has 4 pods", NULL},
+    {"a JobSet whose coordinator is its last pod", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'coordinator':{'replicatedJob':'d'},'replicatedJobs':["
+     "{'name':'w','replicas':1,'template':{'spec':{'completions':4,'parallelism':4,"
+     "'completionMode':'Indexed'," TMPL(
+         "", "") "}}},{'name':'d','replicas':1,'template':{"
+                 "'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+                     "", "") "}}}]}}",
+     1, NULL, NULL},
+    {"a JobSet whose coordinator names no pod", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'coordinator':{'replicatedJob':'w','podIndex':4},"
+     "'replicatedJobs':[{'name':'w','replicas':1,'template':{'spec':{'completions':4,"
+     "'parallelism':4,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
+     1, "the coordinator of JobSet js (replicated Job w, Job 0, pod 4) is not one of its pods",
+     NULL},
+    {"a JobSet whose coordinator names no replicated Job", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'coordinator':{'replicatedJob':'x'},"
+     "'replicatedJobs':[{'name':'w','replicas':1,'template':{'spec':{'completions':4,"
+     "'parallelism':4,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
+     1, "(replicated Job x, Job 0, pod 0) is not one of its pods", NULL},
     {"a good LeaderWorkerSet", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",

@@ -175,6 +175,18 @@ def main():
     write("jobset-coordinator", review("5f2a3c1e-0103-4d6b-9a1e-000000000103",
                                        jobset_pod("js", two, "a", 0, 0, "js-b-0-1.js"), job_sa),
           {"kind": "JobSet", "object": jobset_object("js", two, coord)})
+    # JobSet's own coordinator example (examples/coordinator): the driver is
+    # listed after the workers, yet it is rank 0 and MASTER_ADDR.
+    example = [("workers", 1, 4), ("driver", 1, 1)]
+    driver = {"replicatedJob": "driver", "jobIndex": 0, "podIndex": 0}
+    write("jobset-coordinator-driver",
+          review("5f2a3c1e-0107-4d6b-9a1e-000000000107",
+                 jobset_pod("js", example, "driver", 0, 0, "js-driver-0-0.js"), job_sa),
+          {"kind": "JobSet", "object": jobset_object("js", example, driver)})
+    write("jobset-coordinator-worker",
+          review("5f2a3c1e-0108-4d6b-9a1e-000000000108",
+                 jobset_pod("js", example, "workers", 0, 2, "js-driver-0-0.js"), job_sa),
+          {"kind": "JobSet", "object": jobset_object("js", example, driver)})
     roles = [("chief", 1, 1), ("worker", 1, 2), ("ps", 1, 1)]
     write("jobset-tf-roles", review("5f2a3c1e-0104-4d6b-9a1e-000000000104",
                                     jobset_pod("tf", roles, "worker", 0, 1), job_sa),

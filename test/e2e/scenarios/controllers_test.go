@@ -108,8 +108,9 @@ type rjob struct {
 	jobs, pods int
 }
 
-// jobSetHosts lists the host of each rank as SPEC orders them (replicated Jobs in
-// spec order; pod i of Job j of replicated Job k is first[k] + j*pods + i).
+// jobSetHosts lists the JobSet's hosts in the order its controller lists the pods
+// (replicated Jobs in spec order; pod i of Job j of replicated Job k is at
+// first[k] + j*pods + i).
 func jobSetHosts(js string, rjobs []rjob) (hosts []string, first map[string]int) {
 	first = map[string]int{}
 	for _, r := range rjobs {
@@ -123,12 +124,25 @@ func jobSetHosts(js string, rjobs []rjob) (hosts []string, first map[string]int)
 	return hosts, first
 }
 
+// jobSetRank is SPEC's rank of the pod at position pos when the coordinator's pod
+// is at position coord (-1: none): the coordinator is rank 0 and every other pod
+// keeps its order after it.
+func jobSetRank(pos, coord int) int {
+	switch {
+	case coord < 0 || pos > coord:
+		return pos
+	case pos == coord:
+		return 0
+	}
+	return pos + 1
+}
+
 // jobSetCheck is what checkJobSet asserts of a JobSet's pods.
 type jobSetCheck struct {
 	ns, js, subdomain string
 	uid               string // the JobSet's uid: only its pods (a re-created JobSet)
 	rjobs             []rjob
-	master            string // MASTER_ADDR's host when not rank 0's (spec.coordinator)
+	coordinator       string // the host of spec.coordinator's pod: rank 0; "" when none
 	tfRoles           bool   // replicated Jobs named after TensorFlow roles
 }
 
@@ -151,8 +165,21 @@ func (c jobSetCheck) tfRolesConfig(hosts []string, first map[string]int, own str
 // SPEC environment, and one MASTER_ADDR. It returns the pods.
 func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 	t.Helper()
-	ns, js, subdomain, rjobs, master := c.ns, c.js, c.subdomain, c.rjobs, c.master
-	hosts, first := jobSetHosts(js, rjobs)
+	ns, js, subdomain, rjobs := c.ns, c.js, c.subdomain, c.rjobs
+	inOrder, first := jobSetHosts(js, rjobs)
+	coord := -1
+	for pos, h := range inOrder {
+		if h == c.coordinator {
+			coord = pos
+		}
+	}
+	if c.coordinator != "" && coord < 0 {
+		t.Fatalf("coordinator %s is not a pod of JobSet %s", c.coordinator, js)
+	}
+	hosts := make([]string, len(inOrder)) // by rank
+	for pos, h := range inOrder {
+		hosts[jobSetRank(pos, coord)] = h
+	}
 	sel := map[string]string{jobSetNameLabel: js}
 	if c.uid != "" {
 		sel[jobSetUIDLabel] = c.uid
@@ -171,7 +198,7 @@ func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 		}
 		j := labelInt(t, p, p.Labels, jobSetJobIndex)
 		idx := labelInt(t, p, p.Annotations, completionIdxAnn)
-		rank := first[r.name] + j*r.pods + idx
+		rank := jobSetRank(first[r.name]+j*r.pods+idx, coord)
 		if prev, dup := seen[rank]; dup {
 			t.Errorf("pods %s and %s both have rank %d", prev, p.Name, rank)
 		}
@@ -181,9 +208,9 @@ func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 			t.Errorf("pod %s: hostname %q subdomain %q, want %q %q", p.Name, p.Spec.Hostname, p.Spec.Subdomain,
 				hosts[rank], subdomain)
 		}
-		e := expectation{ns: ns, svc: subdomain, hosts: hosts, rank: rank, port: 29500, master: master}
+		e := expectation{ns: ns, svc: subdomain, hosts: hosts, rank: rank, port: 29500}
 		if c.tfRoles {
-			e.tf = c.tfRolesConfig(hosts, first, r.name, rank)
+			e.tf = c.tfRolesConfig(inOrder, first, r.name, first[r.name]+j*r.pods+idx)
 		}
 		checkInjected(t, p, e)
 		if got, _ := envValue(p.Spec.Containers[0], "RANK"); got != strconv.Itoa(rank) {
@@ -266,8 +293,35 @@ func TestJobSetTwoReplicatedJobs(t *testing.T) {
 	}
 }
 
-// A JobSet with spec.coordinator and its own network subdomain: MASTER_ADDR is the
-// coordinator's host on every pod, not rank 0's.
+// JobSet's own coordinator example (examples/coordinator): a replicated Job of 4
+// workers, then a driver, the coordinator. The driver's pod is rank 0 and
+// MASTER_ADDR on every pod (torch's TCPStore, JAX's coordination service and
+// XGBoost's tracker live on rank 0); the workers are ranks 1..4 in their order.
+func TestJobSetCoordinatorExample(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobsetdriver")
+	createYAML(t, ns, jobSetGVR, jobSetYAML("coord", `
+  coordinator:
+    replicatedJob: driver
+    jobIndex: 0
+    podIndex: 0`, replicatedJobYAML("workers", 0, 4), replicatedJobYAML("driver", 0, 1)))
+	waitService(t, ns, "coord", podWait)
+	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "coord",
+		rjobs: []rjob{{"workers", 1, 4}, {"driver", 1, 1}}, coordinator: "coord-driver-0-0"})
+	for _, p := range pods {
+		want := map[string]string{"coord-driver-0-0": "0", "coord-workers-0-0": "1", "coord-workers-0-3": "4"}[p.Spec.Hostname]
+		if got, _ := envValue(p.Spec.Containers[0], "RANK"); want != "" && got != want {
+			t.Errorf("pod %s: RANK=%q, want %s", p.Name, got, want)
+		}
+		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "coord-driver-0-0.coord."+ns+".svc.cluster.local" {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want the driver coord-driver-0-0.coord.%s.svc.cluster.local", p.Name, got, ns)
+		}
+	}
+}
+
+// A JobSet with spec.coordinator in the middle and its own network subdomain: the
+// coordinator's pod is rank 0 and MASTER_ADDR, the pods listed before it move one
+// rank up, the pods after it keep theirs.
 func TestJobSetCoordinator(t *testing.T) {
 	needManager(t, "jobset")
 	ns := newNamespace(t, "jobsetcoord")
@@ -280,11 +334,15 @@ func TestJobSetCoordinator(t *testing.T) {
     podIndex: 0`, replicatedJobYAML("driver", 0, 1), replicatedJobYAML("workers", 2, 2)))
 	waitService(t, ns, "rdzv", podWait)
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "rdzv",
-		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, master: "coord-workers-1-0"})
+		rjobs: []rjob{{"driver", 1, 1}, {"workers", 2, 2}}, coordinator: "coord-workers-1-0"})
 	for _, p := range pods {
 		// The controller's own label says the same.
 		if got := p.Annotations[jobSetCoordAnn]; got != "coord-workers-1-0.rdzv" {
 			t.Errorf("pod %s: %s=%q, want coord-workers-1-0.rdzv", p.Name, jobSetCoordAnn, got)
+		}
+		want := map[string]string{"coord-workers-1-0": "0", "coord-driver-0-0": "1", "coord-workers-0-0": "2", "coord-workers-0-1": "3", "coord-workers-1-1": "4"}[p.Spec.Hostname]
+		if got, _ := envValue(p.Spec.Containers[0], "RANK"); got != want {
+			t.Errorf("pod %s: RANK=%q, want %s", p.Name, got, want)
 		}
 		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "coord-workers-1-0.rdzv."+ns+".svc.cluster.local" {
 			t.Errorf("pod %s: MASTER_ADDR=%q, want the coordinator coord-workers-1-0.rdzv.%s.svc.cluster.local", p.Name, got, ns)

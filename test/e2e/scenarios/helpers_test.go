@@ -211,9 +211,6 @@ type expectation struct {
 	// user holds variables the container defines itself: they keep these values
 	// and distenv must not add them again.
 	user map[string]string
-	// master is the hostname of MASTER_ADDR when it is not rank 0's (a JobSet's
-	// coordinator).
-	master string
 	// others are variables another admission webhook adds (LeaderWorkerSet's LWS_*):
 	// left out of the order check, as they may come first.
 	others map[string]bool
@@ -228,9 +225,6 @@ func (e expectation) fqdn(h string) string {
 
 func (e expectation) vars() map[string]string {
 	a := e.fqdn(e.hosts[0])
-	if e.master != "" {
-		a = e.fqdn(e.master)
-	}
 	p := strconv.Itoa(e.port)
 	w := strconv.Itoa(len(e.hosts))
 	r := strconv.Itoa(e.rank)

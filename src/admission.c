@@ -349,7 +349,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	const char *ns, *sub;
 	struct pod_plan plan;
 	enum plan_status ps;
-	char err[512];
+	char err[1024]; /* every problem of the pod, joined */
 	int rc = -1;
 
 	root = envelope(body, len, res, &req, &rc);

@@ -299,7 +299,7 @@ static int cmd_render(int argc, char **argv)
 	struct render_opts ro = {NULL, 0, RENDER_TEXT};
 	const char *config = NULL;
 	struct config cfg;
-	char err[512], warn[2048], *text, *out;
+	char err[1280], warn[2048], *text, *out;
 	size_t len = 0;
 	int c;
 

@@ -213,7 +213,9 @@ struct resolve {
 	const char *ns, *pod_name, *owner_name;
 	const struct config *cfg;
 	const struct workload_lookup *lookup;
-	long ann_world; /* distenv.dev/world-size, -1 when absent */
+	long ann_world;  /* distenv.dev/world-size, -1 when absent */
+	int bad_world;   /* distenv.dev/world-size has a bad value (reported; read as absent) */
+	int bad_service; /* distenv.dev/service has a bad value */
 	struct topology *t;
 	char *err;
 	size_t errlen;
@@ -232,6 +234,16 @@ struct resolve {
 		rs->t->reason = (why);                                                             \
 		RDENY(__VA_ARGS__);                                                                \
 	} while (0)
+
+/* 1 when annotation name is set to a value its row refuses. */
+static int bad_value(const struct resolve *rs, const char *name)
+{
+	const char *v = map_get(rs->anns, name);
+	char scratch[512];
+
+	return v != NULL && annotation_check(annotation_find(name), v, rs->cfg, NULL, scratch,
+	                                     sizeof(scratch)) != 0;
+}
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
 static const char *pod_mark(const struct resolve *rs, const char *key)
@@ -891,45 +903,60 @@ static enum topology_status identify(struct resolve *rs, const struct kind_row *
 	      kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "");
 }
 
-/* Reads annotation name through the annotation table: 0 absent, 1 set (*out for numbers), -1 bad.
+/*
+ * Reads annotation name through the annotation table: 0 absent, 1 set (*out for
+ * numbers). A bad value reads as absent: check_annotations has reported it.
  */
 static int ann_read(struct resolve *rs, const char *name, const char **v, long *out)
 {
+	char scratch[512];
+
 	*v = map_get(rs->anns, name);
 	if (*v == NULL)
 		return 0;
-	return annotation_check(annotation_find(name), *v, rs->cfg, out, rs->err, rs->errlen) == 0
-	           ? 1
-	           : -1;
+	if (annotation_check(annotation_find(name), *v, rs->cfg, out, scratch, sizeof(scratch)) ==
+	    0)
+		return 1;
+	*v = NULL;
+	return 0;
 }
 
-/* Step: the distenv.dev/... annotations (a bad value is the user's to fix, whatever the API says).
+/*
+ * Step: every distenv.dev/ annotation's value, all at once and before anything
+ * else, so that a bad value is reported even when the API cannot be reached (the
+ * checks /validate runs on the template). Fills rs->bad_world / bad_service.
  */
+static enum topology_status check_annotations(struct resolve *rs)
+{
+	char unknown[256];
+	int n_unknown;
+
+	if (annotation_check_all(rs->anns, rs->cfg, rs->err, rs->errlen, unknown, sizeof(unknown),
+	                         &n_unknown) == 0)
+		return TOPOLOGY_OK;
+	rs->bad_world = bad_value(rs, ANN_WORLD_SIZE);
+	rs->bad_service = bad_value(rs, ANN_SERVICE);
+	return TOPOLOGY_DENY;
+}
+
+/* Step: the distenv.dev/... values the steps after it use (bad ones read as absent). */
 static enum topology_status read_annotations(struct resolve *rs)
 {
 	struct topology *t = rs->t;
 	const char *v;
-	int r;
 
-	if (ann_read(rs, ANN_WORLD_SIZE, &v, &rs->ann_world) < 0)
-		return TOPOLOGY_DENY;
+	ann_read(rs, ANN_WORLD_SIZE, &v, &rs->ann_world);
 	t->port = rs->cfg->default_port;
-	if (ann_read(rs, ANN_PORT, &v, &t->port) < 0)
-		return TOPOLOGY_DENY;
+	ann_read(rs, ANN_PORT, &v, &t->port);
 	t->frameworks = rs->cfg->default_frameworks;
-	if ((r = ann_read(rs, ANN_FRAMEWORKS, &v, NULL)) < 0)
-		return TOPOLOGY_DENY;
-	if (r > 0 && config_parse_frameworks(v, &t->frameworks) == 0)
+	if (ann_read(rs, ANN_FRAMEWORKS, &v, NULL) > 0 &&
+	    config_parse_frameworks(v, &t->frameworks) == 0)
 		t->frameworks_asked = t->frameworks;
-	if ((r = ann_read(rs, ANN_ELASTIC, &v, NULL)) < 0)
-		return TOPOLOGY_DENY;
-	if (r > 0 &&
+	if (ann_read(rs, ANN_ELASTIC, &v, NULL) > 0 &&
 	    annotation_range(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
-		RDENY("annotation %s: \"%.64s\" cannot be read", ANN_ELASTIC, v);
-	if (ann_read(rs, ANN_MAX_RESTARTS, &v, &t->max_restarts) < 0 ||
-	    ann_read(rs, ANN_SERVICE, &v, NULL) < 0 ||
-	    ann_read(rs, ANN_WAIT_FOR_MASTER, &v, &t->wait_seconds) < 0)
-		return TOPOLOGY_DENY;
+		t->elastic_min = t->elastic_max = 0;
+	ann_read(rs, ANN_MAX_RESTARTS, &v, &t->max_restarts);
+	ann_read(rs, ANN_WAIT_FOR_MASTER, &v, &t->wait_seconds);
 	return TOPOLOGY_OK;
 }
 
@@ -958,7 +985,7 @@ static enum topology_status resolve_service(struct resolve *rs)
 		      "spec.network.enableDNSHostnames on (the default) so that its pods have "
 		      "stable names",
 		      rs->ns, t->workload);
-	} else if ((v = map_get(rs->anns, ANN_SERVICE)) != NULL) {
+	} else if (!rs->bad_service && (v = map_get(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
 	} else {
@@ -1009,6 +1036,25 @@ static enum topology_status check_world(struct resolve *rs)
 	return TOPOLOGY_OK;
 }
 
+/* The problems of one pod, joined by "; " behind one "distenv: ". */
+struct problems {
+	char text[1024];
+	int n;
+	enum deny_reason first; /* the first problem's: the metrics label */
+};
+
+static void problem(struct problems *pb, enum deny_reason why, const char *msg)
+{
+	size_t used = strlen(pb->text);
+
+	if (strncmp(msg, "distenv: ", 9) == 0)
+		msg += 9;
+	if (pb->n++ == 0)
+		pb->first = why;
+	if (used + 3 < sizeof(pb->text))
+		snprintf(pb->text + used, sizeof(pb->text) - used, "%s%s", used ? "; " : "", msg);
+}
+
 /* A step's result: a denial that named no reason of its own gets the step's. */
 static enum topology_status step(struct resolve *rs, enum topology_status rc, enum deny_reason why)
 {
@@ -1026,6 +1072,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	const struct kind_row *row = NULL;
 	enum topology_status rc;
 	const char *v;
+	struct problems pb = {0};
 
 	memset(t, 0, sizeof(*t));
 	memset(rs, 0, sizeof(*rs));
@@ -1058,21 +1105,42 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rs->owner = controller_owner(rs->meta);
 	rs->owner_name = json_str(rs->owner, "name");
 
-	if ((rc = step(rs, identify(rs, &row), DENY_OWNER)) != TOPOLOGY_OK ||
-	    (rc = step(rs, read_annotations(rs), DENY_ANNOTATION)) != TOPOLOGY_OK ||
-	    (rc = step(rs, row->place(rs), DENY_IDENTITY)) != TOPOLOGY_OK ||
-	    (rc = step(rs, check_world(rs), DENY_WORLD)) != TOPOLOGY_OK ||
-	    (rc = step(rs, resolve_service(rs), DENY_SERVICE)) != TOPOLOGY_OK)
+	/*
+	 * The denial names every problem it can know, as /validate does: the
+	 * annotations first (their values, and the containers they name), then the
+	 * first problem of the steps after them, which read a bad value as absent,
+	 * unless that problem is only the bad value's echo (a world or Service not
+	 * known).
+	 */
+	if (check_annotations(rs) == TOPOLOGY_DENY)
+		problem(&pb, DENY_ANNOTATION, err);
+	if (!bad_value(rs, ANN_CONTAINERS)) {
+		rc = resolve_targets(rs->spec, rs->anns, cfg, t, err, errlen);
+		if (rc == TOPOLOGY_NOMEM)
+			goto out;
+		if (rc == TOPOLOGY_DENY)
+			problem(&pb, t->reason, err);
+	}
+	t->reason = DENY_NONE;
+	rc = step(rs, identify(rs, &row), DENY_OWNER);
+	if (rc == TOPOLOGY_OK && (rc = read_annotations(rs)) == TOPOLOGY_OK &&
+	    (rc = step(rs, row->place(rs), DENY_IDENTITY)) == TOPOLOGY_OK &&
+	    (rc = step(rs, check_world(rs), DENY_WORLD)) == TOPOLOGY_OK)
+		rc = step(rs, resolve_service(rs), DENY_SERVICE);
+	if (rc == TOPOLOGY_NOMEM)
 		goto out;
-	if ((rc = resolve_targets(rs->spec, rs->anns, cfg, t, err, errlen)) != TOPOLOGY_OK)
+	if (rc == TOPOLOGY_DENY && !(t->reason == DENY_WORLD && rs->bad_world) &&
+	    !(t->reason == DENY_SERVICE && rs->bad_service))
+		problem(&pb, t->reason, err);
+	if (pb.n > 0) {
+		snprintf(err, errlen, "distenv: %s", pb.text);
+		t->reason = pb.first;
+		rc = TOPOLOGY_DENY;
+	}
+	if (rc != TOPOLOGY_OK)
 		goto out;
 	if ((v = map_get(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
-		if (annotation_check(annotation_find(ANN_NPROC), v, cfg, NULL, err, errlen) != 0) {
-			t->reason = DENY_ANNOTATION;
-			rc = TOPOLOGY_DENY;
-			goto out;
-		}
 		if (parse_long(v, 1, 4096, &n) == 0)
 			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
 		else

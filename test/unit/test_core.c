@@ -638,6 +638,79 @@ static const struct {
      "'rank=0,world-size=2,master=" J_ ":29500'}]"},
 };
 
+/*
+ * A denial names every problem distenv can know, the annotations first, and
+ * nothing that is only a bad value's echo: compared whole.
+ */
+static const struct {
+	const char *name, *pod;
+	const struct lookup_answer *lookup; /* NULL: look-ups off */
+	enum deny_reason reason;
+	const char *want;
+} denial_cases[] = {
+    {"a bad nproc and no world size: both", STS_POD("1", "'distenv.dev/nproc-per-node':'0'", ""),
+     NULL, DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/nproc-per-node: \"0\" is not a whole number between 1 and "
+     "4096 (or auto, gpu, cpu); the world size of StatefulSet ml/ddp is not known: set the "
+     "annotation distenv.dev/world-size (look-ups of the workload are turned off)"},
+    {"two bad values, in the pod's order",
+     STS_POD("1", "'distenv.dev/port':'0','distenv.dev/frameworks':'pytorch,mxnet'", ""), &STS4,
+     DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/port: \"0\" is not a port number between 1 and 65535; "
+     "annotation distenv.dev/frameworks: \"pytorch,mxnet\" is not a comma list of pytorch, "
+     "tensorflow, jax"},
+    {"a bad world size is not echoed as an unknown world",
+     STS_POD("1", "'distenv.dev/world-size':'x'", ""), NULL, DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/world-size: \"x\" is not a world size between 1 and "
+     "65536"},
+    {"a bad value and an API that cannot be reached",
+     STS_POD("1", "'distenv.dev/elastic':'4:2'", ""), &FAILS, DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX; cannot read "
+     "StatefulSet ml/ddp from the Kubernetes API (connection refused), so the world size is not "
+     "known; retry, or check the webhook's access to the API"},
+    {"a missing container and a rank past the world",
+     STS_POD("5", "'distenv.dev/containers':'nope'", ""), &STS4, DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/containers: the pod has no container or init container "
+     "named \"nope\"; rank 5 of StatefulSet ml/ddp is not below the world size 4: scale the "
+     "workload and distenv.dev/world-size together"},
+    {"a bad Service name is not echoed as a missing subdomain",
+     JOB_POD("0", ",'distenv.dev/service':'Bad_Name','distenv.dev/world-size':'2'", ""), NULL,
+     DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/service: \"Bad_Name\" is not a valid Service name"},
+    {"no problem with the annotations: the step's own reason",
+     STS_POD("1", "'distenv.dev/port':'80'", ""), NULL, DENY_WORLD,
+     "distenv: the world size of StatefulSet ml/ddp is not known: set the annotation "
+     "distenv.dev/world-size (look-ups of the workload are turned off)"},
+};
+
+static void test_denials(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(denial_cases) / sizeof(denial_cases[0]); i++) {
+		char *txt = dq(denial_cases[i].pod), err[1024] = "";
+		cJSON *pod = cJSON_Parse(txt);
+		struct workload_lookup lk = {table_get, (void *)denial_cases[i].lookup, NULL};
+		struct pod_plan plan;
+		enum plan_status st;
+
+		st = pod_plan_build(pod, "ml", 0, &cfg, denial_cases[i].lookup ? &lk : NULL, &plan,
+		                    err, sizeof(err));
+		CHECK(st == PLAN_DENY && strcmp(err, denial_cases[i].want) == 0,
+		      "%s: status %d\n  got  '%s'\n  want '%s'", denial_cases[i].name, st, err,
+		      denial_cases[i].want);
+		CHECK(st != PLAN_DENY || plan.topo.reason == denial_cases[i].reason,
+		      "%s: reason %s, want %s", denial_cases[i].name,
+		      deny_reason_name(plan.topo.reason), deny_reason_name(denial_cases[i].reason));
+		if (st == PLAN_OK)
+			pod_plan_free(&plan);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 static void test_patches(void)
 {
 	struct config cfg;
@@ -1219,6 +1292,7 @@ static void test_own_master(void)
 int main(void)
 {
 	test_plans();
+	test_denials();
 	test_patches();
 	test_reviews();
 	test_truncations();

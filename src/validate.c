@@ -364,6 +364,27 @@ static void check_service(const struct view *w, const struct workload_lookup *lo
 		    w->service);
 }
 
+/*
+ * A StatefulSet whose ordinals start above 0 needs the look-ups: its pods do not
+ * carry the start, and without it rank 0 would be <sts>-0, a pod that never
+ * exists. A LeaderWorkerSet's worker StatefulSets (ordinals from 1) are not
+ * concerned: their pods' ranks come from the LeaderWorkerSet's own labels.
+ */
+static void check_start(const struct view *w, const struct config *cfg, struct validation *v)
+{
+	const cJSON *meta = child(w->tmpl[0], "metadata");
+
+	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups ||
+	    json_str(child(meta, "labels"), LWS_NAME) != NULL ||
+	    json_str(child(meta, "annotations"), LWS_NAME) != NULL)
+		return;
+	problem(v,
+	        "StatefulSet %s starts its ordinals at %ld (spec.ordinals.start), which its pods "
+	        "do not carry, and look-ups are off, so rank 0 would be %.63s-0, a pod that never "
+	        "exists: turn look-ups on (lookups.enabled, no --no-lookups), or start at 0",
+	        w->name, w->t.start, w->name);
+}
+
 /* Every host a DNS label; the TF_CONFIG of the world within the exec limit. */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
@@ -516,6 +537,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	}
 	if (world <= 0 || w->t.kind == WORKLOAD_JOBSET || w->t.kind == WORKLOAD_LWS)
 		world = w->count;
+	check_start(w, cfg, v);
 	check_world(w, cfg, world, v);
 	check_service(w, lookup, services, v);
 	free(w);

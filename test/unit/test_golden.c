@@ -65,6 +65,7 @@ static void run_case(const char *name, int update)
 	req = slurp(path, &len);
 	snprintf(path, sizeof(path), DATA_DIR "/%s.lookup.json", name);
 	lk_txt = slurp(path, &l2);
+	cfg.lookups = lk_txt != NULL; /* as serve --no-lookups when there is no look-up answer */
 	if (lk_txt != NULL) {
 		cJSON *l = cJSON_Parse(lk_txt);
 		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(l, "kind"));

@@ -57,6 +57,7 @@ static const struct {
 	int opted_in;
 	const char *deny; /* substrings, '|'-separated; NULL: allowed */
 	const char *warn; /* a substring of one warning; NULL: no warnings */
+	int no_lookups;   /* 1: the server runs with look-ups off */
 } cases[] = {
     {"a good StatefulSet", "StatefulSet", STS("ddp", "'podManagementPolicy':'Parallel',", ""), 1,
      NULL, NULL},
@@ -137,6 +138,18 @@ static const struct {
      "'replicatedJobs':[{'name':'w','replicas':1,'template':{'spec':{'completions':4,"
      "'parallelism':4,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
      1, "(replicated Job x, Job 0, pod 0) is not one of its pods", NULL},
+    {"ordinals from 1 without look-ups: rank 0 would be a pod that never exists", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1,
+     "StatefulSet ddp starts its ordinals at 1|rank 0 would be ddp-0|turn look-ups on", NULL, 1},
+    {"ordinals from 1 with look-ups: the start is read from the API", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1, NULL, NULL, 0},
+    {"ordinals from 0 without look-ups", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':0},", ""), 1, NULL, NULL, 1},
+    {"a LeaderWorkerSet's worker StatefulSet (ordinals from 1) without look-ups", "StatefulSet",
+     "{'metadata':{'name':'lws-0'},'spec':{'replicas':3,'serviceName':'lws','podManagementPolicy':"
+     "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
+     "'true','leaderworkerset.sigs.k8s.io/name':'lws'}},'spec':{'containers':[{'name':'t'}]}}}}",
+     1, NULL, NULL, 1},
     {"a good LeaderWorkerSet", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
@@ -180,7 +193,9 @@ int main(void)
 		int w;
 
 		CHECK(obj != NULL, "%s: JSON", cases[i].name);
+		cfg.lookups = !cases[i].no_lookups;
 		validate_workload(obj, cases[i].kind, "ml", &cfg, NULL, NULL, &v);
+		cfg.lookups = 1;
 		CHECK(v.opted_in == cases[i].opted_in, "%s: opted_in %d", cases[i].name,
 		      v.opted_in);
 		if (cases[i].deny) {

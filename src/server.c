@@ -127,9 +127,8 @@ struct conn_ctx {
 	int shut;              /* shut down by reap or an eviction (conns_lock) */
 	int pending;           /* accepted, not yet started on its network thread (conns_lock) */
 	/* One TLS record per answer (network thread only; see cork_answer). */
-	int corked;     /* the session holds the answer until on_completed */
-	int tcp_pushed; /* TCP_CORK cleared once, after libmicrohttpd set it */
-	int sndbuf;     /* SO_SNDBUF when the connection started; 0: not known */
+	int corked; /* the session holds the answer until on_completed */
+	int sndbuf; /* SO_SNDBUF when the connection started; 0: not known */
 };
 
 /* What a request will get, decided from its method and path when the headers are in. */
@@ -589,6 +588,14 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
  * read the previous answer). The uncork then never waits; if it must (a
  * pipelining client that does not read), it polls for CORK_WAIT_MS and then
  * closes the connection rather than leave an answer unsent.
+ *
+ * libmicrohttpd corks the socket too (mhd_send.c, 0.9.75): before the header
+ * of an answer it does not push at once (header and body under 1,400 bytes),
+ * pre_send_setopt sets TCP_CORK, unless it believes it set already; after
+ * the body, post_send_setopt pushes by setting TCP_NODELAY and leaves the
+ * cork on, for the next answer. The record uncork_answer writes comes after
+ * that push: on a corked socket it would wait for the kernel's 200 ms cork
+ * timer. So after every answer, held or not, answer_pushed clears TCP_CORK.
  */
 #define CORK_MAX     8192
 #define CORK_WAIT_MS 200
@@ -605,18 +612,21 @@ static void cork_answer(struct conn_ctx *cc, size_t body_len)
 	cc->corked = 1;
 }
 
-/* Sends what the corked session holds; with send 0 (the request failed, the connection closes)
- * drops it. */
-static void uncork_answer(struct conn_ctx *cc, int send)
+/*
+ * Sends what the corked session holds; with send 0 (the request failed, the connection closes)
+ * drops it. Returns 1 when it wrote a held answer, 0 when none was held or it was dropped, -1
+ * when it could not write it (the connection is shut down).
+ */
+static int uncork_answer(struct conn_ctx *cc, int send)
 {
 	long long deadline;
 	ssize_t r;
 
 	if (cc == NULL || !cc->corked)
-		return;
+		return 0;
 	cc->corked = 0;
 	if (!send)
-		return; /* libmicrohttpd closes the connection; the session goes with it */
+		return 0; /* libmicrohttpd closes the connection; the session goes with it */
 	deadline = mono_ms() + CORK_WAIT_MS;
 	while ((r = gnutls_record_uncork(cc->session, 0)) == GNUTLS_E_AGAIN ||
 	       r == GNUTLS_E_INTERRUPTED) {
@@ -629,20 +639,32 @@ static void uncork_answer(struct conn_ctx *cc, int send)
 		/* Never an answer left behind: the client sees the connection end. */
 		log_kvn(LOG_WARN, "answer_not_sent", "gnutls_error", (long long)r, LOG_END);
 		shutdown(cc->fd, SHUT_RDWR);
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Clears TCP_CORK once an answer is written, whoever set it (see above): what
+ * is queued goes out now, and the next answer finds the socket uncorked.
+ * libmicrohttpd, which believes it still corked, does not set it again; if it
+ * does, the next answer clears it again. held is uncork_answer's 1 or 0, for
+ * the debug line that shows the cork after each answer.
+ */
+static void answer_pushed(const struct conn_ctx *cc, int held)
+{
+	int off = 0, cork = -1;
+	socklen_t len = sizeof(cork);
+
+	if (cc == NULL || cc->fd < 0)
 		return;
-	}
-	if (!cc->tcp_pushed) {
-		/*
-		 * libmicrohttpd corks the socket for its first answer and pushes by
-		 * TCP_NODELAY once it has written; the record written here, after
-		 * that push, would wait for the cork. Clearing TCP_CORK sends it, and
-		 * libmicrohttpd, which believes the socket still corked, never sets
-		 * it again.
-		 */
-		int off = 0;
-		setsockopt(cc->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
-		cc->tcp_pushed = 1;
-	}
+	setsockopt(cc->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	if (!log_enabled(LOG_DEBUG))
+		return;
+	if (getsockopt(cc->fd, IPPROTO_TCP, TCP_CORK, &cork, &len) != 0)
+		cork = -1;
+	log_kvn(LOG_DEBUG, "answer_sent", "one_record", (long long)held, "tcp_cork",
+	        (long long)cork, LOG_END);
 }
 
 /*
@@ -681,7 +703,7 @@ static enum MHD_Result respond(struct server *s, struct MHD_Connection *c, struc
 	if (ret == MHD_YES)
 		r->status = (int)status; /* counted when the request completes */
 	else
-		uncork_answer(cc, 1); /* nothing was written into it */
+		(void)uncork_answer(cc, 1); /* nothing was written into it */
 	return ret;
 }
 
@@ -1162,9 +1184,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct server *s = cls;
 	struct req_ctx *r = *req_cls;
 	struct conn_ctx *cc = conn_of(c);
+	int ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK, held;
 
-	/* The answer goes out, in one record. */
-	uncork_answer(cc, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	/* The answer goes out, in one record, and nothing of it waits for a cork. */
+	held = uncork_answer(cc, ok);
+	if (ok && held >= 0)
+		answer_pushed(cc, held);
 	conn_enter(cc, CONN_IDLE); /* kept alive, or about to close */
 	if (r == NULL)
 		return;

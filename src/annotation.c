@@ -11,7 +11,8 @@
 
 const struct annotation_def annotation_defs[] = {
     {ANNOTATION_PREFIX "world-size", ANNOT_COUNT, 1, 0, "a world size",
-     "number of pods in the job (1 ... limits.maxWorldSize)",
+     "number of pods in the job (1 ... limits.maxWorldSize); for a JobSet or LeaderWorkerSet it "
+     "must equal all its pods or the group size, else denied",
      ".spec.replicas / .spec.completions from the API"},
     {ANNOTATION_PREFIX "port", ANNOT_COUNT, 1, 65535, "a port number", "rendezvous port",
      "config defaults.port, 29500"},
@@ -27,12 +28,12 @@ const struct annotation_def annotation_defs[] = {
     {ANNOTATION_PREFIX "elastic", ANNOT_ELASTIC, 1, 0, "MIN:MAX",
      "MIN:MAX nodes for torchrun elastic (c10d)", "off"},
     {ANNOTATION_PREFIX "max-restarts", ANNOT_COUNT, 0, 1000000, "a restart count",
-     "torchrun --max-restarts (elastic only)", "unset"},
+     "torchrun --max-restarts (elastic only): 0 ... 1000000", "unset"},
     {ANNOTATION_PREFIX "service", ANNOT_DNS_LABEL, 0, 0, "a valid Service name",
      "headless Service for Job pods without spec.subdomain", "none"},
     {ANNOTATION_PREFIX "wait-for-master", ANNOT_DURATION, 1, 86400, "a duration",
-     "add a first init container that waits up to this long (30s, 5m, 1h) for MASTER_ADDR "
-     "to resolve and, on ranks but 0, MASTER_PORT to accept connections",
+     "add a first init container that waits up to this long (30s, 5m, 1h; at most 24h) for "
+     "MASTER_ADDR to resolve and, on ranks but 0, MASTER_PORT to accept connections",
      "off"},
     {ANNOTATION_PREFIX "injected", ANNOT_OUTPUT, 0, 0, "", "set by distenv: what it injected", "-"},
 };

@@ -1,7 +1,8 @@
 /*
- * Topology resolution: the pod's owner, rank, world size, Service, port,
- * frameworks and target containers, from the pod object, the annotations and
- * the optional workload look-up. Denials are written to err for the user.
+ * Topology resolution, the driver: the named steps of a pod (its annotations,
+ * its kind, then the kind's own place step from src/kind_*.c, the world, the
+ * Service, the target containers) and the vocabulary the kind files share
+ * (kind.h). Denials are written to err for the user; nothing is kept.
  */
 #include "topology.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "annotation.h"
+#include "kind.h"
 #include "util.h"
 
 #define DENY(why, ...)                                                                             \
@@ -37,12 +39,6 @@ const char *json_str(const cJSON *obj, const char *key)
 	return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
-/* Looks up a string-valued map entry (labels, annotations); NULL when absent or not a string. */
-static const char *map_get(const cJSON *map, const char *key)
-{
-	return cJSON_IsObject(map) ? json_str(map, key) : NULL;
-}
-
 static const cJSON *controller_owner(const cJSON *meta)
 {
 	const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences");
@@ -57,7 +53,7 @@ static const cJSON *controller_owner(const cJSON *meta)
 }
 
 /* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
-static int name_ordinal(const char *name, const char *prefix, long *ord)
+int kind_name_ordinal(const char *name, const char *prefix, long *ord)
 {
 	size_t pl = strlen(prefix);
 
@@ -144,7 +140,7 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(pod_spec, "initContainers");
 	int nc = cJSON_IsArray(ctrs) ? cJSON_GetArraySize(ctrs) : 0;
 	int ni = cJSON_IsArray(inits) ? cJSON_GetArraySize(inits) : 0;
-	const char *list = map_get(anns, ANN_CONTAINERS);
+	const char *list = kind_map_get(anns, ANN_CONTAINERS);
 	enum topology_status rc = TOPOLOGY_OK;
 
 	if (nc == 0)
@@ -207,38 +203,10 @@ static int spec_is_foreign(const struct workload_spec *ws, const struct workload
 
 /* ---- the resolution, step by step ---- */
 
-/* What the steps share: the pod's parts, the inputs, and the topology being filled. */
-struct resolve {
-	const cJSON *meta, *spec, *anns, *labels, *owner;
-	const char *ns, *pod_name, *owner_name;
-	const struct config *cfg;
-	const struct workload_lookup *lookup;
-	long ann_world;  /* distenv.dev/world-size, -1 when absent */
-	int bad_world;   /* distenv.dev/world-size has a bad value (reported; read as absent) */
-	int bad_service; /* distenv.dev/service has a bad value */
-	struct topology *t;
-	char *err;
-	size_t errlen;
-};
-
-/* A denial whose reason is the step's (see step() in topology_resolve). */
-#define RDENY(...)                                                                                 \
-	do {                                                                                       \
-		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
-		return TOPOLOGY_DENY;                                                              \
-	} while (0)
-
-/* A denial with a reason of its own. */
-#define RDENYR(why, ...)                                                                           \
-	do {                                                                                       \
-		rs->t->reason = (why);                                                             \
-		RDENY(__VA_ARGS__);                                                                \
-	} while (0)
-
 /* 1 when annotation name is set to a value its row refuses. */
 static int bad_value(const struct resolve *rs, const char *name)
 {
-	const char *v = map_get(rs->anns, name);
+	const char *v = kind_map_get(rs->anns, name);
 	char scratch[512];
 
 	return v != NULL && annotation_check(annotation_find(name), v, rs->cfg, NULL, scratch,
@@ -246,18 +214,18 @@ static int bad_value(const struct resolve *rs, const char *name)
 }
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
-static const char *pod_mark(const struct resolve *rs, const char *key)
+const char *resolve_mark(const struct resolve *rs, const char *key)
 {
-	const char *v = map_get(rs->labels, key);
+	const char *v = kind_map_get(rs->labels, key);
 
-	return v != NULL ? v : map_get(rs->anns, key);
+	return v != NULL ? v : kind_map_get(rs->anns, key);
 }
 
-/* Reads pod_mark(key) as a whole number in [0, INT_MAX]: 0 absent, 1 set, deny when bad. */
-static enum topology_status mark_long(const struct resolve *rs, const char *key, long *out,
-                                      int *present)
+/* Reads resolve_mark(key) as a whole number in [0, INT_MAX]: 0 absent, 1 set, deny when bad. */
+enum topology_status resolve_mark_long(const struct resolve *rs, const char *key, long *out,
+                                       int *present)
 {
-	const char *v = pod_mark(rs, key);
+	const char *v = resolve_mark(rs, key);
 
 	*present = v != NULL;
 	if (v != NULL && parse_long(v, 0, INT_MAX, out) != 0)
@@ -270,10 +238,10 @@ static enum topology_status mark_long(const struct resolve *rs, const char *key,
  * the pod (would_deny, may be NULL), or that belongs to another object of the
  * same name, is read again before it is believed.
  */
-static enum topology_status fetch(struct resolve *rs, const struct workload_ref *ref,
-                                  int (*would_deny)(const struct resolve *,
-                                                    const struct workload_spec *),
-                                  struct workload_spec *ws, const char *why)
+enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref *ref,
+                                   int (*would_deny)(const struct resolve *,
+                                                     const struct workload_spec *),
+                                   struct workload_spec *ws, const char *why)
 {
 	const char *kname = workload_kind_name(ref->kind);
 	char lerr[256];
@@ -303,7 +271,7 @@ static enum topology_status fetch(struct resolve *rs, const struct workload_ref 
 }
 
 /* The world: the annotation when set, else what the workload says (< 0: not known). */
-static enum topology_status set_world(struct resolve *rs, long from_api)
+enum topology_status resolve_set_world(struct resolve *rs, long from_api)
 {
 	struct topology *t = rs->t;
 
@@ -319,61 +287,12 @@ static enum topology_status set_world(struct resolve *rs, long from_api)
 	return TOPOLOGY_OK;
 }
 
-/* -- StatefulSet -- */
-
-static int sts_would_deny(const struct resolve *rs, const struct workload_spec *ws)
-{
-	long start = ws->ordinals_start > 0 ? ws->ordinals_start : 0;
-	long world = rs->ann_world > 0 ? rs->ann_world : ws->replicas;
-
-	return world < 0 || rs->t->rank - start < 0 || rs->t->rank - start >= world;
-}
-
-static enum topology_status place_statefulset(struct resolve *rs)
-{
-	struct topology *t = rs->t;
-	struct workload_spec ws;
-	const char *v = map_get(rs->labels, LABEL_POD_INDEX);
-	long ord = -1;
-	enum topology_status rc;
-
-	if (v != NULL) {
-		if (parse_long(v, 0, INT_MAX, &ord) != 0)
-			RDENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
-	} else if (name_ordinal(rs->pod_name, rs->owner_name, &ord) != 0) {
-		RDENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
-		      "the name does not end in -N",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
-		      LABEL_POD_INDEX);
-	}
-	workload_spec_init(&ws);
-	t->rank = ord; /* the ordinal until the start is known */
-	if (rs->lookup != NULL) {
-		struct workload_ref ref = {WORKLOAD_STATEFULSET, rs->ns, rs->owner_name,
-		                           json_str(rs->owner, "uid")};
-		rc = fetch(rs, &ref, sts_would_deny, &ws,
-		           rs->ann_world <= 0 ? "the world size is not known"
-		                              : "the start ordinal is not known");
-		if (rc != TOPOLOGY_OK)
-			return rc;
-		if (ws.ordinals_start > 0)
-			t->start = ws.ordinals_start;
-	}
-	if ((rc = set_world(rs, ws.replicas)) != TOPOLOGY_OK)
-		return rc;
-	t->rank = ord - t->start;
-	if (t->rank < 0)
-		RDENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
-		      t->start, rs->ns, rs->owner_name);
-	return TOPOLOGY_OK;
-}
-
 /*
  * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without
  * printf: TF_CONFIG asks for every rank's name, and vsnprintf was three
  * quarters of an admission at W=8,192. Returns 0, or -1 when it does not fit.
  */
-static int host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2)
+int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2)
 {
 	const char *parts[2] = {a, b};
 	long nums[2] = {n1, n2};
@@ -405,26 +324,10 @@ static int host_name(char *out, size_t outlen, const char *a, const char *b, lon
 	return 0;
 }
 
-static int host_statefulset(const struct topology *t, long r, char *out, size_t outlen)
-{
-	return host_name(out, outlen, t->workload, NULL, t->start + r, -1);
-}
-
-/* -- Indexed Job -- */
-
-static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
-{
-	long world = rs->ann_world > 0 ? rs->ann_world : ws->completions;
-
-	return !ws->indexed ||
-	       (ws->completions > 0 && ws->parallelism >= 0 && ws->parallelism < ws->completions) ||
-	       world < 0 || rs->t->rank >= world;
-}
-
 /* The completion index the Job controller writes on every Indexed Job pod. */
-static enum topology_status completion_index(struct resolve *rs, const char *what, long *idx)
+enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
 {
-	const char *v = pod_mark(rs, ANN_JOB_INDEX);
+	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
 
 	if (v == NULL)
 		RDENY("pod of %s %s/%s has no completion index: distenv supports only pods of a "
@@ -432,276 +335,6 @@ static enum topology_status completion_index(struct resolve *rs, const char *wha
 		      what, rs->ns, rs->owner_name);
 	if (parse_long(v, 0, INT_MAX, idx) != 0)
 		RDENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX, v);
-	return TOPOLOGY_OK;
-}
-
-static enum topology_status place_job(struct resolve *rs)
-{
-	struct topology *t = rs->t;
-	struct workload_spec ws;
-	enum topology_status rc;
-
-	if ((rc = completion_index(rs, "Job", &t->rank)) != TOPOLOGY_OK)
-		return rc;
-	workload_spec_init(&ws);
-	if (rs->lookup != NULL) {
-		struct workload_ref ref = {WORKLOAD_JOB, rs->ns, rs->owner_name,
-		                           json_str(rs->owner, "uid")};
-		rc = fetch(rs, &ref, job_would_deny, &ws,
-		           rs->ann_world <= 0
-		               ? "the world size is not known"
-		               : "its completion mode and parallelism cannot be checked");
-		if (rc != TOPOLOGY_OK)
-			return rc;
-		if (!ws.indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
-			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
-			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
-			    rs->ns, rs->owner_name);
-		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
-			RDENYR(
-			    DENY_WORKLOAD,
-			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "
-			    "can run at once: set parallelism equal to completions",
-			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
-	}
-	return set_world(rs, ws.completions);
-}
-
-static int host_job(const struct topology *t, long r, char *out, size_t outlen)
-{
-	return host_name(out, outlen, t->workload, NULL, r, -1);
-}
-
-/* -- JobSet: one world across every pod of every replicated Job -- */
-
-static int tf_role(const char *name)
-{
-	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
-	size_t i;
-
-	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
-		if (strcmp(name, roles[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* Finds the replicated Job called name; NULL when the JobSet has none. */
-static struct topology_rjob *rjob_named(struct topology *t, const char *name)
-{
-	int k;
-
-	for (k = 0; k < t->n_rjobs; k++)
-		if (strcmp(t->rjobs[k].name, name) == 0)
-			return &t->rjobs[k];
-	return NULL;
-}
-
-static int jobset_would_deny(const struct resolve *rs, const struct workload_spec *ws)
-{
-	const char *rjob = pod_mark(rs, JOBSET_RJOB);
-	int k;
-
-	for (k = 0; k < ws->n_rjobs; k++)
-		if (rjob != NULL && strcmp(ws->rjobs[k].name, rjob) == 0)
-			return 0;
-	return 1; /* a replicated Job the (cached) JobSet does not list */
-}
-
-/* The replicated Jobs from the JobSet in the API (look-ups on). */
-static enum topology_status jobset_from_api(struct resolve *rs, struct workload_spec *ws)
-{
-	struct topology *t = rs->t;
-	struct workload_ref ref = {WORKLOAD_JOBSET, rs->ns, t->workload, pod_mark(rs, JOBSET_UID)};
-	enum topology_status rc;
-	long first = 0;
-	int k;
-
-	rc = fetch(rs, &ref, jobset_would_deny, ws, "its replicated Jobs are not known");
-	if (rc != TOPOLOGY_OK)
-		return rc;
-	for (k = 0; k < ws->n_rjobs; k++) {
-		const struct workload_rjob *w = &ws->rjobs[k];
-		struct topology_rjob *r = &t->rjobs[k];
-
-		if (!w->indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
-			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
-			    "completionMode: Indexed in its template, so that every pod has a rank",
-			    w->name, rs->ns, t->workload);
-		if (w->completions < 1)
-			RDENYR(
-			    DENY_WORKLOAD,
-			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
-			    "(the pods of each Job)",
-			    w->name, rs->ns, t->workload);
-		if (w->parallelism < w->completions)
-			RDENYR(DENY_WORKLOAD,
-			       "replicated Job %s of JobSet %s/%s has parallelism %ld below "
-			       "completions %ld, so not all ranks can run at once: set parallelism "
-			       "equal to completions",
-			       w->name, rs->ns, t->workload, w->parallelism, w->completions);
-		snprintf(r->name, sizeof(r->name), "%s", w->name);
-		r->jobs = w->replicas;
-		r->pods = w->completions;
-		r->first = first;
-		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
-		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
-			RDENYR(DENY_LIMIT,
-			       "JobSet %s/%s has more pods than the world size limit of %ld",
-			       rs->ns, t->workload, rs->cfg->max_world_size);
-	}
-	t->n_rjobs = ws->n_rjobs;
-	if (rs->ann_world > 0 && rs->ann_world != first)
-		RDENYR(
-		    DENY_WORLD,
-		    "annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
-		    "every pod of every replicated Job: remove the annotation",
-		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
-	t->world_size = first;
-	return TOPOLOGY_OK;
-}
-
-/*
- * The replicated Jobs from the pod's labels alone (look-ups off): exact only
- * when the JobSet has one replicated Job and the world size is annotated.
- */
-static enum topology_status jobset_from_labels(struct resolve *rs, const char *rjob)
-{
-	struct topology *t = rs->t;
-	long reps = -1, global = -1;
-	int have_r, have_g;
-	enum topology_status rc;
-
-	if ((rc = mark_long(rs, JOBSET_RJOB_REPS, &reps, &have_r)) != TOPOLOGY_OK ||
-	    (rc = mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
-		return rc;
-	if (!have_r || !have_g || reps < 1 || global != reps)
-		RDENYR(DENY_WORLD,
-		       "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
-		       "object tells: turn look-ups on (the webhook needs get on jobsets)",
-		       rs->ns, t->workload);
-	if (rs->ann_world <= 0)
-		RDENYR(DENY_WORLD,
-		       "the world size of JobSet %s/%s is not known: set the annotation %s to "
-		       "all its pods (look-ups of the workload are turned off)",
-		       rs->ns, t->workload, ANN_WORLD_SIZE);
-	if (rs->ann_world % reps != 0)
-		RDENYR(DENY_WORLD,
-		       "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
-		       ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
-	t->n_rjobs = 1;
-	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
-	t->rjobs[0].jobs = reps;
-	t->rjobs[0].pods = rs->ann_world / reps;
-	t->rjobs[0].first = 0;
-	t->world_size = rs->ann_world;
-	return TOPOLOGY_OK;
-}
-
-/*
- * The position (spec order) of pod i of Job j of replicated Job r, or -1 when
- * there is no such pod. topology_rank_at turns it into the pod's rank.
- */
-static long jobset_pos(const struct topology_rjob *r, long j, long i)
-{
-	if (r == NULL || j < 0 || j >= r->jobs || i < 0 || i >= r->pods)
-		return -1;
-	return r->first + j * r->pods + i;
-}
-
-/* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a position. */
-static long coordinator_from_label(struct topology *t, const char *v)
-{
-	size_t wl = strlen(t->workload);
-	int k;
-
-	if (strncmp(v, t->workload, wl) != 0 || v[wl] != '-')
-		return -1;
-	for (k = 0; k < t->n_rjobs; k++) {
-		size_t nl = strlen(t->rjobs[k].name);
-		const char *p = v + wl + 1;
-		char *end;
-		long j, i;
-
-		if (strncmp(p, t->rjobs[k].name, nl) != 0 || p[nl] != '-')
-			continue;
-		j = strtol(p + nl + 1, &end, 10);
-		if (*end != '-')
-			continue;
-		i = strtol(end + 1, &end, 10);
-		if (*end != '.' && *end != '\0')
-			continue;
-		return jobset_pos(&t->rjobs[k], j, i);
-	}
-	return -1;
-}
-
-static enum topology_status place_jobset(struct resolve *rs)
-{
-	struct topology *t = rs->t;
-	const char *rjob = pod_mark(rs, JOBSET_RJOB), *coord;
-	struct workload_spec ws;
-	long j = -1, idx = -1, pos;
-	int have_j;
-	char want_owner[320];
-	enum topology_status rc;
-
-	if (rjob == NULL || !dns_label_valid(rjob))
-		RDENY("pod of JobSet %s/%s has no valid %s", rs->ns, t->workload, JOBSET_RJOB);
-	if ((rc = mark_long(rs, JOBSET_JOB_INDEX, &j, &have_j)) != TOPOLOGY_OK)
-		return rc;
-	if (!have_j)
-		RDENY("pod of JobSet %s/%s has no %s", rs->ns, t->workload, JOBSET_JOB_INDEX);
-	/* The JobSet controller names each Job <js>-<rjob>-<j>: the labels must agree. */
-	if (bounded_printf(want_owner, sizeof(want_owner), "%s-%s-%ld", t->workload, rjob, j) !=
-	        0 ||
-	    strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
-		      "trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
-	if ((rc = completion_index(rs, "JobSet Job", &idx)) != TOPOLOGY_OK)
-		return rc;
-	workload_spec_init(&ws);
-	rc = rs->lookup != NULL ? jobset_from_api(rs, &ws) : jobset_from_labels(rs, rjob);
-	if (rc != TOPOLOGY_OK)
-		return rc;
-	pos = jobset_pos(rjob_named(t, rjob), j, idx);
-	if (pos < 0)
-		RDENYR(
-		    DENY_WORLD,
-		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
-		    "now (re-created or resized?): retry",
-		    idx, j, rjob, rs->ns, t->workload);
-	/*
-	 * The coordinator's pod is rank 0 and MASTER_ADDR: from the JobSet, or from
-	 * its jobset.sigs.k8s.io/coordinator label without look-ups.
-	 */
-	if (ws.coordinator[0] != '\0') {
-		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
-		                            ws.coordinator_pod);
-		if (t->coordinator < 0)
-			RDENYR(
-			    DENY_WORKLOAD,
-			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
-			    "is not one of its pods",
-			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
-			    ws.coordinator_pod);
-	} else if (rs->lookup == NULL && (coord = pod_mark(rs, JOBSET_COORDINATOR)) != NULL) {
-		t->coordinator = coordinator_from_label(t, coord);
-		if (t->coordinator < 0)
-			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
-			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
-	}
-	t->rank = topology_rank_at(t, pos);
-	t->tf_roles = 1;
-	for (int k = 0; k < t->n_rjobs; k++)
-		t->tf_roles &= tf_role(t->rjobs[k].name);
-	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
-		       t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -736,127 +369,12 @@ const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
 	return rjob_at(t, topology_position(t, r));
 }
 
-static int host_jobset(const struct topology *t, long r, char *out, size_t outlen)
-{
-	long pos = topology_position(t, r);
-	const struct topology_rjob *k = rjob_at(t, pos);
-
-	if (k == NULL)
-		return -1;
-	return host_name(out, outlen, t->workload, k->name, (pos - k->first) / k->pods,
-	                 (pos - k->first) % k->pods);
-}
-
-/* -- LeaderWorkerSet: one world per group, the leader is rank 0 -- */
-
-static enum topology_status place_lws(struct resolve *rs)
-{
-	struct topology *t = rs->t;
-	const char *size = map_get(rs->anns, LWS_SIZE), *policy;
-	int worker = map_get(rs->anns, LWS_LEADER_NAME) != NULL, have;
-	long g = -1, w = -1, world;
-	char want_owner[320];
-	enum topology_status rc;
-
-	if (size == NULL || parse_long(size, 1, rs->cfg->max_world_size, &world) != 0)
-		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
-		      "between 1 and %ld)",
-		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
-	/* The group index: the LWS webhook's label, else the leader's ordinal or its set's name. */
-	if ((rc = mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
-		return rc;
-	if (!have && !worker)
-		name_ordinal(rs->pod_name, t->workload, &g);
-	if (!have && worker)
-		name_ordinal(rs->owner_name, t->workload, &g);
-	if (g < 0)
-		RDENY("cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
-	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
-	if (worker) {
-		const char *v = map_get(rs->labels, LABEL_POD_INDEX);
-		if (v == NULL || parse_long(v, 1, INT_MAX, &w) != 0) {
-			if ((rc = mark_long(rs, LWS_WORKER_INDEX, &w, &have)) != TOPOLOGY_OK)
-				return rc;
-			if (!have)
-				name_ordinal(rs->pod_name, rs->owner_name, &w);
-		}
-		if (w < 1)
-			RDENY("cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
-			      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
-		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
-	} else {
-		w = 0;
-		snprintf(want_owner, sizeof(want_owner), "%s", t->workload);
-	}
-	if (strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
-		      "%.64s: distenv does not trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
-	if (rs->ann_world > 0 && rs->ann_world != world)
-		RDENYR(
-		    DENY_WORLD,
-		    "annotation %s is %ld, but the groups of LeaderWorkerSet %s/%s have %ld pods: "
-		    "remove the annotation",
-		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, world);
-	t->group = g;
-	t->rank = w;
-	t->world_size = world;
-	/* UniquePerReplica: each group's Service is named after its leader. */
-	policy = map_get(rs->anns, LWS_SUBDOMAIN);
-	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
-	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
-		RDENYR(DENY_LIMIT,
-		       "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
-		       rs->ns, t->workload);
-	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
-		       t->workload);
-	return TOPOLOGY_OK;
-}
-
-static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
-{
-	return host_name(out, outlen, t->workload, NULL, t->group, r == 0 ? -1 : r);
-}
-
-/* -- the kind table -- */
-
-/*
- * How each kind's pods are recognised and placed. The first row whose owner
- * (kind and API group) and mark match wins, so the rows of kinds built on
- * StatefulSets and Jobs come before the plain ones.
- */
-struct kind_row {
-	enum workload_kind kind;
-	const char *owner_kind, *owner_group; /* the pod's controller ownerReference */
-	const char *mark;      /* a label/annotation the kind's controller writes; NULL: none */
-	const char *name_from; /* where the workload's name is: the mark's value, or the owner */
-	enum topology_status (*place)(struct resolve *rs); /* rank, world, start */
-	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
-};
-
-static const struct kind_row kinds[] = {
-    {WORKLOAD_JOBSET, "Job", "batch", JOBSET_NAME, JOBSET_NAME, place_jobset, host_jobset},
-    {WORKLOAD_LWS, "StatefulSet", "apps", LWS_NAME, LWS_NAME, place_lws, host_lws},
-    {WORKLOAD_STATEFULSET, "StatefulSet", "apps", NULL, NULL, place_statefulset, host_statefulset},
-    {WORKLOAD_JOB, "Job", "batch", NULL, NULL, place_job, host_job},
-};
+/* -- recognising the kind -- */
 
 #define SUPPORTED                                                                                  \
 	"distenv supports only pods of a StatefulSet (apps/v1), of an Indexed Job (batch/v1, "     \
 	"completionMode: Indexed), of a JobSet (jobset.x-k8s.io) or of a LeaderWorkerSet "         \
 	"(leaderworkerset.x-k8s.io)"
-
-static const struct kind_row *kind_row_of(enum workload_kind kind)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kinds[i].kind == kind)
-			return &kinds[i];
-	return NULL;
-}
 
 /* "apps" of "apps/v1", "" of "v1". */
 static void api_group(const char *api_version, char *out, size_t outlen)
@@ -871,7 +389,7 @@ static void api_group(const char *api_version, char *out, size_t outlen)
 }
 
 /* Step: which row the pod belongs to, and the workload's name. */
-static enum topology_status identify(struct resolve *rs, const struct kind_row **row)
+static enum topology_status identify(struct resolve *rs, const struct kind **row)
 {
 	const char *kind = json_str(rs->owner, "kind");
 	const char *apiv = json_str(rs->owner, "apiVersion");
@@ -880,14 +398,14 @@ static enum topology_status identify(struct resolve *rs, const struct kind_row *
 	size_t i;
 
 	api_group(apiv, group, sizeof(group));
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		const struct kind_row *k = &kinds[i];
+	for (i = 0; i < kind_count; i++) {
+		const struct kind *k = kind_table[i];
 		if (kind == NULL || strcmp(kind, k->owner_kind) != 0 ||
-		    strcmp(group, k->owner_group) != 0 || (k->mark && !pod_mark(rs, k->mark)))
+		    strcmp(group, k->owner_group) != 0 || (k->mark && !resolve_mark(rs, k->mark)))
 			continue;
 		*row = k;
 		rs->t->kind = k->kind;
-		name = k->name_from ? pod_mark(rs, k->name_from) : rs->owner_name;
+		name = k->name_from ? resolve_mark(rs, k->name_from) : rs->owner_name;
 		if (rs->owner_name == NULL || !dns_subdomain_valid(rs->owner_name))
 			RDENY("the pod's %s owner reference has no valid name", k->owner_kind);
 		if (name == NULL || !dns_subdomain_valid(name))
@@ -911,7 +429,7 @@ static int ann_read(struct resolve *rs, const char *name, const char **v, long *
 {
 	char scratch[512];
 
-	*v = map_get(rs->anns, name);
+	*v = kind_map_get(rs->anns, name);
 	if (*v == NULL)
 		return 0;
 	if (annotation_check(annotation_find(name), *v, rs->cfg, out, scratch, sizeof(scratch)) ==
@@ -985,7 +503,7 @@ static enum topology_status resolve_service(struct resolve *rs)
 		      "spec.network.enableDNSHostnames on (the default) so that its pods have "
 		      "stable names",
 		      rs->ns, t->workload);
-	} else if (!rs->bad_service && (v = map_get(rs->anns, ANN_SERVICE)) != NULL) {
+	} else if (!rs->bad_service && (v = kind_map_get(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
 	} else {
@@ -1069,7 +587,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
                                       char *err, size_t errlen)
 {
 	struct resolve rsv, *rs = &rsv;
-	const struct kind_row *row = NULL;
+	const struct kind *row = NULL;
 	enum topology_status rc;
 	const char *v;
 	struct problems pb = {0};
@@ -1139,7 +657,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 	if (rc != TOPOLOGY_OK)
 		goto out;
-	if ((v = map_get(rs->anns, ANN_NPROC)) != NULL) {
+	if ((v = kind_map_get(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
 		if (parse_long(v, 1, 4096, &n) == 0)
 			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
@@ -1170,7 +688,7 @@ void topology_free(struct topology *t)
 
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
-	const struct kind_row *row = kind_row_of(t->kind);
+	const struct kind *row = kind_of(t->kind);
 
 	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1) ||
 	    row->hostname(t, r, out, outlen) != 0)

@@ -11,30 +11,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "kind.h"
 #include "util.h"
-
-static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
-                             size_t errlen);
-static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,
-                     size_t errlen);
-static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
-                        size_t errlen);
-
-/* Indexed by enum workload_kind. A LeaderWorkerSet is never fetched: its pods say it all. */
-static const struct workload_api rows[WORKLOAD_KIND_COUNT] = {
-    [WORKLOAD_STATEFULSET] = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
-    [WORKLOAD_JOB] = {"Job", "batch", "batch/v1", "jobs", parse_job},
-    [WORKLOAD_JOBSET] = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets",
-                         parse_jobset},
-    [WORKLOAD_LWS] = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1",
-                      NULL, NULL},
-};
 
 const struct workload_api *workload_api_of(enum workload_kind kind)
 {
-	if ((unsigned)kind >= WORKLOAD_KIND_COUNT || rows[kind].kind == NULL)
-		return NULL;
-	return &rows[kind];
+	const struct kind *k = kind_of(kind);
+
+	return k ? &k->api : NULL;
 }
 
 const char *workload_kind_name(enum workload_kind kind)
@@ -77,8 +61,8 @@ int workload_api_path(enum workload_kind kind, const char *ns, const char *name,
 }
 
 /* A whole number in [0, 2^31-1] at obj.key; absent or null leaves *out. Returns 0 or -1. */
-static int get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
-                     size_t errlen)
+int workload_get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
+                       size_t errlen)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -94,8 +78,8 @@ static int get_count(const cJSON *obj, const char *key, const char *path, long *
 }
 
 /* An optional object member: NULL when absent or null, err when of another type. */
-static int get_object(const cJSON *obj, const char *key, const char *path, const cJSON **out,
-                      char *err, size_t errlen)
+int workload_get_object(const cJSON *obj, const char *key, const char *path, const cJSON **out,
+                        char *err, size_t errlen)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -111,8 +95,8 @@ static int get_object(const cJSON *obj, const char *key, const char *path, const
 }
 
 /* An optional string member copied into out (outlen bytes); err when not a string or too long. */
-static int get_string(const cJSON *obj, const char *key, const char *path, char *out, size_t outlen,
-                      char *err, size_t errlen)
+int workload_get_string(const cJSON *obj, const char *key, const char *path, char *out,
+                        size_t outlen, char *err, size_t errlen)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -131,8 +115,9 @@ static int get_string(const cJSON *obj, const char *key, const char *path, char 
  * Returns the tree (caller deletes) with *spec pointing at its .spec (or NULL),
  * and the metadata.uid copied into out; NULL with err.
  */
-static cJSON *parse_object(const char *json, size_t len, const char *want,
-                           struct workload_spec *out, const cJSON **spec, char *err, size_t errlen)
+cJSON *workload_parse_object(const char *json, size_t len, const char *want,
+                             struct workload_spec *out, const cJSON **spec, char *err,
+                             size_t errlen)
 {
 	const char *end = NULL, *uid;
 	const cJSON *k;
@@ -177,18 +162,18 @@ fail:
 }
 
 /* completions, parallelism and completionMode of a Job spec (path names it in errors). */
-static int read_job_spec(const cJSON *spec, const char *path, long *completions, long *parallelism,
-                         int *indexed, char *err, size_t errlen)
+int workload_read_job_spec(const cJSON *spec, const char *path, long *completions,
+                           long *parallelism, int *indexed, char *err, size_t errlen)
 {
 	char where[160];
 	const cJSON *mode;
 
 	*parallelism = 1; /* the API default */
 	snprintf(where, sizeof(where), "%s.completions", path);
-	if (get_count(spec, "completions", where, completions, err, errlen) < 0)
+	if (workload_get_count(spec, "completions", where, completions, err, errlen) < 0)
 		return -1;
 	snprintf(where, sizeof(where), "%s.parallelism", path);
-	if (get_count(spec, "parallelism", where, parallelism, err, errlen) < 0)
+	if (workload_get_count(spec, "parallelism", where, parallelism, err, errlen) < 0)
 		return -1;
 	mode = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
 	if (mode && !cJSON_IsNull(mode) && !cJSON_IsString(mode)) {
@@ -197,124 +182,6 @@ static int read_job_spec(const cJSON *spec, const char *path, long *completions,
 	}
 	*indexed = cJSON_IsString(mode) && strcmp(mode->valuestring, "Indexed") == 0;
 	return 0;
-}
-
-static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
-                             size_t errlen)
-{
-	struct workload_spec s;
-	const cJSON *spec, *ord;
-	cJSON *j;
-	int rc = -1;
-
-	workload_spec_init(&s);
-	if ((j = parse_object(json, len, "StatefulSet", &s, &spec, err, errlen)) == NULL)
-		return -1;
-	s.replicas = 1;       /* the API default */
-	s.ordinals_start = 0; /* no .spec.ordinals: start at 0 */
-	if (get_count(spec, "replicas", "StatefulSet .spec.replicas", &s.replicas, err, errlen) <
-	        0 ||
-	    get_object(spec, "ordinals", "StatefulSet .spec.ordinals", &ord, err, errlen) < 0 ||
-	    get_count(ord, "start", "StatefulSet .spec.ordinals.start", &s.ordinals_start, err,
-	              errlen) < 0)
-		goto out;
-	*out = s;
-	rc = 0;
-out:
-	cJSON_Delete(j);
-	return rc;
-}
-
-static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,
-                     size_t errlen)
-{
-	struct workload_spec s;
-	const cJSON *spec;
-	cJSON *j;
-	int rc = -1;
-
-	workload_spec_init(&s);
-	if ((j = parse_object(json, len, "Job", &s, &spec, err, errlen)) == NULL)
-		return -1;
-	if (read_job_spec(spec, "Job .spec", &s.completions, &s.parallelism, &s.indexed, err,
-	                  errlen) < 0)
-		goto out;
-	*out = s;
-	rc = 0;
-out:
-	cJSON_Delete(j);
-	return rc;
-}
-
-static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
-                        size_t errlen)
-{
-	struct workload_spec s;
-	const cJSON *spec, *rjobs, *rj, *coord, *net;
-	cJSON *j;
-	int rc = -1;
-
-	workload_spec_init(&s);
-	if ((j = parse_object(json, len, "JobSet", &s, &spec, err, errlen)) == NULL)
-		return -1;
-	rjobs = cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs");
-	if (!cJSON_IsArray(rjobs) || cJSON_GetArraySize(rjobs) == 0) {
-		errf(err, errlen, "JobSet .spec.replicatedJobs is not a non-empty list");
-		goto out;
-	}
-	if (cJSON_GetArraySize(rjobs) > WORKLOAD_MAX_RJOBS) {
-		errf(err, errlen, "JobSet has %d replicated Jobs, more than distenv's limit of %d",
-		     cJSON_GetArraySize(rjobs), WORKLOAD_MAX_RJOBS);
-		goto out;
-	}
-	cJSON_ArrayForEach(rj, rjobs)
-	{
-		struct workload_rjob *r = &s.rjobs[s.n_rjobs];
-		const cJSON *tmpl, *jspec;
-		char path[160];
-
-		snprintf(path, sizeof(path), "JobSet .spec.replicatedJobs[%d]", s.n_rjobs);
-		r->replicas = 1; /* the API default */
-		if (!cJSON_IsObject(rj) ||
-		    get_string(rj, "name", path, r->name, sizeof(r->name), err, errlen) < 0 ||
-		    get_count(rj, "replicas", path, &r->replicas, err, errlen) < 0 ||
-		    get_object(rj, "template", path, &tmpl, err, errlen) < 0 ||
-		    get_object(tmpl, "spec", path, &jspec, err, errlen) < 0) {
-			if (!cJSON_IsObject(rj))
-				errf(err, errlen, "%s is not an object", path);
-			goto out;
-		}
-		if (r->name[0] == '\0') {
-			errf(err, errlen, "%s has no name", path);
-			goto out;
-		}
-		strncat(path, ".template.spec", sizeof(path) - strlen(path) - 1);
-		if (read_job_spec(jspec, path, &r->completions, &r->parallelism, &r->indexed, err,
-		                  errlen) < 0)
-			goto out;
-		s.n_rjobs++;
-	}
-	if (get_object(spec, "coordinator", "JobSet .spec.coordinator", &coord, err, errlen) < 0 ||
-	    get_string(coord, "replicatedJob", "JobSet .spec.coordinator.replicatedJob",
-	               s.coordinator, sizeof(s.coordinator), err, errlen) < 0)
-		goto out;
-	if (coord != NULL) {
-		s.coordinator_job = s.coordinator_pod = 0;
-		if (get_count(coord, "jobIndex", "JobSet .spec.coordinator.jobIndex",
-		              &s.coordinator_job, err, errlen) < 0 ||
-		    get_count(coord, "podIndex", "JobSet .spec.coordinator.podIndex",
-		              &s.coordinator_pod, err, errlen) < 0)
-			goto out;
-	}
-	if (get_object(spec, "network", "JobSet .spec.network", &net, err, errlen) < 0 ||
-	    get_string(net, "subdomain", "JobSet .spec.network.subdomain", s.subdomain,
-	               sizeof(s.subdomain), err, errlen) < 0)
-		goto out;
-	*out = s;
-	rc = 0;
-out:
-	cJSON_Delete(j);
-	return rc;
 }
 
 int workload_parse(enum workload_kind kind, const char *json, size_t len, struct workload_spec *out,
@@ -340,7 +207,7 @@ int workload_parse_service(const char *json, size_t len, struct service_info *ou
 
 	memset(&si, 0, sizeof(si));
 	workload_spec_init(&unused);
-	if ((j = parse_object(json, len, "Service", &unused, &spec, err, errlen)) == NULL)
+	if ((j = workload_parse_object(json, len, "Service", &unused, &spec, err, errlen)) == NULL)
 		return -1;
 	ip = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "clusterIP"));
 	si.headless = ip != NULL && strcmp(ip, "None") == 0;

@@ -1,0 +1,185 @@
+/*
+ * A workload kind is a file: src/kind_statefulset.c, kind_job.c, kind_jobset.c
+ * and kind_leaderworkerset.c each hold one struct kind (how the API names and
+ * serves it, how its pods are recognised and placed, its host names, its view
+ * for /validate) and everything else about that kind; kind.c holds the one
+ * table every driver reaches a kind through. This header is the vocabulary the
+ * kind files share, grouped by the file that implements it: a kind file
+ * includes it and nothing of another kind. Nothing here allocates.
+ */
+#ifndef DISTENV_KIND_H
+#define DISTENV_KIND_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "topology.h"
+#include "validate.h"
+#include "workload.h"
+
+/* ---- topology.c: placing a pod (the resolution's shared state and steps) ---- */
+
+/* What the steps share: the pod's parts, the inputs, and the topology being filled. */
+struct resolve {
+	const cJSON *meta, *spec, *anns, *labels, *owner;
+	const char *ns, *pod_name, *owner_name;
+	const struct config *cfg;
+	const struct workload_lookup *lookup;
+	long ann_world;  /* distenv.dev/world-size, -1 when absent */
+	int bad_world;   /* distenv.dev/world-size has a bad value (reported; read as absent) */
+	int bad_service; /* distenv.dev/service has a bad value */
+	struct topology *t;
+	char *err;
+	size_t errlen;
+};
+
+/* A denial whose reason is the step's (see step() in topology_resolve). */
+#define RDENY(...)                                                                                 \
+	do {                                                                                       \
+		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
+		return TOPOLOGY_DENY;                                                              \
+	} while (0)
+
+/* A denial with a reason of its own. */
+#define RDENYR(why, ...)                                                                           \
+	do {                                                                                       \
+		rs->t->reason = (why);                                                             \
+		RDENY(__VA_ARGS__);                                                                \
+	} while (0)
+
+/* Looks up a string-valued map entry (labels, annotations); NULL when absent or not a string. */
+static inline const char *kind_map_get(const cJSON *map, const char *key)
+{
+	return cJSON_IsObject(map) ? json_str(map, key) : NULL;
+}
+
+/* A value the controller writes as a label, an annotation or both: the label first. */
+const char *resolve_mark(const struct resolve *rs, const char *key);
+
+/* Reads resolve_mark(key) as a whole number in [0, INT_MAX]: 0 absent, 1 set, deny when bad. */
+enum topology_status resolve_mark_long(const struct resolve *rs, const char *key, long *out,
+                                       int *present);
+
+/*
+ * Fetches the workload through the look-up. A cached answer that would deny
+ * the pod (would_deny, may be NULL), or that belongs to another object of the
+ * same name, is read again before it is believed.
+ */
+enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref *ref,
+                                   int (*would_deny)(const struct resolve *,
+                                                     const struct workload_spec *),
+                                   struct workload_spec *ws, const char *why);
+
+/* The world: the annotation when set, else what the workload says (< 0: not known). */
+enum topology_status resolve_set_world(struct resolve *rs, long from_api);
+
+/* The completion index the Job controller writes on every Indexed Job pod. */
+enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
+
+/* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
+int kind_name_ordinal(const char *name, const char *prefix, long *ord);
+
+/*
+ * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without printf.
+ * Returns 0, or -1 when it does not fit.
+ */
+int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2);
+
+/* ---- workload.c: reading the API server's answers ---- */
+
+/*
+ * Parses json as one object of kind want: the whole input, nothing after it.
+ * Returns the tree (caller deletes) with *spec pointing at its .spec (or NULL),
+ * and the metadata.uid copied into out; NULL with err.
+ */
+cJSON *workload_parse_object(const char *json, size_t len, const char *want,
+                             struct workload_spec *out, const cJSON **spec, char *err,
+                             size_t errlen);
+
+/* A whole number in [0, 2^31-1] at obj.key; absent or null leaves *out. Returns 0 or -1. */
+int workload_get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
+                       size_t errlen);
+
+/* An optional object member: NULL when absent or null, err when of another type. */
+int workload_get_object(const cJSON *obj, const char *key, const char *path, const cJSON **out,
+                        char *err, size_t errlen);
+
+/* An optional string member copied into out (outlen bytes); err when not a string or too long. */
+int workload_get_string(const cJSON *obj, const char *key, const char *path, char *out,
+                        size_t outlen, char *err, size_t errlen);
+
+/* completions, parallelism and completionMode of a Job spec (path names it in errors). */
+int workload_read_job_spec(const cJSON *spec, const char *path, long *completions,
+                           long *parallelism, int *indexed, char *err, size_t errlen);
+
+/* ---- validate.c: the view /validate checks every kind through ---- */
+
+/* One workload as the checks see it. */
+struct view {
+	const char *kind, *name, *ns;
+	const cJSON *tmpl[WORKLOAD_MAX_RJOBS + 1]; /* the opted-in pod templates */
+	int n_tmpl;
+	long count;          /* replicas / completions / all pods / group size */
+	const char *service; /* the Service to check; NULL when the controller makes it */
+	struct topology t;   /* ranks and hosts (no targets) */
+};
+
+/* A problem (what can never work): joined into v's denial. */
+void view_problem(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
+void view_warn(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The member k of object o, or NULL. */
+const cJSON *view_child(const cJSON *o, const char *k);
+
+/* A whole number member in [0, 2^31-1], else dflt. */
+long view_num(const cJSON *o, const char *k, long dflt);
+
+/* Adds tmpl to the view's pod templates when it carries the opt-in label. */
+void view_add_template(struct view *w, const cJSON *tmpl);
+
+/* The checks of an Indexed Job's spec (a Job's, or a JobSet's replicated Job's). */
+void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const char *what);
+
+/* ---- the kinds (kind.c: the table; kind_<name>.c: each kind) ---- */
+
+struct kind {
+	enum workload_kind kind;
+	/* How the Kubernetes API names and serves the kind (GET and its answer's reader). */
+	struct workload_api api;
+	/* How its pods are recognised: their controller ownerReference, and a mark. */
+	const char *owner_kind, *owner_group;
+	const char *mark;      /* a label/annotation the kind's controller writes; NULL: none */
+	const char *name_from; /* where the workload's name is: the mark's value, or the owner */
+	/* The pod's rank, world and start (topology_resolve's place step). */
+	enum topology_status (*place)(struct resolve *rs);
+	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */
+	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
+	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
+	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,
+	             struct validation *v);
+};
+
+extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
+
+/*
+ * Every kind, in the order a pod is matched against them: the first whose owner
+ * (kind and API group) and mark match wins, so the kinds built on StatefulSets
+ * and Jobs come before the plain ones.
+ */
+extern const struct kind *const kind_table[];
+extern const size_t kind_count;
+
+/* The kind k, or NULL for WORKLOAD_NONE and out-of-range values. */
+const struct kind *kind_of(enum workload_kind k);
+
+/*
+ * The kind the API calls name ("StatefulSet") in group ("apps"; NULL: any);
+ * NULL when distenv has none.
+ */
+const struct kind *kind_named(const char *group, const char *name);
+
+#endif

@@ -1,0 +1,419 @@
+/*
+ * The JobSet (jobset.x-k8s.io): one world across every pod of every replicated
+ * Job, ranks in spec.replicatedJobs order with the coordinator's pod first,
+ * host <js>-<rjob>-<j>-<i>, TensorFlow roles when the replicated Jobs are named
+ * after them. Everything distenv knows of the kind; pure apart from the
+ * look-up the resolution passes in.
+ */
+#include "kind.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int tf_role(const char *name)
+{
+	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
+	size_t i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (strcmp(name, roles[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Finds the replicated Job called name; NULL when the JobSet has none. */
+static struct topology_rjob *rjob_named(struct topology *t, const char *name)
+{
+	int k;
+
+	for (k = 0; k < t->n_rjobs; k++)
+		if (strcmp(t->rjobs[k].name, name) == 0)
+			return &t->rjobs[k];
+	return NULL;
+}
+
+static int jobset_would_deny(const struct resolve *rs, const struct workload_spec *ws)
+{
+	const char *rjob = resolve_mark(rs, JOBSET_RJOB);
+	int k;
+
+	for (k = 0; k < ws->n_rjobs; k++)
+		if (rjob != NULL && strcmp(ws->rjobs[k].name, rjob) == 0)
+			return 0;
+	return 1; /* a replicated Job the (cached) JobSet does not list */
+}
+
+/* The replicated Jobs from the JobSet in the API (look-ups on). */
+static enum topology_status jobset_from_api(struct resolve *rs, struct workload_spec *ws)
+{
+	struct topology *t = rs->t;
+	struct workload_ref ref = {WORKLOAD_JOBSET, rs->ns, t->workload,
+	                           resolve_mark(rs, JOBSET_UID)};
+	enum topology_status rc;
+	long first = 0;
+	int k;
+
+	rc = resolve_fetch(rs, &ref, jobset_would_deny, ws, "its replicated Jobs are not known");
+	if (rc != TOPOLOGY_OK)
+		return rc;
+	for (k = 0; k < ws->n_rjobs; k++) {
+		const struct workload_rjob *w = &ws->rjobs[k];
+		struct topology_rjob *r = &t->rjobs[k];
+
+		if (!w->indexed)
+			RDENYR(
+			    DENY_WORKLOAD,
+			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
+			    "completionMode: Indexed in its template, so that every pod has a rank",
+			    w->name, rs->ns, t->workload);
+		if (w->completions < 1)
+			RDENYR(
+			    DENY_WORKLOAD,
+			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
+			    "(the pods of each Job)",
+			    w->name, rs->ns, t->workload);
+		if (w->parallelism < w->completions)
+			RDENYR(DENY_WORKLOAD,
+			       "replicated Job %s of JobSet %s/%s has parallelism %ld below "
+			       "completions %ld, so not all ranks can run at once: set parallelism "
+			       "equal to completions",
+			       w->name, rs->ns, t->workload, w->parallelism, w->completions);
+		snprintf(r->name, sizeof(r->name), "%s", w->name);
+		r->jobs = w->replicas;
+		r->pods = w->completions;
+		r->first = first;
+		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
+		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
+			RDENYR(DENY_LIMIT,
+			       "JobSet %s/%s has more pods than the world size limit of %ld",
+			       rs->ns, t->workload, rs->cfg->max_world_size);
+	}
+	t->n_rjobs = ws->n_rjobs;
+	if (rs->ann_world > 0 && rs->ann_world != first)
+		RDENYR(
+		    DENY_WORLD,
+		    "annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
+		    "every pod of every replicated Job: remove the annotation",
+		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
+	t->world_size = first;
+	return TOPOLOGY_OK;
+}
+
+/*
+ * The replicated Jobs from the pod's labels alone (look-ups off): exact only
+ * when the JobSet has one replicated Job and the world size is annotated.
+ */
+static enum topology_status jobset_from_labels(struct resolve *rs, const char *rjob)
+{
+	struct topology *t = rs->t;
+	long reps = -1, global = -1;
+	int have_r, have_g;
+	enum topology_status rc;
+
+	if ((rc = resolve_mark_long(rs, JOBSET_RJOB_REPS, &reps, &have_r)) != TOPOLOGY_OK ||
+	    (rc = resolve_mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
+		return rc;
+	if (!have_r || !have_g || reps < 1 || global != reps)
+		RDENYR(DENY_WORLD,
+		       "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
+		       "object tells: turn look-ups on (the webhook needs get on jobsets)",
+		       rs->ns, t->workload);
+	if (rs->ann_world <= 0)
+		RDENYR(DENY_WORLD,
+		       "the world size of JobSet %s/%s is not known: set the annotation %s to "
+		       "all its pods (look-ups of the workload are turned off)",
+		       rs->ns, t->workload, ANN_WORLD_SIZE);
+	if (rs->ann_world % reps != 0)
+		RDENYR(DENY_WORLD,
+		       "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
+		       ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
+	t->n_rjobs = 1;
+	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
+	t->rjobs[0].jobs = reps;
+	t->rjobs[0].pods = rs->ann_world / reps;
+	t->rjobs[0].first = 0;
+	t->world_size = rs->ann_world;
+	return TOPOLOGY_OK;
+}
+
+/*
+ * The position (spec order) of pod i of Job j of replicated Job r, or -1 when
+ * there is no such pod. topology_rank_at turns it into the pod's rank.
+ */
+static long jobset_pos(const struct topology_rjob *r, long j, long i)
+{
+	if (r == NULL || j < 0 || j >= r->jobs || i < 0 || i >= r->pods)
+		return -1;
+	return r->first + j * r->pods + i;
+}
+
+/* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a position. */
+static long coordinator_from_label(struct topology *t, const char *v)
+{
+	size_t wl = strlen(t->workload);
+	int k;
+
+	if (strncmp(v, t->workload, wl) != 0 || v[wl] != '-')
+		return -1;
+	for (k = 0; k < t->n_rjobs; k++) {
+		size_t nl = strlen(t->rjobs[k].name);
+		const char *p = v + wl + 1;
+		char *end;
+		long j, i;
+
+		if (strncmp(p, t->rjobs[k].name, nl) != 0 || p[nl] != '-')
+			continue;
+		j = strtol(p + nl + 1, &end, 10);
+		if (*end != '-')
+			continue;
+		i = strtol(end + 1, &end, 10);
+		if (*end != '.' && *end != '\0')
+			continue;
+		return jobset_pos(&t->rjobs[k], j, i);
+	}
+	return -1;
+}
+
+static enum topology_status place_jobset(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *rjob = resolve_mark(rs, JOBSET_RJOB), *coord;
+	struct workload_spec ws;
+	long j = -1, idx = -1, pos;
+	int have_j;
+	char want_owner[320];
+	enum topology_status rc;
+
+	if (rjob == NULL || !dns_label_valid(rjob))
+		RDENY("pod of JobSet %s/%s has no valid %s", rs->ns, t->workload, JOBSET_RJOB);
+	if ((rc = resolve_mark_long(rs, JOBSET_JOB_INDEX, &j, &have_j)) != TOPOLOGY_OK)
+		return rc;
+	if (!have_j)
+		RDENY("pod of JobSet %s/%s has no %s", rs->ns, t->workload, JOBSET_JOB_INDEX);
+	/* The JobSet controller names each Job <js>-<rjob>-<j>: the labels must agree. */
+	if (bounded_printf(want_owner, sizeof(want_owner), "%s-%s-%ld", t->workload, rjob, j) !=
+	        0 ||
+	    strcmp(want_owner, rs->owner_name) != 0)
+		RDENY("pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
+		      "trust labels its owner contradicts",
+		      rs->ns, rs->owner_name, want_owner);
+	if ((rc = resolve_completion_index(rs, "JobSet Job", &idx)) != TOPOLOGY_OK)
+		return rc;
+	workload_spec_init(&ws);
+	rc = rs->lookup != NULL ? jobset_from_api(rs, &ws) : jobset_from_labels(rs, rjob);
+	if (rc != TOPOLOGY_OK)
+		return rc;
+	pos = jobset_pos(rjob_named(t, rjob), j, idx);
+	if (pos < 0)
+		RDENYR(
+		    DENY_WORLD,
+		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
+		    "now (re-created or resized?): retry",
+		    idx, j, rjob, rs->ns, t->workload);
+	/*
+	 * The coordinator's pod is rank 0 and MASTER_ADDR: from the JobSet, or from
+	 * its jobset.sigs.k8s.io/coordinator label without look-ups.
+	 */
+	if (ws.coordinator[0] != '\0') {
+		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
+		                            ws.coordinator_pod);
+		if (t->coordinator < 0)
+			RDENYR(
+			    DENY_WORKLOAD,
+			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
+			    "is not one of its pods",
+			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
+			    ws.coordinator_pod);
+	} else if (rs->lookup == NULL && (coord = resolve_mark(rs, JOBSET_COORDINATOR)) != NULL) {
+		t->coordinator = coordinator_from_label(t, coord);
+		if (t->coordinator < 0)
+			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
+			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
+	}
+	t->rank = topology_rank_at(t, pos);
+	t->tf_roles = 1;
+	for (int k = 0; k < t->n_rjobs; k++)
+		t->tf_roles &= tf_role(t->rjobs[k].name);
+	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
+		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
+		       t->workload);
+	return TOPOLOGY_OK;
+}
+
+static int host_jobset(const struct topology *t, long r, char *out, size_t outlen)
+{
+	long pos = topology_position(t, r);
+	const struct topology_rjob *k = topology_rjob_of(t, r);
+
+	if (k == NULL)
+		return -1;
+	return kind_host_name(out, outlen, t->workload, k->name, (pos - k->first) / k->pods,
+	                      (pos - k->first) % k->pods);
+}
+
+static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
+                        size_t errlen)
+{
+	struct workload_spec s;
+	const cJSON *spec, *rjobs, *rj, *coord, *net;
+	cJSON *j;
+	int rc = -1;
+
+	workload_spec_init(&s);
+	if ((j = workload_parse_object(json, len, "JobSet", &s, &spec, err, errlen)) == NULL)
+		return -1;
+	rjobs = cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs");
+	if (!cJSON_IsArray(rjobs) || cJSON_GetArraySize(rjobs) == 0) {
+		errf(err, errlen, "JobSet .spec.replicatedJobs is not a non-empty list");
+		goto out;
+	}
+	if (cJSON_GetArraySize(rjobs) > WORKLOAD_MAX_RJOBS) {
+		errf(err, errlen, "JobSet has %d replicated Jobs, more than distenv's limit of %d",
+		     cJSON_GetArraySize(rjobs), WORKLOAD_MAX_RJOBS);
+		goto out;
+	}
+	cJSON_ArrayForEach(rj, rjobs)
+	{
+		struct workload_rjob *r = &s.rjobs[s.n_rjobs];
+		const cJSON *tmpl, *jspec;
+		char path[160];
+
+		snprintf(path, sizeof(path), "JobSet .spec.replicatedJobs[%d]", s.n_rjobs);
+		r->replicas = 1; /* the API default */
+		if (!cJSON_IsObject(rj) ||
+		    workload_get_string(rj, "name", path, r->name, sizeof(r->name), err, errlen) <
+		        0 ||
+		    workload_get_count(rj, "replicas", path, &r->replicas, err, errlen) < 0 ||
+		    workload_get_object(rj, "template", path, &tmpl, err, errlen) < 0 ||
+		    workload_get_object(tmpl, "spec", path, &jspec, err, errlen) < 0) {
+			if (!cJSON_IsObject(rj))
+				errf(err, errlen, "%s is not an object", path);
+			goto out;
+		}
+		if (r->name[0] == '\0') {
+			errf(err, errlen, "%s has no name", path);
+			goto out;
+		}
+		strncat(path, ".template.spec", sizeof(path) - strlen(path) - 1);
+		if (workload_read_job_spec(jspec, path, &r->completions, &r->parallelism,
+		                           &r->indexed, err, errlen) < 0)
+			goto out;
+		s.n_rjobs++;
+	}
+	if (workload_get_object(spec, "coordinator", "JobSet .spec.coordinator", &coord, err,
+	                        errlen) < 0 ||
+	    workload_get_string(coord, "replicatedJob", "JobSet .spec.coordinator.replicatedJob",
+	                        s.coordinator, sizeof(s.coordinator), err, errlen) < 0)
+		goto out;
+	if (coord != NULL) {
+		s.coordinator_job = s.coordinator_pod = 0;
+		if (workload_get_count(coord, "jobIndex", "JobSet .spec.coordinator.jobIndex",
+		                       &s.coordinator_job, err, errlen) < 0 ||
+		    workload_get_count(coord, "podIndex", "JobSet .spec.coordinator.podIndex",
+		                       &s.coordinator_pod, err, errlen) < 0)
+			goto out;
+	}
+	if (workload_get_object(spec, "network", "JobSet .spec.network", &net, err, errlen) < 0 ||
+	    workload_get_string(net, "subdomain", "JobSet .spec.network.subdomain", s.subdomain,
+	                        sizeof(s.subdomain), err, errlen) < 0)
+		goto out;
+	*out = s;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* spec.coordinator names one of the JobSet's pods, which becomes rank 0. */
+static void view_coordinator(const cJSON *coord, struct view *w, struct validation *v)
+{
+	const char *rjob = json_str(coord, "replicatedJob");
+	long j = view_num(coord, "jobIndex", 0), i = view_num(coord, "podIndex", 0);
+	int k;
+
+	if (coord == NULL)
+		return;
+	for (k = 0; rjob != NULL && k < w->t.n_rjobs; k++) {
+		const struct topology_rjob *r = &w->t.rjobs[k];
+		if (strcmp(r->name, rjob) != 0)
+			continue;
+		if (j >= 0 && j < r->jobs && i >= 0 && i < r->pods) {
+			w->t.coordinator = r->first + j * r->pods + i;
+			return;
+		}
+		break;
+	}
+	view_problem(
+	    v,
+	    "the coordinator of JobSet %s (replicated Job %.63s, Job %ld, pod %ld) is not one "
+	    "of its pods, so no pod could be rank 0: name a replicated Job, jobIndex and "
+	    "podIndex that exist",
+	    w->name, rjob ? rjob : "(none)", j, i);
+}
+
+static void view_jobset(const cJSON *spec, const struct config *cfg, struct view *w,
+                        struct validation *v)
+{
+	const cJSON *rj, *net = view_child(spec, "network");
+	const char *sub = json_str(net, "subdomain");
+	long first = 0;
+
+	(void)cfg;
+	w->t.kind = WORKLOAD_JOBSET;
+	cJSON_ArrayForEach(rj, view_child(spec, "replicatedJobs"))
+	{
+		const cJSON *jspec = view_child(view_child(rj, "template"), "spec");
+		const char *rname = json_str(rj, "name");
+		struct topology_rjob *r;
+		char what[300];
+
+		view_add_template(w, view_child(jspec, "template"));
+		if (w->t.n_rjobs >= WORKLOAD_MAX_RJOBS) {
+			view_problem(v, "JobSet %s has more than %d replicated Jobs", w->name,
+			             WORKLOAD_MAX_RJOBS);
+			break;
+		}
+		r = &w->t.rjobs[w->t.n_rjobs++];
+		snprintf(r->name, sizeof(r->name), "%s", rname ? rname : "");
+		r->jobs = view_num(rj, "replicas", 1);
+		r->pods = view_num(jspec, "completions", 1);
+		r->first = first;
+		first += r->jobs * r->pods;
+		snprintf(what, sizeof(what), "replicated Job %s", r->name);
+		view_job(jspec, NULL, v, what);
+	}
+	w->count = first;
+	if (w->n_tmpl == 0)
+		return;
+	view_coordinator(view_child(spec, "coordinator"), w, v);
+	if (cJSON_IsFalse(view_child(net, "enableDNSHostnames")))
+		view_problem(
+		    v,
+		    "JobSet %s turns network.enableDNSHostnames off, so its pods have no DNS "
+		    "names: leave it on",
+		    w->name);
+	/* the JobSet controller makes the headless Service (publishNotReadyAddresses by default) */
+	w->service = NULL;
+	snprintf(w->t.service, sizeof(w->t.service), "%s", sub && sub[0] ? sub : w->name);
+	if (cJSON_IsFalse(view_child(net, "publishNotReadyAddresses")))
+		view_warn(
+		    v,
+		    "JobSet network.publishNotReadyAddresses is false: rank 0's name resolves only "
+		    "once Ready");
+}
+
+const struct kind kind_jobset = {
+    .kind = WORKLOAD_JOBSET,
+    .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
+    .owner_kind = "Job",
+    .owner_group = "batch",
+    .mark = JOBSET_NAME,
+    .name_from = JOBSET_NAME,
+    .place = place_jobset,
+    .hostname = host_jobset,
+    .view = view_jobset,
+};

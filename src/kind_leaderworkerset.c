@@ -1,0 +1,117 @@
+/*
+ * The LeaderWorkerSet (leaderworkerset.x-k8s.io): one world per group, the
+ * leader rank 0 and worker i rank i, hosts <lws>-<g> and <lws>-<g>-<i>, all
+ * read from what its controllers write on the pods (nothing is looked up).
+ * Everything distenv knows of the kind. Pure.
+ */
+#include "kind.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static enum topology_status place_lws(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *size = kind_map_get(rs->anns, LWS_SIZE), *policy;
+	int worker = kind_map_get(rs->anns, LWS_LEADER_NAME) != NULL, have;
+	long g = -1, w = -1, world;
+	char want_owner[320];
+	enum topology_status rc;
+
+	if (size == NULL || parse_long(size, 1, rs->cfg->max_world_size, &world) != 0)
+		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
+		      "between 1 and %ld)",
+		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
+	/* The group index: the LWS webhook's label, else the leader's ordinal or its set's name. */
+	if ((rc = resolve_mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
+		return rc;
+	if (!have && !worker)
+		kind_name_ordinal(rs->pod_name, t->workload, &g);
+	if (!have && worker)
+		kind_name_ordinal(rs->owner_name, t->workload, &g);
+	if (g < 0)
+		RDENY("cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
+	if (worker) {
+		const char *v = kind_map_get(rs->labels, LABEL_POD_INDEX);
+		if (v == NULL || parse_long(v, 1, INT_MAX, &w) != 0) {
+			if ((rc = resolve_mark_long(rs, LWS_WORKER_INDEX, &w, &have)) !=
+			    TOPOLOGY_OK)
+				return rc;
+			if (!have)
+				kind_name_ordinal(rs->pod_name, rs->owner_name, &w);
+		}
+		if (w < 1)
+			RDENY("cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
+			      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
+	} else {
+		w = 0;
+		snprintf(want_owner, sizeof(want_owner), "%s", t->workload);
+	}
+	if (strcmp(want_owner, rs->owner_name) != 0)
+		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
+		      "%.64s: distenv does not trust labels its owner contradicts",
+		      rs->ns, rs->owner_name, want_owner);
+	if (rs->ann_world > 0 && rs->ann_world != world)
+		RDENYR(
+		    DENY_WORLD,
+		    "annotation %s is %ld, but the groups of LeaderWorkerSet %s/%s have %ld pods: "
+		    "remove the annotation",
+		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, world);
+	t->group = g;
+	t->rank = w;
+	t->world_size = world;
+	/* UniquePerReplica: each group's Service is named after its leader. */
+	policy = kind_map_get(rs->anns, LWS_SUBDOMAIN);
+	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
+	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
+		RDENYR(DENY_LIMIT,
+		       "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
+		       rs->ns, t->workload);
+	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
+		RDENYR(DENY_LIMIT, "the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
+		       t->workload);
+	return TOPOLOGY_OK;
+}
+
+static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
+{
+	return kind_host_name(out, outlen, t->workload, NULL, t->group, r == 0 ? -1 : r);
+}
+
+static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w,
+                     struct validation *v)
+{
+	const cJSON *lwt = view_child(spec, "leaderWorkerTemplate");
+	long groups = view_num(spec, "replicas", 1);
+
+	view_add_template(w, view_child(lwt, "workerTemplate"));
+	view_add_template(w, view_child(lwt, "leaderTemplate"));
+	w->count = view_num(lwt, "size", 1);
+	w->t.kind = WORKLOAD_LWS;
+	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
+	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */
+	snprintf(w->t.service, sizeof(w->t.service), "%s", w->name);
+	(void)cfg;
+	(void)v;
+}
+
+/* Never fetched: its pods say all distenv needs. */
+const struct kind kind_leaderworkerset = {
+    .kind = WORKLOAD_LWS,
+    .api = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1", NULL,
+            NULL},
+    .owner_kind = "StatefulSet",
+    .owner_group = "apps",
+    .mark = LWS_NAME,
+    .name_from = LWS_NAME,
+    .place = place_lws,
+    .hostname = host_lws,
+    .view = view_lws,
+};

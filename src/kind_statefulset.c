@@ -1,0 +1,158 @@
+/*
+ * The StatefulSet: rank = ordinal - .spec.ordinals.start (read from the API),
+ * host <sts>-<start+r>, the Service its serviceName. Everything distenv knows
+ * of the kind; pure apart from the look-up the resolution passes in.
+ */
+#include "kind.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* -- placing a pod -- */
+
+static int sts_would_deny(const struct resolve *rs, const struct workload_spec *ws)
+{
+	long start = ws->ordinals_start > 0 ? ws->ordinals_start : 0;
+	long world = rs->ann_world > 0 ? rs->ann_world : ws->replicas;
+
+	return world < 0 || rs->t->rank - start < 0 || rs->t->rank - start >= world;
+}
+
+static enum topology_status place_statefulset(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	struct workload_spec ws;
+	const char *v = kind_map_get(rs->labels, LABEL_POD_INDEX);
+	long ord = -1;
+	enum topology_status rc;
+
+	if (v != NULL) {
+		if (parse_long(v, 0, INT_MAX, &ord) != 0)
+			RDENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
+	} else if (kind_name_ordinal(rs->pod_name, rs->owner_name, &ord) != 0) {
+		RDENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
+		      "the name does not end in -N",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
+		      LABEL_POD_INDEX);
+	}
+	workload_spec_init(&ws);
+	t->rank = ord; /* the ordinal until the start is known */
+	if (rs->lookup != NULL) {
+		struct workload_ref ref = {WORKLOAD_STATEFULSET, rs->ns, rs->owner_name,
+		                           json_str(rs->owner, "uid")};
+		rc = resolve_fetch(rs, &ref, sts_would_deny, &ws,
+		                   rs->ann_world <= 0 ? "the world size is not known"
+		                                      : "the start ordinal is not known");
+		if (rc != TOPOLOGY_OK)
+			return rc;
+		if (ws.ordinals_start > 0)
+			t->start = ws.ordinals_start;
+	}
+	if ((rc = resolve_set_world(rs, ws.replicas)) != TOPOLOGY_OK)
+		return rc;
+	t->rank = ord - t->start;
+	if (t->rank < 0)
+		RDENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
+		      t->start, rs->ns, rs->owner_name);
+	return TOPOLOGY_OK;
+}
+
+static int host_statefulset(const struct topology *t, long r, char *out, size_t outlen)
+{
+	return kind_host_name(out, outlen, t->workload, NULL, t->start + r, -1);
+}
+
+static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
+                             size_t errlen)
+{
+	struct workload_spec s;
+	const cJSON *spec, *ord;
+	cJSON *j;
+	int rc = -1;
+
+	workload_spec_init(&s);
+	if ((j = workload_parse_object(json, len, "StatefulSet", &s, &spec, err, errlen)) == NULL)
+		return -1;
+	s.replicas = 1;       /* the API default */
+	s.ordinals_start = 0; /* no .spec.ordinals: start at 0 */
+	if (workload_get_count(spec, "replicas", "StatefulSet .spec.replicas", &s.replicas, err,
+	                       errlen) < 0 ||
+	    workload_get_object(spec, "ordinals", "StatefulSet .spec.ordinals", &ord, err, errlen) <
+	        0 ||
+	    workload_get_count(ord, "start", "StatefulSet .spec.ordinals.start", &s.ordinals_start,
+	                       err, errlen) < 0)
+		goto out;
+	*out = s;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+/*
+ * A StatefulSet whose ordinals start above 0 needs the look-ups: its pods do not
+ * carry the start, and without it rank 0 would be <sts>-0, a pod that never
+ * exists. A LeaderWorkerSet's worker StatefulSets (ordinals from 1) are not
+ * concerned: their pods' ranks come from the LeaderWorkerSet's own labels.
+ */
+static void check_start(const struct view *w, const struct config *cfg, struct validation *v)
+{
+	const cJSON *meta = view_child(w->tmpl[0], "metadata");
+
+	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups ||
+	    json_str(view_child(meta, "labels"), LWS_NAME) != NULL ||
+	    json_str(view_child(meta, "annotations"), LWS_NAME) != NULL)
+		return;
+	view_problem(
+	    v,
+	    "StatefulSet %s starts its ordinals at %ld (spec.ordinals.start), which its pods "
+	    "do not carry, and look-ups are off, so rank 0 would be %.63s-0, a pod that never "
+	    "exists: turn look-ups on (lookups.enabled, no --no-lookups), or start at 0",
+	    w->name, w->t.start, w->name);
+}
+
+static void view_statefulset(const cJSON *spec, const struct config *cfg, struct view *w,
+                             struct validation *v)
+{
+	const char *policy = json_str(spec, "podManagementPolicy");
+
+	view_add_template(w, view_child(spec, "template"));
+	w->count = view_num(spec, "replicas", 1);
+	w->t.kind = WORKLOAD_STATEFULSET;
+	w->t.start = view_num(view_child(spec, "ordinals"), "start", 0);
+	w->service = json_str(spec, "serviceName");
+	if (w->n_tmpl == 0)
+		return;
+	/* kubernetes#64023: the controller-revision-hash label of its pods passes 63 characters */
+	if (strlen(w->name) > 52)
+		view_problem(
+		    v,
+		    "StatefulSet name %s is %zu characters; above 52 its pods cannot be created: "
+		    "shorten it",
+		    w->name, strlen(w->name));
+	if (w->service == NULL || w->service[0] == '\0')
+		view_problem(
+		    v,
+		    "StatefulSet %s has no spec.serviceName, so its pods have no DNS names: set it "
+		    "to a headless Service that selects them",
+		    w->name);
+	if (policy == NULL || strcmp(policy, "Parallel") != 0)
+		view_warn(
+		    v, "podManagementPolicy OrderedReady: pod N+1 waits for pod N to be Ready; use "
+		       "Parallel");
+	check_start(w, cfg, v);
+}
+
+const struct kind kind_statefulset = {
+    .kind = WORKLOAD_STATEFULSET,
+    .api = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
+    .owner_kind = "StatefulSet",
+    .owner_group = "apps",
+    .place = place_statefulset,
+    .hostname = host_statefulset,
+    .view = view_statefulset,
+};

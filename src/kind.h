@@ -75,6 +75,9 @@ enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref
 /* The world: the annotation when set, else what the workload says (< 0: not known). */
 enum topology_status resolve_set_world(struct resolve *rs, long from_api);
 
+/* distenv.dev/world-size, when set, equals the world the workload fixes (what: its pods). */
+enum topology_status resolve_fixed_world(struct resolve *rs, long world, const char *what);
+
 /* The completion index the Job controller writes on every Indexed Job pod. */
 enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
 

@@ -93,14 +93,8 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 			       rs->ns, t->workload, rs->cfg->max_world_size);
 	}
 	t->n_rjobs = ws->n_rjobs;
-	if (rs->ann_world > 0 && rs->ann_world != first)
-		RDENYR(
-		    DENY_WORLD,
-		    "annotation %s is %ld, but JobSet %s/%s has %ld pods in all; its ranks count "
-		    "every pod of every replicated Job: remove the annotation",
-		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, first);
 	t->world_size = first;
-	return TOPOLOGY_OK;
+	return resolve_fixed_world(rs, first, "all its pods: every replicated Job's");
 }
 
 /*

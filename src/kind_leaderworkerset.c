@@ -58,12 +58,8 @@ static enum topology_status place_lws(struct resolve *rs)
 		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
 		      "%.64s: distenv does not trust labels its owner contradicts",
 		      rs->ns, rs->owner_name, want_owner);
-	if (rs->ann_world > 0 && rs->ann_world != world)
-		RDENYR(
-		    DENY_WORLD,
-		    "annotation %s is %ld, but the groups of LeaderWorkerSet %s/%s have %ld pods: "
-		    "remove the annotation",
-		    ANN_WORLD_SIZE, rs->ann_world, rs->ns, t->workload, world);
+	if ((rc = resolve_fixed_world(rs, world, "one group")) != TOPOLOGY_OK)
+		return rc;
 	t->group = g;
 	t->rank = w;
 	t->world_size = world;

@@ -324,6 +324,22 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 	return 0;
 }
 
+/*
+ * A kind whose workload fixes the world (a JobSet's pods, a LeaderWorkerSet's
+ * group): distenv.dev/world-size, when set, must say the same (what: the pods
+ * a world counts). /validate applies the same rule at apply time.
+ */
+enum topology_status resolve_fixed_world(struct resolve *rs, long world, const char *what)
+{
+	if (rs->ann_world > 0 && rs->ann_world != world)
+		RDENYR(DENY_WORLD,
+		       "annotation %s is %ld, but %s %s/%s has %ld pods per world (%s): remove "
+		       "the annotation",
+		       ANN_WORLD_SIZE, rs->ann_world, workload_kind_name(rs->t->kind), rs->ns,
+		       rs->t->workload, world, what);
+	return TOPOLOGY_OK;
+}
+
 /* The completion index the Job controller writes on every Indexed Job pod. */
 enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
 {

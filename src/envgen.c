@@ -93,13 +93,17 @@ static int host_list(const struct topology *t, long from, long to, struct strbuf
  * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},
  * or, for a JobSet whose replicated Jobs are named after TensorFlow's task
  * types, one list per role and the pod's own role and index in it (its place
- * in the role's list, which is in rank order like the workers').
+ * in the role's list, which is in rank order like the workers'). The
+ * evaluator is a cluster of its own, as TensorFlow splits it
+ * (distribute_coordinator.py, _split_cluster_for_evaluator): the training
+ * roles' cluster leaves it out (a chief's ParameterServerStrategy connects to
+ * every task it lists), and an evaluator's lists only the evaluators.
  */
 static int add_tensorflow(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {
 	const struct topology_rjob *own = t->tf_roles ? topology_rjob_of(t, t->rank) : NULL;
 	struct strbuf buf;
-	int k, rc = -1;
+	int k, n, eval, rc = -1;
 
 	(void)in;
 	strbuf_init(&buf);
@@ -110,9 +114,12 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 
 		if (c >= own->first && c < end)
 			index = pos == c ? 0 : pos < c ? index + 1 : index;
-		for (k = 0; k < t->n_rjobs; k++) {
+		eval = strcmp(own->name, "evaluator") == 0;
+		for (k = 0, n = 0; k < t->n_rjobs; k++) {
 			const struct topology_rjob *r = &t->rjobs[k];
-			strbuf_printf(&buf, "%s\"%s\":[", k ? "," : "", r->name);
+			if ((strcmp(r->name, "evaluator") == 0) != eval)
+				continue;
+			strbuf_printf(&buf, "%s\"%s\":[", n++ ? "," : "", r->name);
 			if (host_list(t, r->first, r->first + r->jobs * r->pods, &buf) != 0)
 				goto out;
 			strbuf_puts(&buf, "]");

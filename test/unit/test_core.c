@@ -165,6 +165,20 @@ static const struct lookup_answer JS_TF_COORD_W01 = {
      .coordinator_job = 0,
      .coordinator_pod = 1},
     NULL};
+/* chief, worker (2 pods), ps and evaluator: TensorFlow's parameter-server layout. */
+static const struct lookup_answer JS_TF_EVAL = {
+    0,
+    {.replicas = -1,
+     .ordinals_start = -1,
+     .completions = -1,
+     .parallelism = -1,
+     .uid = "u-js",
+     .n_rjobs = 4,
+     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1),
+               RJOB("evaluator", 1, 1)},
+     .coordinator_job = -1,
+     .coordinator_pod = -1},
+    NULL};
 static const struct lookup_answer JS_NOT_INDEXED = {
     0,
     {.replicas = -1,
@@ -290,6 +304,18 @@ static const struct {
      "\"task\":{\"type\":\"worker\",\"index\":1}}\n",
      NULL},
     {"jobset: the chief's task", JS_POD("chief", "0", "0", "1", "3", ""), "ml", &JS_TF, "RANK=0\n",
+     NULL},
+    {"jobset: TensorFlow roles with an evaluator: a worker's cluster leaves it out",
+     JS_POD("worker", "0", "1", "1", "4", ""), "ml", &JS_TF_EVAL,
+     "RANK=2\nWORLD_SIZE=5\nTF_CONFIG={\"cluster\":{\"chief\":[\"js-chief-0-0.js.ml.svc.cluster."
+     "local:29500\"],\"worker\":[\"js-worker-0-0.js.ml.svc.cluster.local:29500\",\"js-worker-0-1."
+     "js.ml.svc.cluster.local:29500\"],\"ps\":[\"js-ps-0-0.js.ml.svc.cluster.local:29500\"]},"
+     "\"task\":{\"type\":\"worker\",\"index\":1}}\n",
+     NULL},
+    {"jobset: TensorFlow roles: the evaluator's cluster is the evaluators",
+     JS_POD("evaluator", "0", "0", "1", "4", ""), "ml", &JS_TF_EVAL,
+     "RANK=4\nWORLD_SIZE=5\nTF_CONFIG={\"cluster\":{\"evaluator\":[\"js-evaluator-0-0.js.ml.svc."
+     "cluster.local:29500\"]},\"task\":{\"type\":\"evaluator\",\"index\":0}}\n",
      NULL},
     {"jobset: a world-size annotation that disagrees",
      JS_POD("a", "0", "0", "2", "3", ",'distenv.dev/world-size':'4'"), "ml", &JS_A2x2_B1x3, NULL,

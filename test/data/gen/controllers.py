@@ -191,6 +191,15 @@ def main():
     write("jobset-tf-roles", review("5f2a3c1e-0104-4d6b-9a1e-000000000104",
                                     jobset_pod("tf", roles, "worker", 0, 1), job_sa),
           {"kind": "JobSet", "object": jobset_object("tf", roles)})
+    # TensorFlow's parameter-server layout with a sidecar evaluator: the
+    # evaluator is a cluster of its own (a worker's TF_CONFIG leaves it out).
+    ps_eval = [("chief", 1, 1), ("worker", 1, 2), ("ps", 1, 1), ("evaluator", 1, 1)]
+    write("jobset-tf-evaluator", review("5f2a3c1e-0107-4d6b-9a1e-000000000107",
+                                        jobset_pod("tf", ps_eval, "evaluator", 0, 0), job_sa),
+          {"kind": "JobSet", "object": jobset_object("tf", ps_eval)})
+    write("jobset-tf-evaluator-worker", review("5f2a3c1e-0108-4d6b-9a1e-000000000108",
+                                               jobset_pod("tf", ps_eval, "worker", 0, 1), job_sa),
+          {"kind": "JobSet", "object": jobset_object("tf", ps_eval)})
     write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
                                lws_pod("lws", 1, 0, 4), sts_sa))
     write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",

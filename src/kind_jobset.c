@@ -25,6 +25,16 @@ static int tf_role(const char *name)
 	return 0;
 }
 
+int topology_tf_roles(const struct topology *t)
+{
+	int k;
+
+	for (k = 0; k < t->n_rjobs; k++)
+		if (!tf_role(t->rjobs[k].name))
+			return 0;
+	return t->n_rjobs > 0;
+}
+
 /* Finds the replicated Job called name; NULL when the JobSet has none. */
 static struct topology_rjob *rjob_named(struct topology *t, const char *name)
 {
@@ -229,9 +239,7 @@ static enum topology_status place_jobset(struct resolve *rs)
 			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
 	}
 	t->rank = topology_rank_at(t, pos);
-	t->tf_roles = 1;
-	for (int k = 0; k < t->n_rjobs; k++)
-		t->tf_roles &= tf_role(t->rjobs[k].name);
+	t->tf_roles = topology_tf_roles(t);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
 		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
 		       t->workload);

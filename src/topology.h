@@ -155,6 +155,12 @@ const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
 long topology_rank_at(const struct topology *t, long pos);
 long topology_position(const struct topology *t, long r);
 
+/*
+ * 1 when t is a JobSet whose every replicated Job is named after a TensorFlow
+ * task type (chief, worker, ps, evaluator), so that TF_CONFIG lists them as roles.
+ */
+int topology_tf_roles(const struct topology *t);
+
 /* Returns a pointer to the string value of an object's string member, or NULL. */
 const char *json_str(const cJSON *obj, const char *key);
 

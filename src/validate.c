@@ -223,8 +223,9 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	unsigned frameworks = cfg->default_frameworks;
 	char host[320];
 	long lo, hi;
-	size_t i;
+	size_t i, sz = 0;
 	long p;
+	int j;
 
 	if (world < 1 || world > cfg->max_world_size)
 		return;
@@ -267,31 +268,37 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
 		return;
-	t->rank = world - 1;
 	t->port = cfg->default_port;
 	t->frameworks = FW_TENSORFLOW;
-	t->tf_roles = 0;
-	if (envgen_build(t, &env) != 0)
-		return;
-	for (i = 0; i < env.n; i++) {
-		size_t sz = strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2;
-		if (sz <= ENV_STRING_MAX)
-			continue;
-		if (fws != NULL)
-			view_problem(
-			    v,
-			    "TF_CONFIG would be about %zu bytes for %ld ranks, above Linux's "
-			    "limit of "
-			    "%d bytes for one environment string: drop tensorflow from %s",
-			    sz, world, ENV_STRING_MAX, ANN_FRAMEWORKS);
-		else
-			view_warn(
-			    v,
-			    "TF_CONFIG (%zu bytes for %ld ranks) passes Linux's %d: it will be "
-			    "left out",
-			    sz, world, ENV_STRING_MAX);
+	/*
+	 * The largest TF_CONFIG: the last rank's, or, with TensorFlow roles (each
+	 * pod lists only its own partition: the training roles or the evaluators),
+	 * the largest of each role's last pod's.
+	 */
+	t->tf_roles = topology_tf_roles(t);
+	for (j = 0; j < (t->tf_roles ? t->n_rjobs : 1); j++) {
+		const struct topology_rjob *rj = &t->rjobs[j];
+		t->rank = t->tf_roles ? topology_rank_at(t, rj->first + rj->jobs * rj->pods - 1)
+		                      : world - 1;
+		if (envgen_build(t, &env) != 0)
+			return;
+		for (i = 0; i < env.n; i++)
+			if (strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2 > sz)
+				sz = strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2;
+		env_list_free(&env);
 	}
-	env_list_free(&env);
+	if (sz <= ENV_STRING_MAX)
+		return;
+	if (fws != NULL)
+		view_problem(
+		    v,
+		    "TF_CONFIG would be about %zu bytes for %ld ranks, above Linux's limit "
+		    "of %d bytes for one environment string: drop tensorflow from %s",
+		    sz, world, ENV_STRING_MAX, ANN_FRAMEWORKS);
+	else
+		view_warn(
+		    v, "TF_CONFIG (%zu bytes for %ld ranks) passes Linux's %d: it will be left out",
+		    sz, world, ENV_STRING_MAX);
 }
 
 int validate_kind_known(const char *group, const char *kind)

@@ -23,6 +23,11 @@ static char *dq(const char *s)
 #define TMPL(anns, spec)                                                                           \
 	"'template':{'metadata':{'labels':{'app':'ddp','distenv.dev/"                              \
 	"inject':'true'},'annotations':{" anns "}},'spec':{" spec "'containers':[{'name':'t'}]}}"
+/* A replicated Job of 1 Job x pods, TensorFlow asked for. */
+#define TF_RJOB(name, pods)                                                                        \
+	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" pods                  \
+	",'parallelism':" pods                                                                     \
+	",'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'tensorflow'", "") "}}}"
 #define STS(name, extra, anns)                                                                     \
 	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
 	    anns, "") "}}"
@@ -150,6 +155,18 @@ static const struct {
      "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
      "'true','leaderworkerset.sigs.k8s.io/name':'lws'}},'spec':{'containers':[{'name':'t'}]}}}}",
      1, NULL, NULL, 1},
+    {"TF roles: each pod's TF_CONFIG fits, the whole world's would not", "JobSet",
+     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB("worker", "2000") "," TF_RJOB(
+         "evaluator", "1000") "]}}",
+     1, NULL, NULL},
+    {"TF roles: the evaluators' own TF_CONFIG passes the limit", "JobSet",
+     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB(
+         "evaluator", "3000") "," TF_RJOB("worker", "2") "]}}",
+     1, "TF_CONFIG would be about", NULL},
+    {"TF roles: the training roles' TF_CONFIG passes the limit", "JobSet",
+     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB("worker", "3000") "," TF_RJOB(
+         "evaluator", "1") "]}}",
+     1, "TF_CONFIG would be about", NULL},
     {"a good LeaderWorkerSet", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",

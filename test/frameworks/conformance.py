@@ -101,6 +101,14 @@ SCENARIOS = [
      "rjobs": [("workers", 1, 4), ("driver", 1, 1)], "coordinator": ("driver", 0, 0),
      "world": 5, "elastic": None, "max_restarts": None, "net": "198.18.9",
      "runs": ["pytorch"], "env_from": "render"},
+    # TensorFlow parameter-server training with a sidecar evaluator: a JobSet of
+    # chief, worker (1 Job x 2 pods), ps and evaluator, env from `render` as
+    # above. The evaluator is a cluster of its own (TensorFlow's split): the
+    # chief's ParameterServerStrategy connects to every task its TF_CONFIG lists.
+    {"key": "jobset-tf-ps", "kind": "JobSet", "workload": "tfps", "service": "tfps",
+     "rjobs": [("chief", 1, 1), ("worker", 1, 2), ("ps", 1, 1), ("evaluator", 1, 1)],
+     "world": 5, "elastic": None, "max_restarts": None, "net": "198.18.20",
+     "runs": ["tensorflow-ps"], "env_from": "render"},
 ]
 
 
@@ -214,20 +222,28 @@ def tf_roles(sc):
 
 def tf_config_expected(sc, r):
     """SPEC: every pod a worker, or, for a JobSet named after TF task types, one
-    list per role and the pod's own role and index."""
+    list per role and the pod's own role and index; the evaluator is a cluster
+    of its own (TensorFlow's _split_cluster_for_evaluator): the training roles'
+    cluster leaves it out, the evaluator's lists only the evaluators."""
     p = DEFAULT_PORT
     if not tf_roles(sc):
         return {"cluster": {"worker": [f"{pod_fqdn(sc, i)}:{p}" for i in range(sc["world"])]},
                 "task": {"type": "worker", "index": r}}
-    # one list per role, in rank order; the task's index is its place in its list
-    cluster = {name: [] for name, _, _ in sc["rjobs"]}
+    # one list per role, in rank order; the task's index is its place in its
+    # list. The evaluator is a cluster of its own (TensorFlow's split): the
+    # training roles' pods do not list it, and an evaluator lists only evaluators.
+    own_role = jobset_place(sc, r)[0]
+    cluster = {name: [] for name, _, _ in sc["rjobs"]
+               if (name == "evaluator") == (own_role == "evaluator")}
     index = None
     for k in range(sc["world"]):
         role = jobset_place(sc, k)[0]
+        if role not in cluster:
+            continue
         if k == r:
-            own, index = role, len(cluster[role])
+            index = len(cluster[role])
         cluster[role].append(f"{pod_fqdn(sc, k)}:{p}")
-    return {"cluster": cluster, "task": {"type": own, "index": index}}
+    return {"cluster": cluster, "task": {"type": own_role, "index": index}}
 
 
 def env_differences(got, want):
@@ -974,6 +990,86 @@ def run_tensorflow_roles(res, sc, net, envs, logdir, fw_python):
               f"cluster spec and each pod its own task type and index", "\n".join(bad))
 
 
+def run_tensorflow_ps(res, sc, net, envs, logdir, fw_python):
+    """Parameter-server training with a sidecar evaluator, every task's role and
+    cluster read by TFConfigClusterResolver from its own TF_CONFIG: TensorFlow's
+    own cluster checks on every pod's view, the chief's ParameterServerStrategy
+    trains on the workers and ps, the evaluator restores the chief's checkpoint
+    without joining the cluster."""
+    t, steps = TIMEOUTS["tensorflow"], 5
+    shared = tempfile.mkdtemp(prefix=f"{sc['key']}-shared-", dir=logdir)
+    outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "tf_ps_worker.py", shared,
+                                           str(steps)], t, logdir, f"{sc['key']}-tensorflow")
+    check_start(res, sc, "tensorflow", outs, envs)
+    w = sc["world"]
+    types = [jobset_place(sc, i)[0] for i in range(w)]
+    training = [i for i in range(w) if types[i] != "evaluator"]
+    evaluators = [i for i in range(w) if types[i] == "evaluator"]
+    views = [result(o, "resolver") for o in outs]
+    bad = []
+    for i, (o, r) in enumerate(zip(outs, views)):
+        want = tf_config_expected(sc, i)
+        if r is None:
+            bad.append(why(o, i, t))
+        elif (r["cluster"] != want["cluster"] or r["task_type"] != want["task"]["type"]
+              or r["task_id"] != want["task"]["index"]):
+            bad.append(f"rank {i}: cluster={r['cluster']} task={r['task_type']}/{r['task_id']}")
+    if not bad:
+        first = views[training[0]]["cluster"]
+        for i in training:
+            if views[i]["cluster"] != first or "evaluator" in views[i]["cluster"]:
+                bad.append(f"rank {i} ({types[i]}): cluster {views[i]['cluster']} is not the "
+                           f"training roles' {first} without the evaluator")
+        for i in evaluators:
+            if set(views[i]["cluster"]) != {"evaluator"}:
+                bad.append(f"rank {i} (evaluator): cluster {views[i]['cluster']}")
+    res.check(not bad, f"{sc['key']}/tensorflow: TFConfigClusterResolver: chief, workers and "
+              f"ps read one cluster without the evaluator, the evaluator a cluster of its "
+              f"own, each pod its own task type and index", "\n".join(bad))
+    n_train = sum(1 for i in training if types[i] in ("chief", "worker"))
+    bad = []
+    for i, (o, r) in enumerate(zip(outs, views)):
+        c = result(o, "tf-checks")
+        if c is None or r is None:
+            bad.append(why(o, i, t))
+            continue
+        want = {"validate": "ok", "normalized": r["cluster"], "split": r["cluster"],
+                "is_chief": types[i] in ("chief", "evaluator")}
+        if types[i] in ("chief", "worker"):
+            chiefs = len(r["cluster"].get("chief", []))
+            leader = "chief" if chiefs else "worker"
+            want.update(worker_count=n_train, collective_leader=f"/job:{leader}/replica:0/task:0",
+                        id_in_cluster=0 if types[i] == "chief" else r["task_id"] + chiefs)
+        elif types[i] == "evaluator":
+            want.update(worker_count=len(r["cluster"]["evaluator"]), collective_leader="",
+                        id_in_cluster=r["task_id"])
+        got = {k: c.get(k) for k in want}
+        if got != want:
+            bad.append(f"rank {i} ({types[i]}): {got} want {want}")
+    res.check(not bad, f"{sc['key']}/tensorflow: TensorFlow's own checks accept every pod's "
+              f"view (multi_worker_util._validate_cluster_spec, normalize_cluster_spec, "
+              f"is_chief, worker_count, id_in_cluster, collective_leader) and "
+              f"_split_cluster_for_evaluator leaves it as it is", "\n".join(bad))
+    bad = []
+    c = types.index("chief")
+    chief = result(outs[c], "ps-training")
+    if chief is None or outs[c]["rc"] != 0 or chief["value"] != steps:
+        bad.append(f"chief: {chief}; connecting to {result(outs[c], 'connecting')}; "
+                   + why(outs[c], c, t))
+    for i, o in enumerate(outs):
+        if types[i] in ("worker", "ps") and (o["rc"] != 0 or result(o, "server") is None):
+            bad.append(why(o, i, t))
+        if types[i] == "evaluator":
+            ev = result(o, "sidecar")
+            if (o["rc"] != 0 or ev is None or chief is None or ev["value"] != steps
+                    or ev["checkpoint"] != chief["checkpoint"]):
+                bad.append(f"evaluator: {ev}; " + why(o, i, t))
+    res.check(not bad, f"{sc['key']}/tensorflow: the chief's ParameterServerStrategy runs "
+              f"{steps} steps on the workers and ps across namespaces; the sidecar evaluator "
+              f"restores its checkpoint (v = {steps}) without joining the cluster",
+              "\n".join(bad))
+
+
 def run_jax(res, sc, net, envs, logdir, fw_python):
     t = TIMEOUTS["jax"]
     outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "jax_worker.py"], t, logdir,
@@ -1193,6 +1289,8 @@ def main():
                         run_pytorch_wait(res, sc, net, envs, logdir, opts.webhook)
                     elif run == "tensorflow-roles":
                         run_tensorflow_roles(res, sc, net, envs, logdir, opts.fw_python)
+                    elif run == "tensorflow-ps":
+                        run_tensorflow_ps(res, sc, net, envs, logdir, opts.fw_python)
                 except (Failure, subprocess.TimeoutExpired, OSError) as e:
                     res.check(False, f"{sc['key']}/{run}: pod namespaces", str(e))
                 finally:

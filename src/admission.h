@@ -34,7 +34,7 @@ struct admission_result {
 	char workload[256];      /* "StatefulSet/name", "Job/name" or "" */
 	long rank;               /* -1 when not known */
 	enum deny_reason reason; /* ADMISSION_DENIED: why (a bounded set, for metrics) */
-	char message[512];       /* denial or error text, or the warnings joined by "; " */
+	char message[1024];      /* denial or error text, or the warnings joined by "; " */
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* the response's warnings */
 	int n_warnings;
 };

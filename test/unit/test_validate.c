@@ -62,7 +62,6 @@ static const struct {
 	int opted_in;
 	const char *deny; /* substrings, '|'-separated; NULL: allowed */
 	const char *warn; /* a substring of one warning; NULL: no warnings */
-	int no_lookups;   /* 1: the server runs with look-ups off */
 } cases[] = {
     {"a good StatefulSet", "StatefulSet", STS("ddp", "'podManagementPolicy':'Parallel',", ""), 1,
      NULL, NULL},
@@ -143,30 +142,6 @@ static const struct {
      "'replicatedJobs':[{'name':'w','replicas':1,'template':{'spec':{'completions':4,"
      "'parallelism':4,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
      1, "(replicated Job x, Job 0, pod 0) is not one of its pods", NULL},
-    {"ordinals from 1 without look-ups: rank 0 would be a pod that never exists", "StatefulSet",
-     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1,
-     "StatefulSet ddp starts its ordinals at 1|rank 0 would be ddp-0|turn look-ups on", NULL, 1},
-    {"ordinals from 1 with look-ups: the start is read from the API", "StatefulSet",
-     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1, NULL, NULL, 0},
-    {"ordinals from 0 without look-ups", "StatefulSet",
-     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':0},", ""), 1, NULL, NULL, 1},
-    {"a LeaderWorkerSet's worker StatefulSet (ordinals from 1) without look-ups", "StatefulSet",
-     "{'metadata':{'name':'lws-0'},'spec':{'replicas':3,'serviceName':'lws','podManagementPolicy':"
-     "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
-     "'true','leaderworkerset.sigs.k8s.io/name':'lws'}},'spec':{'containers':[{'name':'t'}]}}}}",
-     1, NULL, NULL, 1},
-    {"TF roles: each pod's TF_CONFIG fits, the whole world's would not", "JobSet",
-     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB("worker", "2000") "," TF_RJOB(
-         "evaluator", "1000") "]}}",
-     1, NULL, NULL},
-    {"TF roles: the evaluators' own TF_CONFIG passes the limit", "JobSet",
-     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB(
-         "evaluator", "3000") "," TF_RJOB("worker", "2") "]}}",
-     1, "TF_CONFIG would be about", NULL},
-    {"TF roles: the training roles' TF_CONFIG passes the limit", "JobSet",
-     "{'metadata':{'name':'tf'},'spec':{'replicatedJobs':[" TF_RJOB("worker", "3000") "," TF_RJOB(
-         "evaluator", "1") "]}}",
-     1, "TF_CONFIG would be about", NULL},
     {"a good LeaderWorkerSet", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
@@ -196,6 +171,54 @@ static int has_warning(const struct validation *v, const char *want)
 	return 0;
 }
 
+/* spec.ordinals.start needs the look-ups: the server's lookups setting decides. */
+static const struct {
+	const char *name, *obj;
+	int lookups;
+	const char *deny; /* substrings, '|'-separated; NULL: allowed */
+} start_cases[] = {
+    {"ordinals from 1 without look-ups: rank 0 would be a pod that never exists",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 0,
+     "StatefulSet ddp starts its ordinals at 1|rank 0 would be ddp-0|turn look-ups on"},
+    {"ordinals from 1 with look-ups: the start is read from the API",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1, NULL},
+    {"ordinals from 0 without look-ups",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':0},", ""), 0, NULL},
+    {"a LeaderWorkerSet's worker StatefulSet (ordinals from 1) without look-ups",
+     "{'metadata':{'name':'lws-0'},'spec':{'replicas':3,'serviceName':'lws','podManagementPolicy':"
+     "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
+     "'true','leaderworkerset.sigs.k8s.io/name':'lws'}},'spec':{'containers':[{'name':'t'}]}}}}",
+     0, NULL},
+};
+
+static void test_start(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(start_cases) / sizeof(start_cases[0]); i++) {
+		char *txt = dq(start_cases[i].obj), want[512], *tok, *save = NULL;
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		cfg.lookups = start_cases[i].lookups;
+		validate_workload(obj, "StatefulSet", "ml", &cfg, NULL, NULL, &v);
+		if (start_cases[i].deny == NULL) {
+			CHECK(v.n_problems == 0, "%s: denied '%s'", start_cases[i].name, v.denial);
+		} else {
+			snprintf(want, sizeof(want), "%s", start_cases[i].deny);
+			CHECK(v.n_problems > 0, "%s: allowed", start_cases[i].name);
+			for (tok = strtok_r(want, "|", &save); tok;
+			     tok = strtok_r(NULL, "|", &save))
+				CHECK(strstr(v.denial, tok) != NULL, "%s: denial '%s' lacks '%s'",
+				      start_cases[i].name, v.denial, tok);
+		}
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -210,9 +233,7 @@ int main(void)
 		int w;
 
 		CHECK(obj != NULL, "%s: JSON", cases[i].name);
-		cfg.lookups = !cases[i].no_lookups;
 		validate_workload(obj, cases[i].kind, "ml", &cfg, NULL, NULL, &v);
-		cfg.lookups = 1;
 		CHECK(v.opted_in == cases[i].opted_in, "%s: opted_in %d", cases[i].name,
 		      v.opted_in);
 		if (cases[i].deny) {
@@ -261,5 +282,6 @@ int main(void)
 		cJSON_Delete(obj);
 		free(txt);
 	}
+	test_start();
 	TEST_MAIN_END("validate");
 }

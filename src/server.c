@@ -47,6 +47,10 @@
 #define PROBE_PER_IP_CONNECTIONS 8
 #define PROBE_TIMEOUT_S          5
 
+/*
+ * libmicrohttpd's messages: errors until start-up is done (the last one kept
+ * for server_run's error), debug afterwards.
+ */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct server *s = cls;

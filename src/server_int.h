@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "server.h"
@@ -36,7 +37,7 @@ struct workpool_item;
  */
 #define CONN_HEADROOM_PER_THREAD 4
 #define REAP_INTERVAL_MS         500 /* how often connection deadlines are checked */
-#define PROBE_MAX_CONNECTIONS    16
+#define PROBE_MAX_CONNECTIONS    16  /* the probe listener's, counted in the fd reserve */
 
 /* Where a connection is, for its deadline (see conn_reap). */
 enum conn_phase {

@@ -126,33 +126,21 @@ void config_defaults(struct config *cfg)
 	cfg->log_level = LOG_INFO;
 }
 
-/* The frameworks distenv knows: the one list config, annotations and messages use. */
-static const struct {
-	const char *name;
-	unsigned bit;
-} fws[] = {{"pytorch", FW_PYTORCH}, {"tensorflow", FW_TENSORFLOW}, {"jax", FW_JAX}};
-
 static int framework_bit(const char *s, size_t n, unsigned *bit)
 {
-	size_t i;
+	const struct framework *fw = framework_named(s, n);
 
-	for (i = 0; i < sizeof(fws) / sizeof(fws[0]); i++) {
-		if (strlen(fws[i].name) == n && memcmp(fws[i].name, s, n) == 0) {
-			*bit = fws[i].bit;
-			return 0;
-		}
-	}
-	return -1;
+	if (fw == NULL)
+		return -1;
+	*bit = fw->bit;
+	return 0;
 }
 
 const char *config_framework_name(unsigned bit)
 {
-	size_t i;
+	const struct framework *fw = framework_of(bit);
 
-	for (i = 0; i < sizeof(fws) / sizeof(fws[0]); i++)
-		if (fws[i].bit == bit)
-			return fws[i].name;
-	return NULL;
+	return fw ? fw->name : NULL;
 }
 
 int config_parse_frameworks(const char *list, unsigned *mask)
@@ -478,24 +466,24 @@ static int list_items(struct walk *w, const yaml_node_t *v, const char *path, co
 static int set_frameworks(struct walk *w, const struct key *k, const yaml_node_t *v,
                           const char *path)
 {
-	char buf[256];
+	char buf[256], names[128];
 	const char *items[16];
 	const yaml_node_t *at[16];
 	unsigned mask = 0, bit;
 	int n, i;
 
-	n = list_items(w, v, path, "pytorch, tensorflow, jax", buf, sizeof(buf), items, at, 16);
+	framework_names(names, sizeof(names), ", ");
+	n = list_items(w, v, path, names, buf, sizeof(buf), items, at, 16);
 	if (n < 0)
 		return -1;
 	if (n == 0) {
-		fail_at(w, v, path, "must name at least one of pytorch, tensorflow, jax");
+		fail_at(w, v, path, "must name at least one of %s", names);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		if (framework_bit(items[i], strlen(items[i]), &bit) < 0) {
-			fail_at(w, at[i], path,
-			        "unknown framework \"%.60s\" (known: pytorch, tensorflow, jax)",
-			        items[i]);
+			fail_at(w, at[i], path, "unknown framework \"%.60s\" (known: %s)", items[i],
+			        names);
 			return -1;
 		}
 		mask |= bit;

@@ -7,9 +7,7 @@
 
 #include <stddef.h>
 
-#define FW_PYTORCH    0x1u
-#define FW_TENSORFLOW 0x2u
-#define FW_JAX        0x4u
+#include "framework.h"
 
 #define CONFIG_MAX_GPU_RESOURCES 8
 #define CONFIG_PATH_MAX          1024

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include "topology.h"
+#include "util.h"
 
 struct env_var {
 	char *name;
@@ -42,5 +43,18 @@ int envgen_build_master(const struct topology *t, const char *master_addr, long 
 int envgen_master_addr(const struct topology *t, char *out, size_t outlen);
 
 void env_list_free(struct env_list *l);
+
+/* Appends NAME=value (copies both) / NAME=<decimal value>. Returns 0 or -1 (out of memory). */
+int env_list_add(struct env_list *l, const char *name, const char *value);
+int env_list_addl(struct env_list *l, const char *name, long value);
+
+/*
+ * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
+ * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
+ * first when it is among them. The one host-list writer: TF_CONFIG's lists and
+ * any framework that lists every rank. Returns 0 or -1 (out of memory, or a
+ * host too long).
+ */
+int envgen_host_list(const struct topology *t, long from, long to, struct strbuf *buf);
 
 #endif

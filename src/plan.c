@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework.h"
 #include "patch.h"
 #include "util.h"
 
@@ -99,21 +100,22 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
 	return 0;
 }
 
-/* 1 when ctr defines every variable of l that is derived from master ("MASTER_ADDR"/"_PORT"). */
+/*
+ * 1 when ctr defines every variable of l that a framework builds from master
+ * ("MASTER_ADDR" or "MASTER_PORT"): the framework table's from_addr/from_port.
+ */
 static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const char *master)
 {
-	static const char *const derived[] = {"PET_MASTER_ADDR", "PET_MASTER_PORT",
-	                                      "PET_RDZV_ENDPOINT", "JAX_COORDINATOR_ADDRESS"};
 	int port = strcmp(master, "MASTER_PORT") == 0;
 	const char *v;
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; i < sizeof(derived) / sizeof(derived[0]); i++) {
-		if ((port && i == 0) || (!port && i == 1))
-			continue; /* PET_MASTER_ADDR follows only the address, _PORT only the port
-			           */
-		if (env_find(l, derived[i]) != NULL && user_env(ctr, derived[i], &v) == 0)
-			return 0;
+	for (i = 0; i < framework_count; i++) {
+		const char *const *derived =
+		    port ? framework_table[i]->from_port : framework_table[i]->from_addr;
+		for (k = 0; derived[k] != NULL; k++)
+			if (env_find(l, derived[k]) != NULL && user_env(ctr, derived[k], &v) == 0)
+				return 0;
 	}
 	return 1;
 }

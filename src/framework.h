@@ -1,0 +1,58 @@
+/*
+ * A framework is a file: fw_pytorch.c, fw_tensorflow.c and fw_jax.c each hold
+ * one struct framework (its name and help line, the variables it writes for a
+ * rank, the variables it builds from MASTER_ADDR/MASTER_PORT); framework.c
+ * holds the one table config, annotations, messages, `render --help` and the
+ * chart's values.schema.json take the names from (test_framework keeps the
+ * written copies equal to it). Static data; nothing here allocates.
+ */
+#ifndef DISTENV_FRAMEWORK_H
+#define DISTENV_FRAMEWORK_H
+
+#include <stddef.h>
+
+/* A framework's bit in a set of frameworks (config defaults, annotations). */
+#define FW_PYTORCH    0x1u
+#define FW_TENSORFLOW 0x2u
+#define FW_JAX        0x4u
+
+struct topology;
+struct env_list;
+
+/* What a framework's variables are made from, besides the topology. */
+struct fw_input {
+	const char *addr;     /* the rendezvous host: MASTER_ADDR, or the container's own */
+	const char *endpoint; /* "<addr>:<port>" */
+	long port;
+};
+
+struct framework {
+	const char *name; /* "pytorch": the word in config, annotations and messages */
+	unsigned bit;     /* FW_* */
+	const char *help; /* one line: what it writes, for render --help and the README */
+	/*
+	 * The variables it builds from MASTER_ADDR and from MASTER_PORT (NULL-ended):
+	 * they follow a container's own literal MASTER_ADDR/MASTER_PORT.
+	 */
+	const char *const *from_addr;
+	const char *const *from_port;
+	/* Appends the variables of rank t->rank to out. Returns 0 or -1 (out of memory). */
+	int (*add)(const struct topology *t, const struct fw_input *in, struct env_list *out);
+};
+
+extern const struct framework fw_pytorch, fw_tensorflow, fw_jax;
+
+/* Every framework, in the order their variables are injected. */
+extern const struct framework *const framework_table[];
+extern const size_t framework_count;
+
+/* The framework called s[0..n), or NULL. */
+const struct framework *framework_named(const char *s, size_t n);
+
+/* The framework of bit, or NULL. */
+const struct framework *framework_of(unsigned bit);
+
+/* "pytorch, tensorflow, jax" (the names joined by sep) into out; returns out. */
+const char *framework_names(char *out, size_t outlen, const char *sep);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * PyTorch: env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) and torchrun's
+ * PET_* flags, elastic rendezvous included. Counts pods; torchrun derives the
+ * per-process values. Pure.
+ */
+#include "framework.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "envgen.h"
+#include "topology.h"
+#include "util.h"
+
+static int add_pytorch(const struct topology *t, const struct fw_input *in, struct env_list *out)
+{
+	char buf[64];
+
+	if (env_list_add(out, "MASTER_ADDR", in->addr) ||
+	    env_list_addl(out, "MASTER_PORT", in->port) || env_list_addl(out, "RANK", t->rank) ||
+	    env_list_addl(out, "WORLD_SIZE", t->world_size) ||
+	    env_list_add(out, "PET_MASTER_ADDR", in->addr) ||
+	    env_list_addl(out, "PET_MASTER_PORT", in->port))
+		return -1;
+	if (t->elastic_min > 0) {
+		snprintf(buf, sizeof(buf), "%ld:%ld", t->elastic_min, t->elastic_max);
+		if (env_list_add(out, "PET_NNODES", buf))
+			return -1;
+	} else if (env_list_addl(out, "PET_NNODES", t->world_size)) {
+		return -1;
+	}
+	if (env_list_addl(out, "PET_NODE_RANK", t->rank) ||
+	    env_list_add(out, "PET_NPROC_PER_NODE", t->nproc))
+		return -1;
+	if (t->elastic_min > 0) {
+		/*
+		 * The endpoint's own pod hosts the c10d store: say so, so that torchrun
+		 * never has to guess from host names (pytorch#73380).
+		 */
+		if (env_list_add(out, "PET_RDZV_BACKEND", "c10d") ||
+		    env_list_add(out, "PET_RDZV_ENDPOINT", in->endpoint) ||
+		    env_list_add(out, "PET_RDZV_ID", t->rdzv_id) ||
+		    env_list_add(out, "PET_RDZV_CONF", t->rank == 0 ? "is_host=1" : "is_host=0"))
+			return -1;
+		if (t->max_restarts >= 0 && env_list_addl(out, "PET_MAX_RESTARTS", t->max_restarts))
+			return -1;
+	}
+	return 0;
+}
+
+static const char *const from_addr[] = {"PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", NULL};
+static const char *const from_port[] = {"PET_MASTER_PORT", "PET_RDZV_ENDPOINT", NULL};
+
+const struct framework fw_pytorch = {
+    .name = "pytorch",
+    .bit = FW_PYTORCH,
+    .help = "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and torchrun's PET_* variables",
+    .from_addr = from_addr,
+    .from_port = from_port,
+    .add = add_pytorch,
+};

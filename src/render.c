@@ -540,16 +540,20 @@ static int render_lws(struct rctx *c, const cJSON *doc, const char *name, const 
 	return 0;
 }
 
-/* How each controller makes its pods from a manifest: one row per kind render reads. */
+/*
+ * How each controller makes its pods from a manifest: one row per kind render
+ * reads, keyed by the kind table's kinds (the pod makers call the plan, so they
+ * live here, a layer above the kind files).
+ */
 static const struct controller {
-	const char *kind;
+	enum workload_kind kind;
 	int templated; /* 1: the manifest has spec.template (checked before rendering) */
 	int (*render)(struct rctx *c, const cJSON *doc_or_spec, const char *name, const char *ns);
 } controllers[] = {
-    {"StatefulSet", 1, render_statefulset},
-    {"Job", 1, render_job},
-    {"JobSet", 0, render_jobset},
-    {"LeaderWorkerSet", 0, render_lws},
+    {WORKLOAD_STATEFULSET, 1, render_statefulset},
+    {WORKLOAD_JOB, 1, render_job},
+    {WORKLOAD_JOBSET, 0, render_jobset},
+    {WORKLOAD_LWS, 0, render_lws},
 };
 
 /* The pod templates of a manifest, for the opt-in label check. */
@@ -601,7 +605,7 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 	}
 	for (i = 0; i < sizeof(controllers) / sizeof(controllers[0]); i++) {
 		const struct controller *k = &controllers[i];
-		if (kind == NULL || strcmp(kind, k->kind) != 0)
+		if (kind == NULL || workload_kind_named(NULL, kind) != k->kind)
 			continue;
 		if (name == NULL || !dns_subdomain_valid(name)) {
 			snprintf(err, errlen, "%s without a valid metadata.name", kind);

@@ -21,6 +21,13 @@ const struct workload_api *workload_api_of(enum workload_kind kind)
 	return k ? &k->api : NULL;
 }
 
+enum workload_kind workload_kind_named(const char *group, const char *name)
+{
+	const struct kind *k = kind_named(group, name);
+
+	return k ? k->kind : WORKLOAD_NONE;
+}
+
 const char *workload_kind_name(enum workload_kind kind)
 {
 	const struct workload_api *a = workload_api_of(kind);

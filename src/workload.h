@@ -107,6 +107,9 @@ struct workload_api {
 /* The row of kind, or NULL for WORKLOAD_NONE and out-of-range values. */
 const struct workload_api *workload_api_of(enum workload_kind kind);
 
+/* The kind the API calls name in group (NULL: any group); WORKLOAD_NONE when distenv has none. */
+enum workload_kind workload_kind_named(const char *group, const char *name);
+
 /* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" or "none". */
 const char *workload_kind_name(enum workload_kind kind);
 

@@ -246,6 +246,123 @@ out:
 	return rc;
 }
 
+/* The env ops of every target container, in target order. */
+static enum patch_status env_ops(cJSON *patch, const cJSON *spec, const struct topology *t,
+                                 const struct env_list *const *envs, long max_env, char *err,
+                                 size_t errlen)
+{
+	char base[64];
+	int i;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const struct topology_target *tg = &t->targets[i];
+		enum patch_status rc;
+
+		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
+		rc = container_ops(patch, topology_target_container(spec, tg), base, envs[i],
+		                   max_env, err, errlen);
+		if (rc != PATCH_OK)
+			return rc;
+	}
+	return PATCH_OK;
+}
+
+/*
+ * The empty directory that keeps the service-account token out of the first
+ * init container, unless the pod has it. Returns 0, or -1 out of memory.
+ */
+static int wait_volume_op(cJSON *patch, const cJSON *spec)
+{
+	const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
+	cJSON *vol, *ed, *arr;
+	int have_vol = 0;
+
+	cJSON_ArrayForEach(c, vols)
+	{
+		const char *n = json_str(c, "name");
+		have_vol |= n != NULL && strcmp(n, WAIT_VOLUME) == 0;
+	}
+	if (have_vol)
+		return 0;
+	vol = cJSON_CreateObject();
+	if (vol == NULL)
+		return -1;
+	cJSON_AddStringToObject(vol, "name", WAIT_VOLUME);
+	ed = cJSON_AddObjectToObject(vol, "emptyDir");
+	cJSON_AddStringToObject(ed, "sizeLimit", "1Ki");
+	if (cJSON_IsArray(vols))
+		return add_op(patch, "/spec/volumes/-", vol);
+	arr = cJSON_CreateArray();
+	if (arr == NULL) {
+		cJSON_Delete(vol);
+		return -1;
+	}
+	cJSON_AddItemToArray(arr, vol); /* arr owns vol */
+	return add_op(patch, "/spec/volumes", arr);
+}
+
+/*
+ * first_init at the front of the init containers, unless one of that name is
+ * there. Returns 0, or -1 out of memory.
+ */
+static int first_init_op(cJSON *patch, const cJSON *spec, const cJSON *first_init)
+{
+	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
+	const char *want = json_str(first_init, "name");
+	int present = 0;
+	cJSON *arr;
+
+	cJSON_ArrayForEach(c, inits)
+	{
+		const char *n = json_str(c, "name");
+		present |= n != NULL && want != NULL && strcmp(n, want) == 0;
+	}
+	if (present)
+		return 0;
+	if (cJSON_IsArray(inits) && cJSON_GetArraySize(inits) > 0)
+		return add_op(patch, "/spec/initContainers/0", cJSON_Duplicate(first_init, 1));
+	arr = cJSON_CreateArray();
+	if (arr == NULL)
+		return -1;
+	cJSON_AddItemToArray(arr, cJSON_Duplicate(first_init, 1)); /* arr owns it */
+	if (cJSON_GetArraySize(arr) != 1) {
+		cJSON_Delete(arr); /* the copy failed: arr is empty and still ours */
+		return -1;
+	}
+	return add_op(patch, "/spec/initContainers", arr);
+}
+
+/* The injected-marker annotation, unless the pod carries it. */
+static enum patch_status marker_op(cJSON *patch, const cJSON *meta, const char *marker, char *err,
+                                   size_t errlen)
+{
+	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	char path[96];
+
+	if (!cJSON_IsObject(meta)) {
+		/* A pod always has metadata; refuse to invent it rather than guess. */
+		snprintf(err, errlen, "distenv: the pod has no metadata");
+		return PATCH_DENY;
+	}
+	if (!cJSON_IsObject(anns)) {
+		cJSON *obj = cJSON_CreateObject();
+		if (obj == NULL || cJSON_AddStringToObject(obj, ANN_INJECTED, marker) == NULL) {
+			cJSON_Delete(obj);
+			return PATCH_NOMEM;
+		}
+		if (add_op(patch, "/metadata/annotations", obj) != 0)
+			return PATCH_NOMEM;
+	} else if (!cJSON_HasObjectItem(anns, ANN_INJECTED)) {
+		char tok[64];
+		if (patch_pointer_escape(ANN_INJECTED, tok, sizeof(tok)) != 0)
+			return PATCH_NOMEM;
+		snprintf(path, sizeof(path), "/metadata/annotations/%s", tok);
+		if (add_op(patch, path, cJSON_CreateString(marker)) != 0)
+			return PATCH_NOMEM;
+	}
+	return PATCH_OK;
+}
+
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               const struct env_list *const *envs, const cJSON *first_init,
                               const char *marker, long max_env, cJSON **out, char *err,
@@ -253,25 +370,17 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
 	enum patch_status rc = PATCH_NOMEM;
 	cJSON *patch;
-	char base[64], path[96];
-	int i;
 
 	*out = NULL;
 	patch = cJSON_CreateArray();
 	if (patch == NULL)
 		return PATCH_NOMEM;
 
-	for (i = 0; i < t->n_targets; i++) {
-		const struct topology_target *tg = &t->targets[i];
-		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
-		rc = container_ops(patch, topology_target_container(spec, tg), base, envs[i],
-		                   max_env, err, errlen);
-		if (rc != PATCH_OK)
-			goto out;
-	}
+	rc = env_ops(patch, spec, t, envs, max_env, err, errlen);
+	if (rc != PATCH_OK)
+		goto out;
 	rc = PATCH_NOMEM;
 	if (t->set_subdomain && add_op(patch, "/spec/subdomain", cJSON_CreateString(t->service)))
 		goto out;
@@ -279,85 +388,11 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 	 * The first init container goes in after every env op: inserting it shifts
 	 * the indices of the init containers those ops name.
 	 */
-	if (first_init != NULL) {
-		const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
-		int have_vol = 0;
-
-		/* The empty directory that keeps the service-account token out of it. */
-		cJSON_ArrayForEach(c, vols)
-		{
-			const char *n = json_str(c, "name");
-			have_vol |= n != NULL && strcmp(n, WAIT_VOLUME) == 0;
-		}
-		if (!have_vol) {
-			cJSON *vol = cJSON_CreateObject(), *ed;
-			if (vol == NULL)
-				goto out;
-			cJSON_AddStringToObject(vol, "name", WAIT_VOLUME);
-			ed = cJSON_AddObjectToObject(vol, "emptyDir");
-			cJSON_AddStringToObject(ed, "sizeLimit", "1Ki");
-			if (cJSON_IsArray(vols)) {
-				if (add_op(patch, "/spec/volumes/-", vol))
-					goto out;
-			} else {
-				cJSON *arr = cJSON_CreateArray();
-				if (arr == NULL) {
-					cJSON_Delete(vol);
-					goto out;
-				}
-				cJSON_AddItemToArray(arr, vol); /* arr owns vol */
-				if (add_op(patch, "/spec/volumes", arr))
-					goto out;
-			}
-		}
-	}
-	if (first_init != NULL) {
-		const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
-		const char *want = json_str(first_init, "name");
-		int present = 0;
-
-		cJSON_ArrayForEach(c, inits)
-		{
-			const char *n = json_str(c, "name");
-			present |= n != NULL && want != NULL && strcmp(n, want) == 0;
-		}
-		if (!present && cJSON_IsArray(inits) && cJSON_GetArraySize(inits) > 0) {
-			if (add_op(patch, "/spec/initContainers/0", cJSON_Duplicate(first_init, 1)))
-				goto out;
-		} else if (!present) {
-			cJSON *arr = cJSON_CreateArray();
-			if (arr == NULL)
-				goto out;
-			cJSON_AddItemToArray(arr, cJSON_Duplicate(first_init, 1)); /* arr owns it */
-			if (cJSON_GetArraySize(arr) != 1 ||
-			    add_op(patch, "/spec/initContainers", arr))
-				goto out;
-		}
-	}
-
-	if (!cJSON_IsObject(meta)) {
-		/* A pod always has metadata; refuse to invent it rather than guess. */
-		snprintf(err, errlen, "distenv: the pod has no metadata");
-		rc = PATCH_DENY;
+	if (first_init != NULL && wait_volume_op(patch, spec) != 0)
 		goto out;
-	}
-	if (!cJSON_IsObject(anns)) {
-		cJSON *obj = cJSON_CreateObject();
-		if (obj == NULL || cJSON_AddStringToObject(obj, ANN_INJECTED, marker) == NULL) {
-			cJSON_Delete(obj);
-			goto out;
-		}
-		if (add_op(patch, "/metadata/annotations", obj) != 0)
-			goto out;
-	} else if (!cJSON_HasObjectItem(anns, ANN_INJECTED)) {
-		char tok[64];
-		if (patch_pointer_escape(ANN_INJECTED, tok, sizeof(tok)) != 0)
-			goto out;
-		snprintf(path, sizeof(path), "/metadata/annotations/%s", tok);
-		if (add_op(patch, path, cJSON_CreateString(marker)) != 0)
-			goto out;
-	}
-	rc = PATCH_OK;
+	if (first_init != NULL && first_init_op(patch, spec, first_init) != 0)
+		goto out;
+	rc = marker_op(patch, meta, marker, err, errlen);
 out:
 	if (rc == PATCH_OK)
 		*out = patch;

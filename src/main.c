@@ -134,7 +134,17 @@ static int copy_opt(char *dst, size_t dstlen, const char *val, const char *flag)
 	return 0;
 }
 
-static int cmd_serve(int argc, char **argv)
+/* serve's flags as given: NULL where absent. */
+struct serve_flags {
+	const char *config, *listen, *cert, *key, *kubeconfig, *level, *probe;
+	int no_lookups;
+};
+
+/*
+ * Reads serve's flags into f. Returns 0, or the exit status having said why:
+ * 2 with the usage on an unknown flag, 1 on an argument after them.
+ */
+static int serve_parse_flags(int argc, char **argv, struct serve_flags *f)
 {
 	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
 	                                     {"listen", required_argument, NULL, 'l'},
@@ -145,39 +155,34 @@ static int cmd_serve(int argc, char **argv)
 	                                     {"log-level", required_argument, NULL, 'v'},
 	                                     {"probe-listen", required_argument, NULL, 'p'},
 	                                     {NULL, 0, NULL, 0}};
-	const char *config = NULL, *listen = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL,
-	           *level = NULL, *probe = NULL;
-	int no_lookups = 0, c, rc = 1;
-	struct config cfg;
-	struct kube_client *kc = NULL;
-	struct workload_lookup lk = {NULL, NULL, NULL};
-	char err[512];
+	int c;
 
+	memset(f, 0, sizeof(*f));
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			f->config = optarg;
 			break;
 		case 'l':
-			listen = optarg;
+			f->listen = optarg;
 			break;
 		case 'C':
-			cert = optarg;
+			f->cert = optarg;
 			break;
 		case 'K':
-			key = optarg;
+			f->key = optarg;
 			break;
 		case 'k':
-			kubeconfig = optarg;
+			f->kubeconfig = optarg;
 			break;
 		case 'n':
-			no_lookups = 1;
+			f->no_lookups = 1;
 			break;
 		case 'v':
-			level = optarg;
+			f->level = optarg;
 			break;
 		case 'p':
-			probe = optarg;
+			f->probe = optarg;
 			break;
 		default:
 			fputs(usage_serve, stderr);
@@ -186,39 +191,74 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (optind != argc)
 		return fail("serve: unexpected argument '%s'", argv[optind]);
+	return 0;
+}
 
-	config_defaults(&cfg);
-	if (config != NULL && config_load(config, &cfg, err, sizeof(err)) != 0)
-		return fail("%s: %s", config, err);
-	if ((listen && copy_opt(cfg.listen, sizeof(cfg.listen), listen, "--listen")) ||
-	    (cert && copy_opt(cfg.tls_cert, sizeof(cfg.tls_cert), cert, "--tls-cert")) ||
-	    (key && copy_opt(cfg.tls_key, sizeof(cfg.tls_key), key, "--tls-key")) ||
-	    (kubeconfig &&
-	     copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig, "--kubeconfig")) ||
-	    (probe &&
-	     copy_opt(cfg.probe_listen, sizeof(cfg.probe_listen), probe, "--probe-listen")))
+/*
+ * As every Kubernetes tool: --kubeconfig, then the config file, then
+ * $KUBECONFIG (its first file; lists are not merged), then in-cluster.
+ * Returns 0, or 1 having said why.
+ */
+static int serve_kubeconfig_env(struct config *cfg)
+{
+	const char *env = getenv("KUBECONFIG");
+	size_t n;
+
+	if (cfg->kubeconfig[0] != '\0' || env == NULL || env[0] == '\0')
+		return 0;
+	n = strcspn(env, ":");
+	if (n == 0 || n >= sizeof(cfg->kubeconfig))
+		return fail("serve: KUBECONFIG \"%.64s\" does not start with a usable path", env);
+	memcpy(cfg->kubeconfig, env, n);
+	cfg->kubeconfig[n] = '\0';
+	return 0;
+}
+
+/*
+ * Fills cfg: the defaults, the config file over them, the flags over that,
+ * $KUBECONFIG where none names a kubeconfig; then checks the log level and
+ * that a certificate and key are named. Returns 0, or 1 having said why.
+ */
+static int serve_config(const struct serve_flags *f, struct config *cfg)
+{
+	char err[512];
+
+	config_defaults(cfg);
+	if (f->config != NULL && config_load(f->config, cfg, err, sizeof(err)) != 0)
+		return fail("%s: %s", f->config, err);
+	if ((f->listen && copy_opt(cfg->listen, sizeof(cfg->listen), f->listen, "--listen")) ||
+	    (f->cert && copy_opt(cfg->tls_cert, sizeof(cfg->tls_cert), f->cert, "--tls-cert")) ||
+	    (f->key && copy_opt(cfg->tls_key, sizeof(cfg->tls_key), f->key, "--tls-key")) ||
+	    (f->kubeconfig &&
+	     copy_opt(cfg->kubeconfig, sizeof(cfg->kubeconfig), f->kubeconfig, "--kubeconfig")) ||
+	    (f->probe &&
+	     copy_opt(cfg->probe_listen, sizeof(cfg->probe_listen), f->probe, "--probe-listen")))
 		return 1;
-	if (no_lookups)
-		cfg.lookups = 0;
-	/*
-	 * As every Kubernetes tool: --kubeconfig, then the config file, then
-	 * $KUBECONFIG (its first file; lists are not merged), then in-cluster.
-	 */
-	if (cfg.kubeconfig[0] == '\0' && getenv("KUBECONFIG") != NULL &&
-	    getenv("KUBECONFIG")[0] != '\0') {
-		const char *env = getenv("KUBECONFIG");
-		size_t n = strcspn(env, ":");
-		if (n == 0 || n >= sizeof(cfg.kubeconfig))
-			return fail("serve: KUBECONFIG \"%.64s\" does not start with a usable path",
-			            env);
-		memcpy(cfg.kubeconfig, env, n);
-		cfg.kubeconfig[n] = '\0';
-	}
-	if (level != NULL && config_parse_log_level(level, &cfg.log_level) != 0)
-		return fail("--log-level: '%s' is not one of debug, info, warn, error", level);
-	if (cfg.tls_cert[0] == '\0' || cfg.tls_key[0] == '\0')
+	if (f->no_lookups)
+		cfg->lookups = 0;
+	if (serve_kubeconfig_env(cfg) != 0)
+		return 1;
+	if (f->level != NULL && config_parse_log_level(f->level, &cfg->log_level) != 0)
+		return fail("--log-level: '%s' is not one of debug, info, warn, error", f->level);
+	if (cfg->tls_cert[0] == '\0' || cfg->tls_key[0] == '\0')
 		return fail("serve: a TLS certificate and key are required (--tls-cert, "
 		            "--tls-key or tls.certFile/keyFile in the config)");
+	return 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	struct serve_flags flags;
+	int st, rc = 1;
+	struct config cfg;
+	struct kube_client *kc = NULL;
+	struct workload_lookup lk = {NULL, NULL, NULL};
+	char err[512];
+
+	if ((st = serve_parse_flags(argc, argv, &flags)) != 0)
+		return st;
+	if (serve_config(&flags, &cfg) != 0)
+		return 1;
 	log_set_level(cfg.log_level);
 	/*
 	 * Process-wide, before any thread starts (as nginx does): a write to a

@@ -308,27 +308,23 @@ static void process_render(FILE *f)
 	}
 }
 
-char *metrics_render(size_t *len)
+/* distenv_build_info: the version and git revision as labels of a constant 1. */
+static void build_info_render(FILE *f)
 {
-	char *buf = NULL, labels[64];
-	size_t size = 0, i;
-	FILE *f;
-	int w, o, r;
-
-	/* open_memstream: the stream owns buf until fclose, then the caller does. */
-	f = open_memstream(&buf, &size);
-	if (f == NULL)
-		return NULL;
-
 	header(f, "distenv_build_info", "gauge",
 	       "Build version and git revision of distenv-webhook.");
 	fprintf(f, "distenv_build_info{version=\"%s\",revision=\"%s\"} 1\n", DISTENV_VERSION,
 	        DISTENV_GIT_REV);
+}
+
+/* distenv_http_requests_total: every path with every code, "other" and "none". */
+static void http_render(FILE *f)
+{
+	size_t i, c;
 
 	header(f, "distenv_http_requests_total", "counter",
 	       "HTTP requests by path and status code (none: closed without an answer).");
 	for (i = 0; i < METRICS_PATH_COUNT; i++) {
-		size_t c;
 		for (c = 0; c < N_CODES; c++)
 			fprintf(f, "distenv_http_requests_total{path=\"%s\",code=\"%d\"} %llu\n",
 			        path_names[i], http_codes[c], rd(&m_http[i][c]));
@@ -337,6 +333,13 @@ char *metrics_render(size_t *len)
 		fprintf(f, "distenv_http_requests_total{path=\"%s\",code=\"none\"} %llu\n",
 		        path_names[i], rd(&m_http[i][CODE_NONE]));
 	}
+}
+
+/* The AdmissionReview series of both webhooks: requests, denials and latency. */
+static void admission_render(FILE *f)
+{
+	char labels[64];
+	int w, o, r;
 
 	header(f, "distenv_admission_requests_total", "counter",
 	       "AdmissionReview requests by webhook and outcome.");
@@ -364,7 +367,11 @@ char *metrics_render(size_t *len)
 		snprintf(labels, sizeof(labels), "webhook=\"%s\",", webhook_names[w]);
 		histogram_render(f, "distenv_admission_duration_seconds", labels, &m_admission[w]);
 	}
+}
 
+/* What the server holds now: requests in flight, open connections, buffered bodies. */
+static void load_render(FILE *f)
+{
 	gauge(f, "distenv_inflight_requests", "AdmissionReview requests being handled now.",
 	      &m_inflight);
 
@@ -375,7 +382,11 @@ char *metrics_render(size_t *len)
 	gauge(f, "distenv_buffered_body_bytes",
 	      "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).",
 	      &m_buffered);
+}
 
+/* Kubernetes API look-ups: by outcome, and the round trip's latency. */
+static void lookups_render(FILE *f)
+{
 	header(f, "distenv_lookups_total", "counter",
 	       "Kubernetes API workload look-ups by outcome (cached: answered from the cache).");
 	fprintf(f, "distenv_lookups_total{outcome=\"ok\"} %llu\n", rd(&m_lookup_ok));
@@ -385,7 +396,11 @@ char *metrics_render(size_t *len)
 	header(f, "distenv_lookup_duration_seconds", "histogram",
 	       "Time of one Kubernetes API workload look-up round trip (cache hits not included).");
 	histogram_render(f, "distenv_lookup_duration_seconds", "", &m_lookup_latency);
+}
 
+/* The serving certificate: when it expires, and how its reloads went. */
+static void certificate_render(FILE *f)
+{
 	gauge(f, "distenv_certificate_expiry_timestamp_seconds",
 	      "NotAfter of the serving certificate in use (Unix time).", &m_cert_expiry);
 
@@ -395,6 +410,12 @@ char *metrics_render(size_t *len)
 	        rd(&m_reload_ok));
 	fprintf(f, "distenv_certificate_reloads_total{result=\"failure\"} %llu\n",
 	        rd(&m_reload_fail));
+}
+
+/* What the server turned away or closed to protect itself, by reason and phase. */
+static void protection_render(FILE *f)
+{
+	size_t i;
 
 	header(f, "distenv_overload_rejections_total", "counter",
 	       "Requests and connections turned away to protect the server, by reason.");
@@ -407,7 +428,26 @@ char *metrics_render(size_t *len)
 	for (i = 0; i < METRICS_TIMEOUT_COUNT; i++)
 		fprintf(f, "distenv_connection_timeouts_total{phase=\"%s\"} %llu\n",
 		        timeout_names[i], rd(&m_timeouts[i]));
+}
 
+char *metrics_render(size_t *len)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	/* open_memstream: the stream owns buf until fclose, then the caller does. */
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return NULL;
+
+	build_info_render(f);
+	http_render(f);
+	admission_render(f);
+	load_render(f);
+	lookups_render(f);
+	certificate_render(f);
+	protection_render(f);
 	process_render(f);
 
 	if (ferror(f)) {

@@ -343,89 +343,106 @@ static int check_opts(const struct certs_opts *o, long *days, char *err, size_t 
 	return 0;
 }
 
-int certs_generate(const struct certs_opts *opts, char *err, size_t errlen)
+/*
+ * The self-signed CA: its key into *ca_key and its certificate into *ca, each
+ * set as soon as made; the caller frees both, on failure too. Returns 0 or -1.
+ */
+static int make_ca(const struct certs_opts *opts, time_t now, long days, EVP_PKEY **ca_key,
+                   X509 **ca, char *err, size_t errlen)
 {
-	EVP_PKEY *ca_key = NULL, *key = NULL;
-	X509 *ca = NULL, *leaf = NULL;
-	BIO *ca_pem = NULL, *leaf_pem = NULL, *key_pem = NULL;
-	char cn[256], tmp_ca[PATH_MAX] = "", tmp_crt[PATH_MAX] = "", tmp_key[PATH_MAX] = "";
-	char *data;
-	long days, n;
-	time_t now = time(NULL);
-	int rc = -1;
+	char cn[256];
 
-	if (errlen)
-		err[0] = '\0';
-	if (check_opts(opts, &days, err, errlen) < 0)
-		return -1;
-	ERR_clear_error();
-
-	/* the CA */
-	if (!(ca_key = EVP_EC_gen("P-256"))) {
+	if (!(*ca_key = EVP_EC_gen("P-256"))) {
 		ssl_err(err, errlen, "cannot generate the CA key");
-		goto out;
+		return -1;
 	}
 	snprintf(cn, sizeof(cn), "distenv-webhook CA (%s.%s)", opts->service, opts->namespace);
-	if (!(ca = new_cert(ca_key, cn, now, days)) ||
-	    !X509_set_issuer_name(ca, X509_get_subject_name(ca)) ||
-	    !add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
-	    !add_ext(ca, ca, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature") ||
-	    !add_ext(ca, ca, NID_subject_key_identifier, "hash") ||
-	    !add_ext(ca, ca, NID_authority_key_identifier, "keyid:always") ||
-	    !X509_sign(ca, ca_key, EVP_sha256())) {
+	if (!(*ca = new_cert(*ca_key, cn, now, days)) ||
+	    !X509_set_issuer_name(*ca, X509_get_subject_name(*ca)) ||
+	    !add_ext(*ca, *ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
+	    !add_ext(*ca, *ca, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature") ||
+	    !add_ext(*ca, *ca, NID_subject_key_identifier, "hash") ||
+	    !add_ext(*ca, *ca, NID_authority_key_identifier, "keyid:always") ||
+	    !X509_sign(*ca, *ca_key, EVP_sha256())) {
 		ssl_err(err, errlen, "cannot make the CA certificate");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	/* the serving certificate */
-	if (!(key = EVP_EC_gen("P-256"))) {
+/*
+ * The serving certificate, signed by ca: its key into *key and its
+ * certificate into *leaf, each set as soon as made; the caller frees both, on
+ * failure too. Returns 0 or -1.
+ */
+static int make_leaf(const struct certs_opts *opts, time_t now, long days, X509 *ca,
+                     EVP_PKEY *ca_key, EVP_PKEY **key, X509 **leaf, char *err, size_t errlen)
+{
+	char cn[256];
+
+	if (!(*key = EVP_EC_gen("P-256"))) {
 		ssl_err(err, errlen, "cannot generate the serving key");
-		goto out;
+		return -1;
 	}
 	snprintf(cn, sizeof(cn), "%s.%s.svc", opts->service, opts->namespace);
-	if (!(leaf = new_cert(key, cn, now, days)) ||
-	    !X509_set_issuer_name(leaf, X509_get_subject_name(ca)) ||
-	    !add_ext(leaf, ca, NID_basic_constraints, "critical,CA:FALSE") ||
-	    !add_ext(leaf, ca, NID_key_usage, "critical,digitalSignature") ||
-	    !add_ext(leaf, ca, NID_ext_key_usage, "serverAuth") ||
-	    !add_ext(leaf, ca, NID_subject_key_identifier, "hash") ||
-	    !add_ext(leaf, ca, NID_authority_key_identifier, "keyid:always") ||
-	    add_sans(leaf, opts) < 0 || !X509_sign(leaf, ca_key, EVP_sha256())) {
+	if (!(*leaf = new_cert(*key, cn, now, days)) ||
+	    !X509_set_issuer_name(*leaf, X509_get_subject_name(ca)) ||
+	    !add_ext(*leaf, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+	    !add_ext(*leaf, ca, NID_key_usage, "critical,digitalSignature") ||
+	    !add_ext(*leaf, ca, NID_ext_key_usage, "serverAuth") ||
+	    !add_ext(*leaf, ca, NID_subject_key_identifier, "hash") ||
+	    !add_ext(*leaf, ca, NID_authority_key_identifier, "keyid:always") ||
+	    add_sans(*leaf, opts) < 0 || !X509_sign(*leaf, ca_key, EVP_sha256())) {
 		ssl_err(err, errlen, "cannot make the serving certificate");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * ca.crt, tls.crt and tls.key in dir, as PEM. All three are written before any
+ * is renamed, key and certificate back to back; a temporary file left by a
+ * failure is removed. Returns 0 or -1.
+ */
+static int write_files(const char *dir, X509 *ca, X509 *leaf, EVP_PKEY *key, char *err,
+                       size_t errlen)
+{
+	BIO *ca_pem = NULL, *leaf_pem = NULL, *key_pem = NULL;
+	char tmp_ca[PATH_MAX] = "", tmp_crt[PATH_MAX] = "", tmp_key[PATH_MAX] = "";
+	char *data;
+	long n;
+	int rc = -1;
 
 	if (!(ca_pem = pem_of(ca, NULL)) || !(leaf_pem = pem_of(leaf, NULL)) ||
 	    !(key_pem = pem_of(NULL, key))) {
 		ssl_err(err, errlen, "cannot encode PEM");
 		goto out;
 	}
-	if (make_dirs(opts->out_dir, err, errlen) < 0)
+	if (make_dirs(dir, err, errlen) < 0)
 		goto out;
-	/* All three are written before any is renamed, key and certificate back to back. */
 	n = BIO_get_mem_data(ca_pem, &data);
-	if (write_temp(opts->out_dir, "ca.crt", data, (size_t)n, 0644, tmp_ca, sizeof(tmp_ca), err,
-	               errlen) < 0)
+	if (write_temp(dir, "ca.crt", data, (size_t)n, 0644, tmp_ca, sizeof(tmp_ca), err, errlen) <
+	    0)
 		goto out;
 	n = BIO_get_mem_data(leaf_pem, &data);
-	if (write_temp(opts->out_dir, "tls.crt", data, (size_t)n, 0644, tmp_crt, sizeof(tmp_crt),
-	               err, errlen) < 0)
+	if (write_temp(dir, "tls.crt", data, (size_t)n, 0644, tmp_crt, sizeof(tmp_crt), err,
+	               errlen) < 0)
 		goto out;
 	n = BIO_get_mem_data(key_pem, &data);
-	if (write_temp(opts->out_dir, "tls.key", data, (size_t)n, 0600, tmp_key, sizeof(tmp_key),
-	               err, errlen) < 0)
+	if (write_temp(dir, "tls.key", data, (size_t)n, 0600, tmp_key, sizeof(tmp_key), err,
+	               errlen) < 0)
 		goto out;
-	if (rename_into(tmp_ca, opts->out_dir, "ca.crt", err, errlen) < 0) {
+	if (rename_into(tmp_ca, dir, "ca.crt", err, errlen) < 0) {
 		tmp_ca[0] = '\0';
 		goto out;
 	}
 	tmp_ca[0] = '\0';
-	if (rename_into(tmp_key, opts->out_dir, "tls.key", err, errlen) < 0) {
+	if (rename_into(tmp_key, dir, "tls.key", err, errlen) < 0) {
 		tmp_key[0] = '\0';
 		goto out;
 	}
 	tmp_key[0] = '\0';
-	if (rename_into(tmp_crt, opts->out_dir, "tls.crt", err, errlen) < 0) {
+	if (rename_into(tmp_crt, dir, "tls.crt", err, errlen) < 0) {
 		tmp_crt[0] = '\0';
 		goto out;
 	}
@@ -441,6 +458,29 @@ out:
 	BIO_free(ca_pem);
 	BIO_free(leaf_pem);
 	BIO_free(key_pem); /* secure memory BIO: cleared on free */
+	return rc;
+}
+
+int certs_generate(const struct certs_opts *opts, char *err, size_t errlen)
+{
+	EVP_PKEY *ca_key = NULL, *key = NULL;
+	X509 *ca = NULL, *leaf = NULL;
+	long days;
+	time_t now = time(NULL);
+	int rc = -1;
+
+	if (errlen)
+		err[0] = '\0';
+	if (check_opts(opts, &days, err, errlen) < 0)
+		return -1;
+	ERR_clear_error();
+
+	if (make_ca(opts, now, days, &ca_key, &ca, err, errlen) < 0 ||
+	    make_leaf(opts, now, days, ca, ca_key, &key, &leaf, err, errlen) < 0 ||
+	    write_files(opts->out_dir, ca, leaf, key, err, errlen) < 0)
+		goto out;
+	rc = 0;
+out:
 	X509_free(ca);
 	X509_free(leaf);
 	EVP_PKEY_free(ca_key); /* OpenSSL clears private key material on free */

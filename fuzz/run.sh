@@ -21,13 +21,13 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-core="admission arena jsonparse plan topology framework fw_pytorch fw_tensorflow fw_jax kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util config yamljson annotation validate listenaddr"
+core="admission arena jsonparse plan topology framework fw_pytorch fw_tensorflow fw_jax kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"
 	[config]="$core"
-	[kube]="$core kube kubeconfig lookupcache log metrics"
-	[kubeconfig]="kubeconfig util yamljson"
+	[kube]="$core kube kubeconfig lookupcache log metrics mono"
+	[kubeconfig]="kubeconfig util strbuf base64 file dns yamljson"
 	[jsonparse]="jsonparse"
 )
 declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384 [jsonparse]=65536)

@@ -18,7 +18,8 @@
 #include "jsonparse.h"
 #include "patch.h"
 #include "validate.h"
-#include "util.h"
+#include "strbuf.h"
+#include "base64.h"
 
 #define UID_MAX 127
 
@@ -165,7 +166,7 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 			if (ptxt.oom)
 				goto out;
 			strbuf_puts(&sb, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-			strbuf_base64(&sb, ptxt.buf, ptxt.len); /* base64: nothing to escape */
+			base64_append(&sb, ptxt.buf, ptxt.len); /* base64: nothing to escape */
 			strbuf_puts(&sb, "\"");
 		}
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "dns.h"
 
 const struct annotation_def annotation_defs[] = {
     {ANNOTATION_PREFIX "world-size", ANNOT_COUNT, 1, 0, "a world size",

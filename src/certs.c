@@ -32,6 +32,7 @@
 
 #include "certs.h"
 #include "util.h"
+#include "dns.h"
 
 #define BACKDATE_SECONDS 3600
 #define DEFAULT_DAYS     365

@@ -18,6 +18,8 @@
 #include "yamljson.h"
 #include "listenaddr.h"
 #include "util.h"
+#include "dns.h"
+#include "file.h"
 
 #define CONFIG_FILE_MAX (1024 * 1024)
 

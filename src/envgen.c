@@ -12,6 +12,7 @@
 
 #include "framework.h"
 #include "util.h"
+#include "strbuf.h"
 
 int env_list_add(struct env_list *l, const char *name, const char *value)
 {

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include "topology.h"
-#include "util.h"
+#include "strbuf.h"
 
 struct env_var {
 	char *name;

@@ -8,7 +8,6 @@
 
 #include "envgen.h"
 #include "topology.h"
-#include "util.h"
 
 static int add_jax(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {

@@ -9,7 +9,7 @@
 
 #include "envgen.h"
 #include "topology.h"
-#include "util.h"
+#include "strbuf.h"
 
 /*
  * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-
 static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
 {
 	long world = rs->ann_world > 0 ? rs->ann_world : ws->completions;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "dns.h"
 
 static int tf_role(const char *name)
 {

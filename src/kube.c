@@ -30,6 +30,9 @@
 #include "kubeconfig.h"
 #include "lookupcache.h"
 #include "util.h"
+#include "strbuf.h"
+#include "dns.h"
+#include "mono.h"
 #include "version.h"
 
 #define KUBE_MAX_BODY (4L * 1024 * 1024) /* a StatefulSet/Job is far smaller */

@@ -15,6 +15,8 @@
 
 #include "kubeconfig.h"
 #include "util.h"
+#include "base64.h"
+#include "file.h"
 #include "yamljson.h"
 
 char *kubeconfig_read_token(const char *path, size_t *len, char *err, size_t errlen)

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "util.h"
+#include "dns.h"
 
 int listen_addr_parse(const char *spec, long min_port, struct listen_addr *la, char *err,
                       size_t errlen)

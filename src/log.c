@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "strbuf.h"
 
 /* Lines longer than this are cut (the JSON stays valid: values are truncated). */
 #define LOG_VALUE_MAX  4096

@@ -13,6 +13,7 @@
 
 #include "lookupcache.h"
 #include "util.h"
+#include "mono.h"
 
 #define KEY_MAX     400
 #define BUCKETS_MAX 65536

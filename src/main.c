@@ -23,6 +23,8 @@
 #include "selftest.h"
 #include "server.h"
 #include "util.h"
+#include "strbuf.h"
+#include "dns.h"
 #include "version.h"
 #include "wait.h"
 

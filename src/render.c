@@ -15,6 +15,8 @@
 #include "admission.h"
 #include "validate.h"
 #include "util.h"
+#include "strbuf.h"
+#include "dns.h"
 #include "yamljson.h"
 
 struct manifest_lookup {

@@ -21,7 +21,7 @@
 #include "kube.h"
 #include "log.h"
 #include "tlscert.h"
-#include "util.h"
+#include "mono.h"
 #include "workpool.h"
 
 /*

@@ -28,7 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "tlscert.h"
-#include "util.h"
+#include "mono.h"
 
 /*
  * Descriptors kept free of connections: stdio, listen sockets, one epoll and

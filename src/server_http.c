@@ -27,6 +27,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "util.h"
+#include "strbuf.h"
+#include "mono.h"
 #include "workpool.h"
 
 #define BODY_INITIAL_CAP  (16 * 1024)   /* chunked uploads start here */

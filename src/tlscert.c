@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "util.h"
+#include "file.h"
 
 #define PEM_MAX_BYTES (1024 * 1024)
 

@@ -14,6 +14,7 @@
 #include "annotation.h"
 #include "kind.h"
 #include "util.h"
+#include "dns.h"
 
 #define DENY(why, ...)                                                                             \
 	do {                                                                                       \

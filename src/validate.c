@@ -16,6 +16,7 @@
 #include "plan.h"
 #include "topology.h"
 #include "util.h"
+#include "dns.h"
 
 void view_problem(struct validation *v, const char *fmt, ...)
 {

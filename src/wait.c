@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "mono.h"
 
 #define CONNECT_MS   1000
 #define PAUSE_MIN_MS 100

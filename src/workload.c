@@ -13,6 +13,7 @@
 
 #include "kind.h"
 #include "util.h"
+#include "dns.h"
 
 const struct workload_api *workload_api_of(enum workload_kind kind)
 {

@@ -11,6 +11,9 @@
 #include "patch.h"
 #include "testutil.h"
 #include "util.h"
+#include "strbuf.h"
+#include "base64.h"
+#include "dns.h"
 
 /* Test JSON is written with single quotes; this turns them into double quotes. */
 static char *dq(const char *s)
@@ -893,7 +896,7 @@ static void test_base64(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct strbuf sb;
 		strbuf_init(&sb);
-		strbuf_base64(&sb, cases[i].in, strlen(cases[i].in));
+		base64_append(&sb, cases[i].in, strlen(cases[i].in));
 		CHECK(!sb.oom, "%s: out of memory", cases[i].in);
 		CHECK_STR(sb.buf != NULL ? sb.buf : "(nothing)", cases[i].out, cases[i].in);
 		strbuf_free(&sb);

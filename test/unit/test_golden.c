@@ -10,7 +10,7 @@
 
 #include "admission.h"
 #include "testutil.h"
-#include "util.h"
+#include "base64.h"
 
 #define DATA_DIR "test/data"
 

@@ -30,7 +30,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "testutil.h"
-#include "util.h"
+#include "strbuf.h"
+#include "base64.h"
 
 static const char *S(const char *s)
 {
@@ -243,7 +244,7 @@ static char *b64_of_file(const char *path)
 	if (!d)
 		return strdup("");
 	strbuf_init(&sb);
-	strbuf_base64(&sb, d, strlen(d));
+	base64_append(&sb, d, strlen(d));
 	free(d);
 	return strbuf_take(&sb);
 }

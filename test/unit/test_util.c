@@ -9,6 +9,8 @@
 
 #include "testutil.h"
 #include "util.h"
+#include "strbuf.h"
+#include "base64.h"
 
 static void test_json_string(void)
 {
@@ -164,7 +166,7 @@ static void test_base64(void)
 		for (i = 0; i <= sizeof(in); i++) {
 			strbuf_init(&sb);
 			strbuf_puts(&sb, "x");
-			strbuf_base64(&sb, in, i);
+			base64_append(&sb, in, i);
 			dec = sb.oom || sb.len != 1 + (i + 2) / 3 * 4
 			          ? NULL
 			          : base64_decode(sb.buf + 1, sb.len - 1, &n);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "jsonparse.h"
+#include "json.h"
 #include "patch.h"
 #include "validate.h"
 #include "strbuf.h"
@@ -46,7 +46,7 @@ static int set_body(struct admission_result *res, char *json)
  */
 static void json_string(struct strbuf *sb, const char *s)
 {
-	strbuf_json_string_bytes(sb, s, STRBUF_ALL, 1);
+	json_put_string_bytes(sb, s, JSON_ALL, 1);
 }
 
 /* 400 with {"error": msg}. */
@@ -62,72 +62,6 @@ static int bad_request(struct admission_result *res, const char *msg)
 	json_string(&sb, msg);
 	strbuf_puts(&sb, "}");
 	return set_body(res, strbuf_take(&sb));
-}
-
-/*
- * Appends t as compact JSON, as cJSON_PrintUnformatted prints it (numbers with
- * its rule; strings through the shared escaper, other bytes as they are), in
- * a third of cJSON's instructions: its printer scans every string twice and
- * copies its buffer as it grows. depth bounds the recursion (the patch is 5
- * deep; an init container from the configuration adds its own).
- */
-static void print_tree(struct strbuf *sb, const cJSON *t, int depth)
-{
-	const cJSON *c;
-	char num[32];
-
-	if (depth > 64) {
-		sb->oom = 1;
-		return;
-	}
-	switch (t->type & 0xff) {
-	case cJSON_False:
-		strbuf_append(sb, "false", 5);
-		return;
-	case cJSON_True:
-		strbuf_append(sb, "true", 4);
-		return;
-	case cJSON_NULL:
-		strbuf_append(sb, "null", 4);
-		return;
-	case cJSON_Number: {
-		double d = t->valuedouble, back;
-		if (isnan(d) || isinf(d))
-			snprintf(num, sizeof(num), "null");
-		else if (d == (double)t->valueint)
-			snprintf(num, sizeof(num), "%d", t->valueint);
-		else if (snprintf(num, sizeof(num), "%1.15g", d),
-		         sscanf(num, "%lg", &back) != 1 || back != d)
-			snprintf(num, sizeof(num), "%1.17g", d);
-		strbuf_puts(sb, num);
-		return;
-	}
-	case cJSON_String:
-		json_string(sb, t->valuestring != NULL ? t->valuestring : "");
-		return;
-	case cJSON_Raw:
-		if (t->valuestring == NULL)
-			sb->oom = 1;
-		else
-			strbuf_puts(sb, t->valuestring);
-		return;
-	case cJSON_Array:
-	case cJSON_Object:
-		strbuf_putc(sb, cJSON_IsArray(t) ? '[' : '{');
-		for (c = t->child; c != NULL; c = c->next) {
-			if (c != t->child)
-				strbuf_putc(sb, ',');
-			if (cJSON_IsObject(t)) {
-				json_string(sb, c->string != NULL ? c->string : "");
-				strbuf_putc(sb, ':');
-			}
-			print_tree(sb, c, depth + 1);
-		}
-		strbuf_putc(sb, cJSON_IsArray(t) ? ']' : '}');
-		return;
-	default:
-		sb->oom = 1; /* cJSON_Invalid: cJSON's printer fails too */
-	}
 }
 
 /*
@@ -162,7 +96,7 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 		if (res->n_warnings > 0)
 			strbuf_puts(&sb, "]");
 		if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
-			print_tree(&ptxt, patch, 0);
+			json_print(&ptxt, patch);
 			if (ptxt.oom)
 				goto out;
 			strbuf_puts(&sb, ",\"patchType\":\"JSONPatch\",\"patch\":\"");

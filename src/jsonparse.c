@@ -1,5 +1,5 @@
 /*
- * The admission body's JSON parser: builds the same cJSON tree as
+ * The JSON room's parser (json.h declares it): builds the same cJSON tree as
  * cJSON_ParseWithLength, in about a third of its instructions. cJSON tries
  * "null", "false" and "true" with strncmp before every value, scans each
  * string twice and goes through its allocator for every node; at 30-35
@@ -16,7 +16,7 @@
  * Every node and string comes from cJSON_malloc, so cJSON_Delete frees the
  * tree, and inside an admission the arena provides them.
  */
-#include "jsonparse.h"
+#include "json.h"
 
 #include <limits.h>
 #include <stdlib.h>

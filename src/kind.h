@@ -49,12 +49,6 @@ struct resolve {
 		RDENY(__VA_ARGS__);                                                                \
 	} while (0)
 
-/* Looks up a string-valued map entry (labels, annotations); NULL when absent or not a string. */
-static inline const char *kind_map_get(const cJSON *map, const char *key)
-{
-	return cJSON_IsObject(map) ? json_str(map, key) : NULL;
-}
-
 /* A value the controller writes as a label, an annotation or both: the label first. */
 const char *resolve_mark(const struct resolve *rs, const char *key);
 
@@ -134,12 +128,6 @@ void view_problem(struct validation *v, const char *fmt, ...) __attribute__((for
 
 /* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
 void view_warn(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The member k of object o, or NULL. */
-const cJSON *view_child(const cJSON *o, const char *k);
-
-/* A whole number member in [0, 2^31-1], else dflt. */
-long view_num(const cJSON *o, const char *k, long dflt);
 
 /* Adds tmpl to the view's pod templates when it carries the opt-in label. */
 void view_add_template(struct view *w, const cJSON *tmpl);

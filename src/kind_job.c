@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
 {
 	long world = rs->ann_world > 0 ? rs->ann_world : ws->completions;
@@ -82,15 +84,15 @@ out:
 static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct view *w,
                              struct validation *v)
 {
-	const cJSON *tmpl = view_child(spec, "template");
-	const char *sub = json_str(view_child(tmpl, "spec"), "subdomain");
+	const cJSON *tmpl = json_get(spec, "template");
+	const char *sub = json_str(json_get(tmpl, "spec"), "subdomain");
 	const char *ann =
-	    json_str(view_child(view_child(tmpl, "metadata"), "annotations"), ANN_SERVICE);
+	    json_str(json_get(json_get(tmpl, "metadata"), "annotations"), ANN_SERVICE);
 	char what[300];
 
 	(void)cfg;
 	view_add_template(w, tmpl);
-	w->count = view_num(spec, "completions", -1);
+	w->count = json_long(spec, "completions", INT_MAX, -1);
 	w->t.kind = WORKLOAD_JOB;
 	if (w->n_tmpl == 0)
 		return;

@@ -14,6 +14,7 @@
 
 #include "util.h"
 #include "dns.h"
+#include "json.h"
 
 static int tf_role(const char *name)
 {
@@ -335,7 +336,8 @@ out:
 static void view_coordinator(const cJSON *coord, struct view *w, struct validation *v)
 {
 	const char *rjob = json_str(coord, "replicatedJob");
-	long j = view_num(coord, "jobIndex", 0), i = view_num(coord, "podIndex", 0);
+	long j = json_long(coord, "jobIndex", INT_MAX, 0),
+	     i = json_long(coord, "podIndex", INT_MAX, 0);
 	int k;
 
 	if (coord == NULL)
@@ -361,20 +363,20 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
 static void view_jobset(const cJSON *spec, const struct config *cfg, struct view *w,
                         struct validation *v)
 {
-	const cJSON *rj, *net = view_child(spec, "network");
+	const cJSON *rj, *net = json_get(spec, "network");
 	const char *sub = json_str(net, "subdomain");
 	long first = 0;
 
 	(void)cfg;
 	w->t.kind = WORKLOAD_JOBSET;
-	cJSON_ArrayForEach(rj, view_child(spec, "replicatedJobs"))
+	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
 	{
-		const cJSON *jspec = view_child(view_child(rj, "template"), "spec");
+		const cJSON *jspec = json_get(json_get(rj, "template"), "spec");
 		const char *rname = json_str(rj, "name");
 		struct topology_rjob *r;
 		char what[300];
 
-		view_add_template(w, view_child(jspec, "template"));
+		view_add_template(w, json_get(jspec, "template"));
 		if (w->t.n_rjobs >= WORKLOAD_MAX_RJOBS) {
 			view_problem(v, "JobSet %s has more than %d replicated Jobs", w->name,
 			             WORKLOAD_MAX_RJOBS);
@@ -382,8 +384,8 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		}
 		r = &w->t.rjobs[w->t.n_rjobs++];
 		snprintf(r->name, sizeof(r->name), "%s", rname ? rname : "");
-		r->jobs = view_num(rj, "replicas", 1);
-		r->pods = view_num(jspec, "completions", 1);
+		r->jobs = json_long(rj, "replicas", INT_MAX, 1);
+		r->pods = json_long(jspec, "completions", INT_MAX, 1);
 		r->first = first;
 		first += r->jobs * r->pods;
 		snprintf(what, sizeof(what), "replicated Job %s", r->name);
@@ -392,8 +394,8 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	w->count = first;
 	if (w->n_tmpl == 0)
 		return;
-	view_coordinator(view_child(spec, "coordinator"), w, v);
-	if (cJSON_IsFalse(view_child(net, "enableDNSHostnames")))
+	view_coordinator(json_get(spec, "coordinator"), w, v);
+	if (cJSON_IsFalse(json_get(net, "enableDNSHostnames")))
 		view_problem(
 		    v,
 		    "JobSet %s turns network.enableDNSHostnames off, so its pods have no DNS "
@@ -402,7 +404,7 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	/* the JobSet controller makes the headless Service (publishNotReadyAddresses by default) */
 	w->service = NULL;
 	snprintf(w->t.service, sizeof(w->t.service), "%s", sub && sub[0] ? sub : w->name);
-	if (cJSON_IsFalse(view_child(net, "publishNotReadyAddresses")))
+	if (cJSON_IsFalse(json_get(net, "publishNotReadyAddresses")))
 		view_warn(
 		    v,
 		    "JobSet network.publishNotReadyAddresses is false: rank 0's name resolves only "

@@ -12,12 +12,13 @@
 #include <string.h>
 
 #include "util.h"
+#include "json.h"
 
 static enum topology_status place_lws(struct resolve *rs)
 {
 	struct topology *t = rs->t;
-	const char *size = kind_map_get(rs->anns, LWS_SIZE), *policy;
-	int worker = kind_map_get(rs->anns, LWS_LEADER_NAME) != NULL, have;
+	const char *size = json_map_str(rs->anns, LWS_SIZE), *policy;
+	int worker = json_map_str(rs->anns, LWS_LEADER_NAME) != NULL, have;
 	long g = -1, w = -1, world;
 	char want_owner[320];
 	enum topology_status rc;
@@ -38,7 +39,7 @@ static enum topology_status place_lws(struct resolve *rs)
 		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
 	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
 	if (worker) {
-		const char *v = kind_map_get(rs->labels, LABEL_POD_INDEX);
+		const char *v = json_map_str(rs->labels, LABEL_POD_INDEX);
 		if (v == NULL || parse_long(v, 1, INT_MAX, &w) != 0) {
 			if ((rc = resolve_mark_long(rs, LWS_WORKER_INDEX, &w, &have)) !=
 			    TOPOLOGY_OK)
@@ -64,7 +65,7 @@ static enum topology_status place_lws(struct resolve *rs)
 	t->rank = w;
 	t->world_size = world;
 	/* UniquePerReplica: each group's Service is named after its leader. */
-	policy = kind_map_get(rs->anns, LWS_SUBDOMAIN);
+	policy = json_map_str(rs->anns, LWS_SUBDOMAIN);
 	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
 	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
 		RDENYR(DENY_LIMIT,
@@ -84,12 +85,12 @@ static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
 static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w,
                      struct validation *v)
 {
-	const cJSON *lwt = view_child(spec, "leaderWorkerTemplate");
-	long groups = view_num(spec, "replicas", 1);
+	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
+	long groups = json_long(spec, "replicas", INT_MAX, 1);
 
-	view_add_template(w, view_child(lwt, "workerTemplate"));
-	view_add_template(w, view_child(lwt, "leaderTemplate"));
-	w->count = view_num(lwt, "size", 1);
+	view_add_template(w, json_get(lwt, "workerTemplate"));
+	view_add_template(w, json_get(lwt, "leaderTemplate"));
+	w->count = json_long(lwt, "size", INT_MAX, 1);
 	w->t.kind = WORKLOAD_LWS;
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
 	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */

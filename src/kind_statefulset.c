@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "json.h"
 
 /* -- placing a pod -- */
 
@@ -26,7 +27,7 @@ static enum topology_status place_statefulset(struct resolve *rs)
 {
 	struct topology *t = rs->t;
 	struct workload_spec ws;
-	const char *v = kind_map_get(rs->labels, LABEL_POD_INDEX);
+	const char *v = json_map_str(rs->labels, LABEL_POD_INDEX);
 	long ord = -1;
 	enum topology_status rc;
 
@@ -101,11 +102,11 @@ out:
  */
 static void check_start(const struct view *w, const struct config *cfg, struct validation *v)
 {
-	const cJSON *meta = view_child(w->tmpl[0], "metadata");
+	const cJSON *meta = json_get(w->tmpl[0], "metadata");
 
 	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups ||
-	    json_str(view_child(meta, "labels"), LWS_NAME) != NULL ||
-	    json_str(view_child(meta, "annotations"), LWS_NAME) != NULL)
+	    json_str(json_get(meta, "labels"), LWS_NAME) != NULL ||
+	    json_str(json_get(meta, "annotations"), LWS_NAME) != NULL)
 		return;
 	view_problem(
 	    v,
@@ -120,10 +121,10 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 {
 	const char *policy = json_str(spec, "podManagementPolicy");
 
-	view_add_template(w, view_child(spec, "template"));
-	w->count = view_num(spec, "replicas", 1);
+	view_add_template(w, json_get(spec, "template"));
+	w->count = json_long(spec, "replicas", INT_MAX, 1);
 	w->t.kind = WORKLOAD_STATEFULSET;
-	w->t.start = view_num(view_child(spec, "ordinals"), "start", 0);
+	w->t.start = json_long(json_get(spec, "ordinals"), "start", INT_MAX, 0);
 	w->service = json_str(spec, "serviceName");
 	if (w->n_tmpl == 0)
 		return;

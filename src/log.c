@@ -18,6 +18,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "json.h"
 
 /* Lines longer than this are cut (the JSON stays valid: values are truncated). */
 #define LOG_VALUE_MAX  4096
@@ -29,7 +30,7 @@ static pthread_mutex_t log_write_lock = PTHREAD_MUTEX_INITIALIZER;
 /* A log line: a strbuf that starts in a LOG_STACK_LINE array on the caller's stack. */
 static void line_add_json_string(struct strbuf *l, const char *s)
 {
-	strbuf_json_string(l, s, LOG_VALUE_MAX);
+	json_put_string(l, s, LOG_VALUE_MAX);
 }
 
 static const char *level_name(enum log_level lvl)

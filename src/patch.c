@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "json.h"
 
 int patch_pointer_escape(const char *token, char *out, size_t outlen)
 {

@@ -13,6 +13,7 @@
 #include "framework.h"
 #include "patch.h"
 #include "util.h"
+#include "json.h"
 
 /* Per-entry overhead of a patched env entry: {"name":"","value":""}, and an op around it. */
 #define ENV_ENTRY_OVERHEAD 64

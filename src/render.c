@@ -18,6 +18,7 @@
 #include "strbuf.h"
 #include "dns.h"
 #include "yamljson.h"
+#include "json.h"
 
 struct manifest_lookup {
 	struct workload_spec spec;
@@ -32,15 +33,6 @@ static int manifest_get(void *ctx, const struct workload_ref *ref, int fresh,
 	(void)errlen;
 	*out = ((struct manifest_lookup *)ctx)->spec;
 	return 0;
-}
-
-static long num_field(const cJSON *obj, const char *key, long dflt)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble <= 1e9)
-		return (long)it->valuedouble;
-	return dflt;
 }
 
 /* Returns obj[key], creating an empty object there when absent. NULL on failure. */
@@ -355,8 +347,10 @@ static int render_statefulset(struct rctx *c, const cJSON *spec, const char *nam
 	char which[32];
 
 	workload_spec_init(&ml.spec);
-	ml.spec.replicas = c->o->world_size > 0 ? c->o->world_size : num_field(spec, "replicas", 1);
-	start = num_field(cJSON_GetObjectItemCaseSensitive(spec, "ordinals"), "start", 0);
+	ml.spec.replicas =
+	    c->o->world_size > 0 ? c->o->world_size : json_long(spec, "replicas", 1000000000, 1);
+	start =
+	    json_long(cJSON_GetObjectItemCaseSensitive(spec, "ordinals"), "start", 1000000000, 0);
 	ml.spec.ordinals_start = start;
 	for (i = 0; i < ml.spec.replicas; i++) {
 		snprintf(which, sizeof(which), "%ld", start + i);
@@ -377,8 +371,8 @@ static int render_job(struct rctx *c, const cJSON *spec, const char *name, const
 	char which[32];
 
 	workload_spec_init(&ml.spec);
-	ml.spec.completions = num_field(spec, "completions", -1);
-	ml.spec.parallelism = num_field(spec, "parallelism", 1);
+	ml.spec.completions = json_long(spec, "completions", 1000000000, -1);
+	ml.spec.parallelism = json_long(spec, "parallelism", 1000000000, 1);
 	ml.spec.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
 	if (c->o->world_size > 0)
 		ml.spec.completions = ml.spec.parallelism = c->o->world_size;
@@ -500,7 +494,8 @@ static int render_lws(struct rctx *c, const cJSON *doc, const char *name, const 
 	const char *policy =
 	    json_str(cJSON_GetObjectItemCaseSensitive(spec, "networkConfig"), "subdomainPolicy");
 	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
-	long groups = num_field(spec, "replicas", 1), size = num_field(lwt, "size", 1), g, i;
+	long groups = json_long(spec, "replicas", 1000000000, 1),
+	     size = json_long(lwt, "size", 1000000000, 1), g, i;
 	char sz[32], leader[320], gs[32], which[352];
 
 	if (!cJSON_IsObject(wt)) {

@@ -12,6 +12,7 @@
 #include "topology.h"
 #include "util.h"
 #include "strbuf.h"
+#include "json.h"
 
 #define ANSWER_MAX (1024 * 1024) /* an answer larger than this is not a webhook's */
 

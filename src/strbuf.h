@@ -46,23 +46,6 @@ static inline void strbuf_putc(struct strbuf *sb, char c)
 	}
 }
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/*
- * Appends the first max bytes of s (the whole of it when shorter) as a
- * quoted JSON string: '"' and '\\' escaped; control bytes and DEL escaped
- * (\b \f \n \r \t, \u00XX for the rest); valid UTF-8 copied as it is;
- * each byte that does not start a valid UTF-8 sequence (overlong forms,
- * surrogates and code points past U+10FFFF included) becomes \ufffd, as Go's
- * encoding/json reads it. The output is always valid JSON and valid UTF-8.
- */
-void strbuf_json_string(struct strbuf *sb, const char *s, size_t max);
-/*
- * The same escaper with keep_invalid = 1: bytes that are not valid UTF-8 are
- * copied as they are instead of becoming \ufffd. For echoing a value exactly
- * (the AdmissionReview uid the API server compares); 0 is strbuf_json_string.
- */
-void strbuf_json_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid);
-/* strbuf_json_string's max for "the whole string". */
-#define STRBUF_ALL ((size_t)-1)
 /* Empties the buffer (keeps its memory) and clears oom and too_big. */
 void strbuf_reset(struct strbuf *sb);
 /* Returns the text as a malloc'd string (caller frees), or NULL after a failed append; resets sb.

@@ -15,6 +15,7 @@
 #include "kind.h"
 #include "util.h"
 #include "dns.h"
+#include "json.h"
 
 #define DENY(why, ...)                                                                             \
 	do {                                                                                       \
@@ -31,13 +32,6 @@ const char *deny_reason_name(enum deny_reason r)
 	    "service", "workload", "env",        "limit",    "other"};
 
 	return (unsigned)r < DENY_REASON_COUNT ? names[r] : "other";
-}
-
-const char *json_str(const cJSON *obj, const char *key)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
 static const cJSON *controller_owner(const cJSON *meta)
@@ -141,7 +135,7 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(pod_spec, "initContainers");
 	int nc = cJSON_IsArray(ctrs) ? cJSON_GetArraySize(ctrs) : 0;
 	int ni = cJSON_IsArray(inits) ? cJSON_GetArraySize(inits) : 0;
-	const char *list = kind_map_get(anns, ANN_CONTAINERS);
+	const char *list = json_map_str(anns, ANN_CONTAINERS);
 	enum topology_status rc = TOPOLOGY_OK;
 
 	if (nc == 0)
@@ -207,7 +201,7 @@ static int spec_is_foreign(const struct workload_spec *ws, const struct workload
 /* 1 when annotation name is set to a value its row refuses. */
 static int bad_value(const struct resolve *rs, const char *name)
 {
-	const char *v = kind_map_get(rs->anns, name);
+	const char *v = json_map_str(rs->anns, name);
 	char scratch[512];
 
 	return v != NULL && annotation_check(annotation_find(name), v, rs->cfg, NULL, scratch,
@@ -217,9 +211,9 @@ static int bad_value(const struct resolve *rs, const char *name)
 /* A value the controller writes as a label, an annotation or both: the label first. */
 const char *resolve_mark(const struct resolve *rs, const char *key)
 {
-	const char *v = kind_map_get(rs->labels, key);
+	const char *v = json_map_str(rs->labels, key);
 
-	return v != NULL ? v : kind_map_get(rs->anns, key);
+	return v != NULL ? v : json_map_str(rs->anns, key);
 }
 
 /* Reads resolve_mark(key) as a whole number in [0, INT_MAX]: 0 absent, 1 set, deny when bad. */
@@ -446,7 +440,7 @@ static int ann_read(struct resolve *rs, const char *name, const char **v, long *
 {
 	char scratch[512];
 
-	*v = kind_map_get(rs->anns, name);
+	*v = json_map_str(rs->anns, name);
 	if (*v == NULL)
 		return 0;
 	if (annotation_check(annotation_find(name), *v, rs->cfg, out, scratch, sizeof(scratch)) ==
@@ -520,7 +514,7 @@ static enum topology_status resolve_service(struct resolve *rs)
 		      "spec.network.enableDNSHostnames on (the default) so that its pods have "
 		      "stable names",
 		      rs->ns, t->workload);
-	} else if (!rs->bad_service && (v = kind_map_get(rs->anns, ANN_SERVICE)) != NULL) {
+	} else if (!rs->bad_service && (v = json_map_str(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
 	} else {
@@ -674,7 +668,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 	if (rc != TOPOLOGY_OK)
 		goto out;
-	if ((v = kind_map_get(rs->anns, ANN_NPROC)) != NULL) {
+	if ((v = json_map_str(rs->anns, ANN_NPROC)) != NULL) {
 		long n;
 		if (parse_long(v, 1, 4096, &n) == 0)
 			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);

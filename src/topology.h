@@ -161,7 +161,4 @@ long topology_position(const struct topology *t, long r);
  */
 int topology_tf_roles(const struct topology *t);
 
-/* Returns a pointer to the string value of an object's string member, or NULL. */
-const char *json_str(const cJSON *obj, const char *key);
-
 #endif

@@ -5,6 +5,7 @@
  */
 #include "validate.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "topology.h"
 #include "util.h"
 #include "dns.h"
+#include "json.h"
 
 void view_problem(struct validation *v, const char *fmt, ...)
 {
@@ -54,23 +56,9 @@ void view_warn(struct validation *v, const char *fmt, ...)
 	v->n_warnings++;
 }
 
-const cJSON *view_child(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-long view_num(const cJSON *o, const char *k, long dflt)
-{
-	const cJSON *it = view_child(o, k);
-
-	if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble <= 2147483647.0)
-		return (long)it->valuedouble;
-	return dflt;
-}
-
 static int opted_in(const cJSON *tmpl)
 {
-	const char *v = json_str(view_child(view_child(tmpl, "metadata"), "labels"), LABEL_INJECT);
+	const char *v = json_str(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
 
 	return v != NULL && strcmp(v, "true") == 0;
 }
@@ -87,8 +75,8 @@ void view_add_template(struct view *w, const cJSON *tmpl)
 void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const char *what)
 {
 	const char *mode = json_str(spec, "completionMode");
-	long completions = view_num(spec, "completions", -1),
-	     parallelism = view_num(spec, "parallelism", 1);
+	long completions = json_long(spec, "completions", INT_MAX, -1),
+	     parallelism = json_long(spec, "parallelism", INT_MAX, 1);
 
 	if (mode == NULL || strcmp(mode, "Indexed") != 0)
 		view_problem(v,
@@ -115,7 +103,7 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 
 	*world = -1;
 	for (i = 0; i < w->n_tmpl; i++) {
-		const cJSON *anns = view_child(view_child(w->tmpl[i], "metadata"), "annotations");
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
 		const char *ws = json_str(anns, ANN_WORLD_SIZE);
 		char err[1024], unknown[512];
 		long n;
@@ -137,7 +125,7 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 /* The label selector matches the template's labels. */
 static int selects(const struct service_info *si, const cJSON *tmpl)
 {
-	const cJSON *labels = view_child(view_child(tmpl, "metadata"), "labels");
+	const cJSON *labels = json_get(json_get(tmpl, "metadata"), "labels");
 	int i;
 
 	if (si->n_selector <= 0)
@@ -158,7 +146,7 @@ static int service_from(const cJSON *services, const char *ns, const char *name,
 
 	cJSON_ArrayForEach(s, services)
 	{
-		const cJSON *meta = view_child(s, "metadata");
+		const cJSON *meta = json_get(s, "metadata");
 		const char *sns = json_str(meta, "namespace");
 		char *txt;
 		int rc;
@@ -217,7 +205,7 @@ static void check_service(const struct view *w, const struct workload_lookup *lo
 /* Every host a DNS label; the TF_CONFIG of the world within the exec limit. */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
-	const cJSON *anns = view_child(view_child(w->tmpl[0], "metadata"), "annotations");
+	const cJSON *anns = json_get(json_get(w->tmpl[0], "metadata"), "annotations");
 	const char *fws = json_str(anns, ANN_FRAMEWORKS), *el = json_str(anns, ANN_ELASTIC);
 	struct topology *t = &w->t;
 	struct env_list env;
@@ -311,8 +299,8 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
                        const struct workload_lookup *lookup, const cJSON *services,
                        struct validation *v)
 {
-	const cJSON *spec = view_child(obj, "spec");
-	const char *name = json_str(view_child(obj, "metadata"), "name");
+	const cJSON *spec = json_get(obj, "spec");
+	const char *name = json_str(json_get(obj, "metadata"), "name");
 	const struct kind *k;
 	struct view *w;
 	long world;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "admission.h"
-#include "jsonparse.h"
+#include "json.h"
 #include "patch.h"
 #include "testutil.h"
 #include "util.h"

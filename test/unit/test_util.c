@@ -1,6 +1,6 @@
 /*
- * Unit tests for the shared helpers that had copies before: the JSON string
- * escaper, the growable buffer (limit, caller storage) and the base64 decoder.
+ * Unit tests for the shared helpers that had copies before: the growable
+ * buffer (limit, caller storage), base64 both ways and the decimal writer.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -11,57 +11,6 @@
 #include "util.h"
 #include "strbuf.h"
 #include "base64.h"
-
-static void test_json_string(void)
-{
-	static const struct {
-		const char *in;
-		size_t max;
-		const char *want;
-		const char *what;
-	} cases[] = {
-	    {"plain", STRBUF_ALL, "\"plain\"", "ASCII as it is"},
-	    {"", STRBUF_ALL, "\"\"", "empty"},
-	    {"q\"b\\s", STRBUF_ALL, "\"q\\\"b\\\\s\"", "quote and backslash"},
-	    {"l1\nl2\r\t\b\f", STRBUF_ALL, "\"l1\\nl2\\r\\t\\b\\f\"", "short escapes"},
-	    {"\x01\x1f\x7f", STRBUF_ALL, "\"\\u0001\\u001f\\u007f\"", "other control bytes, DEL"},
-	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", STRBUF_ALL,
-	     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "valid UTF-8 kept"},
-	    {"bad\xff\xc3", STRBUF_ALL, "\"bad\\ufffd\\ufffd\"", "invalid byte, cut sequence"},
-	    {"\xed\xa0\x80", STRBUF_ALL, "\"\\ufffd\\ufffd\\ufffd\"", "surrogate: each byte"},
-	    {"\xc0\xaf", STRBUF_ALL, "\"\\ufffd\\ufffd\"", "overlong form"},
-	    {"\xf4\x90\x80\x80", STRBUF_ALL, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "past U+10FFFF"},
-	    {"abcdef", 3, "\"abc\"", "cut at max"},
-	    {"a\xc3\xa9", 2, "\"a\\ufffd\"", "a sequence cut by max"},
-	};
-	/* keep_invalid: the same escapes, bytes that are not UTF-8 echoed as they are */
-	static const struct {
-		const char *in, *want, *what;
-	} raw[] = {
-	    {"u\xff\xc3-1\n", "\"u\xff\xc3-1\\n\"", "invalid bytes echoed, controls escaped"},
-	    {"caf\xc3\xa9\"", "\"caf\xc3\xa9\\\"\"", "valid UTF-8 and quote as in the default"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
-		struct strbuf sb;
-		char *got;
-		strbuf_init(&sb);
-		strbuf_json_string_bytes(&sb, raw[i].in, STRBUF_ALL, 1);
-		got = strbuf_take(&sb);
-		CHECK_STR(got, raw[i].want, raw[i].what);
-		free(got);
-	}
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct strbuf sb;
-		char *got;
-		strbuf_init(&sb);
-		strbuf_json_string(&sb, cases[i].in, cases[i].max);
-		got = strbuf_take(&sb);
-		CHECK_STR(got, cases[i].want, cases[i].what);
-		free(got);
-	}
-}
 
 static void test_strbuf(void)
 {
@@ -197,7 +146,6 @@ static void test_fmt_long(void)
 
 int main(void)
 {
-	test_json_string();
 	test_strbuf();
 	test_base64();
 	test_fmt_long();

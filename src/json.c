@@ -1,0 +1,229 @@
+/*
+ * The JSON room's getters and writers: reading members of a cJSON tree with
+ * their types checked, the string escaper every JSON writer shares (answers,
+ * log lines, render) and the compact printer of the patch. Nothing here keeps
+ * memory: getters point into the caller's tree, writers append to the
+ * caller's strbuf. The parser is jsonparse.c.
+ */
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const cJSON *json_get(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+const char *json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+const char *json_map_str(const cJSON *map, const char *key)
+{
+	return cJSON_IsObject(map) ? json_str(map, key) : NULL;
+}
+
+long json_long(const cJSON *obj, const char *key, long max, long dflt)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble <= (double)max)
+		return (long)it->valuedouble;
+	return dflt;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
+ * bytes are not valid UTF-8 (overlong forms, surrogates and > U+10FFFF included).
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void json_put_string(struct strbuf *sb, const char *s, size_t max)
+{
+	json_put_string_bytes(sb, s, max, 0);
+}
+
+void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strnlen(s, max), i = 0, o, seq;
+	char esc[8];
+
+	/*
+	 * Room for the string as it is and its quotes; each escape makes room for
+	 * the rest again, so plain bytes are stored with no call per byte and a
+	 * limited buffer is not refused for escapes it will never need.
+	 */
+	if (n > ((size_t)-1) / 2 || strbuf_reserve(sb, n + 2) != 0)
+		return;
+	o = sb->len;
+	sb->buf[o++] = '"';
+	while (i < n) {
+		unsigned char c = 0;
+		const char *rep = NULL;
+		size_t r;
+		char *d = sb->buf; /* a local: a char store could alias sb->buf */
+
+		/* Plain ASCII, or any byte when kept: the run is copied in place. */
+		while (i < n && (c = u[i], (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ||
+		                               (c >= 0x80 && keep_invalid)))
+			d[o++] = s[i++];
+		if (i == n)
+			break;
+		if (c >= 0x80 && (seq = utf8_seq(u + i, n - i)) != 0) {
+			memcpy(sb->buf + o, s + i, seq);
+			o += seq;
+			i += seq;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			rep = "\\\"";
+			break;
+		case '\\':
+			rep = "\\\\";
+			break;
+		case '\n':
+			rep = "\\n";
+			break;
+		case '\r':
+			rep = "\\r";
+			break;
+		case '\t':
+			rep = "\\t";
+			break;
+		case '\b':
+			rep = "\\b";
+			break;
+		case '\f':
+			rep = "\\f";
+			break;
+		default:
+			if (c >= 0x80) {
+				rep = "\\ufffd";
+			} else {
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				rep = esc;
+			}
+		}
+		r = strlen(rep);
+		sb->len = o;
+		if (strbuf_reserve(sb, r + (n - i) + 1) != 0)
+			return;
+		memcpy(sb->buf + o, rep, r);
+		o += r;
+		i++;
+	}
+	sb->buf[o++] = '"';
+	sb->buf[o] = '\0';
+	sb->len = o;
+}
+
+/*
+ * Appends t as compact JSON, as cJSON_PrintUnformatted prints it (numbers with
+ * its rule; strings through the shared escaper, other bytes as they are), in
+ * a third of cJSON's instructions: its printer scans every string twice and
+ * copies its buffer as it grows. depth bounds the recursion (the patch is 5
+ * deep; an init container from the configuration adds its own).
+ */
+static void print_tree(struct strbuf *sb, const cJSON *t, int depth)
+{
+	const cJSON *c;
+	char num[32];
+
+	if (depth > 64) {
+		sb->oom = 1;
+		return;
+	}
+	switch (t->type & 0xff) {
+	case cJSON_False:
+		strbuf_append(sb, "false", 5);
+		return;
+	case cJSON_True:
+		strbuf_append(sb, "true", 4);
+		return;
+	case cJSON_NULL:
+		strbuf_append(sb, "null", 4);
+		return;
+	case cJSON_Number: {
+		double d = t->valuedouble, back;
+		if (isnan(d) || isinf(d))
+			snprintf(num, sizeof(num), "null");
+		else if (d == (double)t->valueint)
+			snprintf(num, sizeof(num), "%d", t->valueint);
+		else if (snprintf(num, sizeof(num), "%1.15g", d),
+		         sscanf(num, "%lg", &back) != 1 || back != d)
+			snprintf(num, sizeof(num), "%1.17g", d);
+		strbuf_puts(sb, num);
+		return;
+	}
+	case cJSON_String:
+		json_put_string_bytes(sb, t->valuestring != NULL ? t->valuestring : "", JSON_ALL,
+		                      1);
+		return;
+	case cJSON_Raw:
+		if (t->valuestring == NULL)
+			sb->oom = 1;
+		else
+			strbuf_puts(sb, t->valuestring);
+		return;
+	case cJSON_Array:
+	case cJSON_Object:
+		strbuf_putc(sb, cJSON_IsArray(t) ? '[' : '{');
+		for (c = t->child; c != NULL; c = c->next) {
+			if (c != t->child)
+				strbuf_putc(sb, ',');
+			if (cJSON_IsObject(t)) {
+				json_put_string_bytes(sb, c->string != NULL ? c->string : "",
+				                      JSON_ALL, 1);
+				strbuf_putc(sb, ':');
+			}
+			print_tree(sb, c, depth + 1);
+		}
+		strbuf_putc(sb, cJSON_IsArray(t) ? ']' : '}');
+		return;
+	default:
+		sb->oom = 1; /* cJSON_Invalid: cJSON's printer fails too */
+	}
+}
+
+void json_print(struct strbuf *sb, const cJSON *t)
+{
+	print_tree(sb, t, 0);
+}

@@ -1,0 +1,140 @@
+/*
+ * Unit tests for the JSON room (json.h): the typed getters, the string
+ * escaper and the compact printer against cJSON's own printer. The parser
+ * has its differential fuzz target (fuzz/fuzz_jsonparse.c) and the goldens.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "json.h"
+
+static void test_getters(void)
+{
+	static const char doc[] = "{\"s\":\"v\",\"n\":7.9,\"neg\":-1,\"big\":3000000000,"
+	                          "\"m\":{\"k\":\"x\",\"num\":1},\"a\":[\"k\"],\"null\":null}";
+	static const struct {
+		const char *key, *sub;
+		const char *want_str; /* json_str(doc or doc.sub, key) */
+		long want_long;       /* json_long(..., key, 2147483647, -5) */
+		const char *what;
+	} cases[] = {
+	    {"s", NULL, "v", -5, "a string member; not a number"},
+	    {"n", NULL, NULL, 7, "a number is cut to a whole one; not a string"},
+	    {"neg", NULL, NULL, -5, "below 0: the default"},
+	    {"big", NULL, NULL, -5, "past max: the default"},
+	    {"null", NULL, NULL, -5, "null is neither"},
+	    {"missing", NULL, NULL, -5, "absent"},
+	    {"k", "m", "x", -5, "nested through json_get"},
+	    {"num", "m", NULL, 1, "nested number"},
+	    {"k", "missing", NULL, -5, "below an absent member: NULL all the way"},
+	};
+	cJSON *root = json_parse(doc, sizeof(doc) - 1);
+	size_t i;
+
+	CHECK(root != NULL, "the document parses");
+	for (i = 0; root != NULL && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const cJSON *o = cases[i].sub ? json_get(root, cases[i].sub) : root;
+		const char *s = json_str(o, cases[i].key);
+		long n = json_long(o, cases[i].key, 2147483647L, -5);
+		CHECK(cases[i].want_str ? (s != NULL && strcmp(s, cases[i].want_str) == 0)
+		                        : s == NULL,
+		      "%s: json_str gave %s", cases[i].what, s ? s : "NULL");
+		CHECK(n == cases[i].want_long, "%s: json_long gave %ld", cases[i].what, n);
+	}
+	if (root != NULL) {
+		CHECK(json_map_str(json_get(root, "m"), "k") != NULL,
+		      "json_map_str reads an object");
+		CHECK(json_map_str(json_get(root, "a"), "k") == NULL,
+		      "json_map_str: an array is no map");
+		CHECK(json_map_str(NULL, "k") == NULL, "json_map_str: NULL map");
+	}
+	cJSON_Delete(root);
+}
+
+static void test_print(void)
+{
+	static const char *const docs[] = {
+	    "[]",
+	    "{}",
+	    "[{\"op\":\"add\",\"path\":\"/spec/containers/0/env\",\"value\":[{\"name\":\"RANK\","
+	    "\"value\":\"3\"}]}]",
+	    "{\"n\":[0,-1,1.5,1e300,123456789012,0.1],\"b\":[true,false,null]}",
+	    "{\"esc\":\"q\\\"b\\\\s\\n\\u0001\\u00e9\"}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		cJSON *t = cJSON_Parse(docs[i]);
+		char *want = t ? cJSON_PrintUnformatted(t) : NULL;
+		struct strbuf sb;
+		strbuf_init(&sb);
+		if (t != NULL)
+			json_print(&sb, t);
+		CHECK(want != NULL && !sb.oom && strcmp(sb.buf, want) == 0, "%s: got %s, cJSON %s",
+		      docs[i], sb.buf ? sb.buf : "(null)", want ? want : "(null)");
+		strbuf_free(&sb);
+		free(want);
+		cJSON_Delete(t);
+	}
+}
+
+static void test_json_string(void)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;
+		const char *what;
+	} cases[] = {
+	    {"plain", JSON_ALL, "\"plain\"", "ASCII as it is"},
+	    {"", JSON_ALL, "\"\"", "empty"},
+	    {"q\"b\\s", JSON_ALL, "\"q\\\"b\\\\s\"", "quote and backslash"},
+	    {"l1\nl2\r\t\b\f", JSON_ALL, "\"l1\\nl2\\r\\t\\b\\f\"", "short escapes"},
+	    {"\x01\x1f\x7f", JSON_ALL, "\"\\u0001\\u001f\\u007f\"", "other control bytes, DEL"},
+	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", JSON_ALL,
+	     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "valid UTF-8 kept"},
+	    {"bad\xff\xc3", JSON_ALL, "\"bad\\ufffd\\ufffd\"", "invalid byte, cut sequence"},
+	    {"\xed\xa0\x80", JSON_ALL, "\"\\ufffd\\ufffd\\ufffd\"", "surrogate: each byte"},
+	    {"\xc0\xaf", JSON_ALL, "\"\\ufffd\\ufffd\"", "overlong form"},
+	    {"\xf4\x90\x80\x80", JSON_ALL, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "past U+10FFFF"},
+	    {"abcdef", 3, "\"abc\"", "cut at max"},
+	    {"a\xc3\xa9", 2, "\"a\\ufffd\"", "a sequence cut by max"},
+	};
+	/* keep_invalid: the same escapes, bytes that are not UTF-8 echoed as they are */
+	static const struct {
+		const char *in, *want, *what;
+	} raw[] = {
+	    {"u\xff\xc3-1\n", "\"u\xff\xc3-1\\n\"", "invalid bytes echoed, controls escaped"},
+	    {"caf\xc3\xa9\"", "\"caf\xc3\xa9\\\"\"", "valid UTF-8 and quote as in the default"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		struct strbuf sb;
+		char *got;
+		strbuf_init(&sb);
+		json_put_string_bytes(&sb, raw[i].in, JSON_ALL, 1);
+		got = strbuf_take(&sb);
+		CHECK_STR(got, raw[i].want, raw[i].what);
+		free(got);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf sb;
+		char *got;
+		strbuf_init(&sb);
+		json_put_string(&sb, cases[i].in, cases[i].max);
+		got = strbuf_take(&sb);
+		CHECK_STR(got, cases[i].want, cases[i].what);
+		free(got);
+	}
+}
+
+int main(void)
+{
+	test_getters();
+	test_print();
+	test_json_string();
+	TEST_MAIN_END("json");
+}

@@ -13,16 +13,9 @@
 #include "envgen.h"
 #include "topology.h"
 #include "plan.h"
+#include "verdict.h"
+#include "log.h"
 #include <cjson/cJSON.h>
-
-enum admission_outcome {
-	ADMISSION_SKIPPED = 0, /* not for us: allowed, no patch */
-	ADMISSION_PATCHED,     /* allowed with a patch */
-	ADMISSION_UNCHANGED,   /* opted in, nothing left to add (reinvocation) */
-	ADMISSION_DENIED,      /* allowed: false */
-	ADMISSION_BAD_REQUEST, /* HTTP 400 */
-	ADMISSION_OUTCOME_COUNT
-};
 
 struct admission_result {
 	int http_status; /* 200 or 400 */
@@ -60,7 +53,11 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 
 void admission_result_free(struct admission_result *res);
 
-/* "skipped", "patched", "unchanged", "denied", "bad_request". */
-const char *admission_outcome_name(enum admission_outcome o);
+/*
+ * The admission log line's fields of res, written into *out (its strings
+ * point into res) and returned: the logger knows no admission_result.
+ */
+struct log_admission *admission_log_fields(const struct admission_result *res,
+                                           struct log_admission *out);
 
 #endif

@@ -216,39 +216,34 @@ void log_kvn(enum log_level lvl, const char *event, ...)
 	line_emit(&l);
 }
 
-void log_admission(const struct admission_result *res, long long micros)
+void log_admission(const struct log_admission *a, long long micros)
 {
-	enum log_level lvl = LOG_INFO;
 	struct strbuf l;
 	char stack[LOG_STACK_LINE], msg[64];
-	const char *outcome = admission_outcome_name(res->outcome);
 
-	/* A malformed review is the caller's bug; a denial stops a pod: both worth a warning. */
-	if (res->outcome == ADMISSION_BAD_REQUEST || res->outcome == ADMISSION_DENIED)
-		lvl = LOG_WARN;
-	if (!log_enabled(lvl))
+	if (!log_enabled(a->level))
 		return;
 	memcpy(msg, "pod ", 4);
-	strncpy(msg + 4, outcome, sizeof(msg) - 5);
+	strncpy(msg + 4, a->outcome, sizeof(msg) - 5);
 	msg[sizeof(msg) - 1] = '\0';
 	strbuf_init_stack(&l, stack, sizeof(stack));
-	line_begin(&l, lvl, "admission", res->message[0] != '\0' ? res->message : msg);
+	line_begin(&l, a->level, "admission", a->message[0] != '\0' ? a->message : msg);
 	line_key(&l, "uid");
-	line_add_json_string(&l, res->uid);
+	line_add_json_string(&l, a->uid);
 	line_key(&l, "namespace");
-	line_add_json_string(&l, res->ns);
+	line_add_json_string(&l, a->ns);
 	line_key(&l, "workload");
-	line_add_json_string(&l, res->workload);
+	line_add_json_string(&l, a->workload);
 	line_key(&l, "rank");
-	if (res->rank < 0)
+	if (a->rank < 0)
 		strbuf_puts(&l, "null");
 	else
-		line_num(&l, res->rank);
+		line_num(&l, a->rank);
 	line_key(&l, "outcome");
-	line_add_json_string(&l, outcome);
-	if (res->outcome == ADMISSION_DENIED) {
+	line_add_json_string(&l, a->outcome);
+	if (a->reason != NULL) {
 		line_key(&l, "reason");
-		line_add_json_string(&l, deny_reason_name(res->reason));
+		line_add_json_string(&l, a->reason);
 	}
 	line_key(&l, "micros");
 	line_num(&l, micros);

@@ -5,7 +5,6 @@
 #ifndef DISTENV_LOG_H
 #define DISTENV_LOG_H
 
-#include "admission.h"
 #include "config.h"
 
 void log_set_level(enum log_level lvl);
@@ -27,10 +26,23 @@ void log_kv(enum log_level lvl, const char *event, ...) __attribute__((sentinel)
 void log_kvn(enum log_level lvl, const char *event, ...) __attribute__((sentinel));
 
 /*
- * One line per answered AdmissionReview, event "admission": msg is the denial,
- * the error or the warnings when there are any, else "pod <outcome>"; the
- * workload and rank as far as they were known (rank null when not); a denial
- * also carries its reason. Denials and bad requests are logged at warn.
+ * One answered AdmissionReview as the log line reports it: plain strings and
+ * numbers (the logger knows no admission; admission_log_fields fills it).
+ * The strings are the caller's and are copied.
  */
-void log_admission(const struct admission_result *res, long long micros);
+struct log_admission {
+	const char *uid, *ns, *workload; /* "" when not known */
+	long rank;                       /* -1 when not known */
+	const char *outcome;             /* "patched", "denied", ... */
+	const char *reason;              /* a denial's reason, or NULL */
+	const char *message;             /* the denial, the error or the warnings; "" when none */
+	enum log_level level;            /* LOG_WARN for denials and bad requests */
+};
+
+/*
+ * One line per answered AdmissionReview, event "admission": msg is the
+ * message when there is one, else "pod <outcome>"; the workload and rank as
+ * far as they were known (rank null when not); the reason when there is one.
+ */
+void log_admission(const struct log_admission *a, long long micros);
 #endif

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <time.h>
-#include "admission.h"
+#include "verdict.h"
 
 /* The webhook label of the admission series. */
 enum metrics_webhook { METRICS_MUTATE = 0, METRICS_VALIDATE, METRICS_WEBHOOK_COUNT };

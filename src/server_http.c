@@ -309,6 +309,7 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
                                          struct req_ctx *r)
 {
 	struct admission_result res = r->res;
+	struct log_admission line;
 	enum MHD_Result ret;
 	double secs;
 	char *body;
@@ -324,7 +325,7 @@ static enum MHD_Result respond_admission(struct server *s, struct MHD_Connection
 	secs = mono_elapsed_s(&r->start);
 	metrics_admission(r->route == ROUTE_VALIDATE ? METRICS_VALIDATE : METRICS_MUTATE,
 	                  res.outcome, res.reason, secs);
-	log_admission(&res, (long long)(secs * 1e6));
+	log_admission(admission_log_fields(&res, &line), (long long)(secs * 1e6));
 	/* Hand the body to libmicrohttpd (MUST_FREE) and detach it from res. */
 	body = res.body;
 	body_len = res.body_len;

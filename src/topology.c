@@ -25,15 +25,6 @@
 		goto out;                                                                          \
 	} while (0)
 
-const char *deny_reason_name(enum deny_reason r)
-{
-	static const char *const names[DENY_REASON_COUNT] = {
-	    "none",    "owner",    "annotation", "identity", "lookup", "world",
-	    "service", "workload", "env",        "limit",    "other"};
-
-	return (unsigned)r < DENY_REASON_COUNT ? names[r] : "other";
-}
-
 static const cJSON *controller_owner(const cJSON *meta)
 {
 	const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences");

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include "config.h"
 #include "workload.h"
+#include "verdict.h"
 
 #define ANN_PREFIX          "distenv.dev/"
 #define ANN_WORLD_SIZE      "distenv.dev/world-size"
@@ -42,28 +43,6 @@
 #define LWS_SIZE           "leaderworkerset.sigs.k8s.io/size"
 #define LWS_LEADER_NAME    "leaderworkerset.sigs.k8s.io/leader-name"
 #define LWS_SUBDOMAIN      "leaderworkerset.sigs.k8s.io/subdomainPolicy"
-
-/*
- * Why a pod or a workload is denied: a small fixed set, so that it can be a
- * metrics label (distenv_admission_denials_total{reason}) and a log field.
- */
-enum deny_reason {
-	DENY_NONE = 0,
-	DENY_OWNER,      /* not a pod of a supported controller, kind or API group */
-	DENY_ANNOTATION, /* a distenv.dev/ value that cannot be read */
-	DENY_IDENTITY,   /* the pod's index, ordinal, group or labels cannot be told */
-	DENY_LOOKUP,     /* the workload could not be read from the API, or is another object */
-	DENY_WORLD,      /* world size not known, rank outside it, elastic MIN above it */
-	DENY_SERVICE,    /* no headless Service to name the hosts */
-	DENY_WORKLOAD,   /* the workload cannot work: not Indexed, parallelism below completions */
-	DENY_ENV,        /* a container's own MASTER_ADDR/MASTER_PORT cannot be reconciled */
-	DENY_LIMIT,      /* a size limit: exec, storage, containers, env entries, name lengths */
-	DENY_OTHER,      /* not a pod spec, no namespace */
-	DENY_REASON_COUNT
-};
-
-/* "owner", "annotation", ... ; "none" for DENY_NONE. */
-const char *deny_reason_name(enum deny_reason r);
 
 /* A container to inject into: index into spec.containers, or spec.initContainers when init. */
 struct topology_target {

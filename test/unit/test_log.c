@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "log.h"
 #include "testutil.h"
 
@@ -113,20 +114,21 @@ int main(void)
 		struct admission_result b = {.outcome = ADMISSION_BAD_REQUEST, .rank = -1};
 		struct admission_result d = {
 		    .outcome = ADMISSION_DENIED, .rank = 7, .reason = DENY_WORLD};
+		struct log_admission fields;
 		strcpy(a.uid, "u-1");
 		strcpy(a.ns, "ns");
 		strcpy(a.workload, "StatefulSet/w");
-		log_admission(&a, 1234);
+		log_admission(admission_log_fields(&a, &fields), 1234);
 		strcpy(b.uid, "u-2");
 		strcpy(b.ns, "ns");
 		strcpy(b.message, "no request.uid");
-		log_admission(&b, 7);
+		log_admission(admission_log_fields(&b, &fields), 7);
 		strcpy(d.uid, "u-3");
 		strcpy(d.ns, "ns");
 		strcpy(d.workload, "StatefulSet/w");
 		strcpy(d.message,
 		       "distenv: rank 7 of StatefulSet ns/w is not below the world size 4");
-		log_admission(&d, 9);
+		log_admission(admission_log_fields(&d, &fields), 9);
 	}
 	log_set_level(LOG_ERROR);
 	log_kv(LOG_WARN, "hidden too", LOG_END);

@@ -1,0 +1,19 @@
+/* The names of the outcomes and denial reasons (verdict.h): static strings. */
+#include "verdict.h"
+
+const char *admission_outcome_name(enum admission_outcome o)
+{
+	static const char *const names[] = {"skipped", "patched", "unchanged", "denied",
+	                                    "bad_request"};
+
+	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
+}
+
+const char *deny_reason_name(enum deny_reason r)
+{
+	static const char *const names[DENY_REASON_COUNT] = {
+	    "none",    "owner",    "annotation", "identity", "lookup", "world",
+	    "service", "workload", "env",        "limit",    "other"};
+
+	return (unsigned)r < DENY_REASON_COUNT ? names[r] : "other";
+}

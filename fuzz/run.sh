@@ -45,7 +45,7 @@ ok() { pass=$((pass + 1)); printf 'fuzz: ok   %s\n' "$*"; }
 bad() { fail=$((fail + 1)); printf 'fuzz: FAIL %s\n' "$*"; }
 
 # Objects, rebuilt when their source is newer.
-for m in $core yamljson render kube kubeconfig lookupcache log metrics; do
+for m in $core yamljson render kube kubeconfig lookupcache log metrics mono; do
 	o="$build/obj/$m.o"
 	if [ ! -f "$o" ] || [ "src/$m.c" -nt "$o" ] || [ -n "$(find src -name '*.h' -newer "$o" -print -quit)" ]; then
 		# shellcheck disable=SC2086

@@ -145,6 +145,19 @@ struct kind {
 	const char *owner_kind, *owner_group;
 	const char *mark;      /* a label/annotation the kind's controller writes; NULL: none */
 	const char *name_from; /* where the workload's name is: the mark's value, or the owner */
+	/*
+	 * 1 when the workload fixes the world (all a JobSet's pods, a LeaderWorkerSet
+	 * group): distenv.dev/world-size may only repeat it. 0: the annotation wins
+	 * over the count, which count_noun names ("replicas", "completions").
+	 */
+	int fixed_world;
+	const char *count_noun;
+	/*
+	 * The end of the denial of a pod without spec.subdomain ("pod of KIND NS/NAME
+	 * has no spec.subdomain<hint>"); NULL: the pod may name its Service with
+	 * distenv.dev/service instead (an Indexed Job).
+	 */
+	const char *no_subdomain_hint;
 	/* The pod's rank, world and start (topology_resolve's place step). */
 	enum topology_status (*place)(struct resolve *rs);
 	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */

@@ -111,6 +111,7 @@ const struct kind kind_job = {
     .api = {"Job", "batch", "batch/v1", "jobs", parse_job},
     .owner_kind = "Job",
     .owner_group = "batch",
+    .count_noun = "completions",
     .place = place_job,
     .hostname = host_job,
     .view = view_indexed_job,

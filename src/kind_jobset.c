@@ -418,6 +418,10 @@ const struct kind kind_jobset = {
     .owner_group = "batch",
     .mark = JOBSET_NAME,
     .name_from = JOBSET_NAME,
+    .fixed_world = 1,
+    .count_noun = "pods",
+    .no_subdomain_hint = ": leave the JobSet's spec.network.enableDNSHostnames on (the "
+                         "default) so that its pods have stable names",
     .place = place_jobset,
     .hostname = host_jobset,
     .view = view_jobset,

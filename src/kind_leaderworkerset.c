@@ -108,6 +108,10 @@ const struct kind kind_leaderworkerset = {
     .owner_group = "apps",
     .mark = LWS_NAME,
     .name_from = LWS_NAME,
+    .fixed_world = 1,
+    .count_noun = "pods of a group",
+    .no_subdomain_hint = " because its StatefulSet has no spec.serviceName: set "
+                         "spec.serviceName to a headless Service that selects its pods",
     .place = place_lws,
     .hostname = host_lws,
     .view = view_lws,

@@ -153,6 +153,9 @@ const struct kind kind_statefulset = {
     .api = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
     .owner_kind = "StatefulSet",
     .owner_group = "apps",
+    .count_noun = "replicas",
+    .no_subdomain_hint = " because the StatefulSet has no spec.serviceName: set "
+                         "spec.serviceName to a headless Service that selects its pods",
     .place = place_statefulset,
     .hostname = host_statefulset,
     .view = view_statefulset,

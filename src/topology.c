@@ -493,18 +493,9 @@ static enum topology_status resolve_service(struct resolve *rs)
 		if (!dns_label_valid(subdomain))
 			RDENY("spec.subdomain \"%.64s\" is not a valid Service name", subdomain);
 		strcpy(t->service, subdomain);
-	} else if (t->kind == WORKLOAD_STATEFULSET || t->kind == WORKLOAD_LWS) {
-		/* The StatefulSet controller sets spec.subdomain to spec.serviceName. */
-		RDENY(
-		    "pod of StatefulSet %s/%s has no spec.subdomain because the StatefulSet has no "
-		    "spec.serviceName: set spec.serviceName to a headless Service that selects its "
-		    "pods",
-		    rs->ns, rs->owner_name);
-	} else if (t->kind == WORKLOAD_JOBSET) {
-		RDENY("pod of JobSet %s/%s has no spec.subdomain: leave the JobSet's "
-		      "spec.network.enableDNSHostnames on (the default) so that its pods have "
-		      "stable names",
-		      rs->ns, t->workload);
+	} else if (kind_of(t->kind)->no_subdomain_hint != NULL) {
+		RDENY("pod of %s %s/%s has no spec.subdomain%s", kname, rs->ns, t->workload,
+		      kind_of(t->kind)->no_subdomain_hint);
 	} else if (!rs->bad_service && (v = json_map_str(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;

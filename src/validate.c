@@ -317,7 +317,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	w->t.group = -1;
 	if ((k = kind_named(NULL, kind)) != NULL)
 		k->view(spec, cfg, w, v);
-	v->opted_in = w->n_tmpl > 0;
+	v->opted_in = k != NULL && w->n_tmpl > 0;
 	if (!v->opted_in) {
 		/* only opted-in workloads are checked: what a kind view found does not count */
 		memset(v, 0, sizeof(*v));
@@ -326,7 +326,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	}
 	check_annotations(w, cfg, v, &world);
 	if (world > 0 && w->count >= 0 && world != w->count) {
-		if (w->t.kind == WORKLOAD_JOBSET || w->t.kind == WORKLOAD_LWS)
+		if (k->fixed_world)
 			view_problem(
 			    v, "annotation %s is %ld, but %s %s has %ld pods per world: remove it",
 			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
@@ -335,18 +335,16 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    v,
 			    "world size %ld (annotation) is above the %ld %s: ranks from %ld never "
 			    "start and the job waits",
-			    world, w->count, w->t.kind == WORKLOAD_JOB ? "completions" : "replicas",
-			    w->count);
+			    world, w->count, k->count_noun, w->count);
 		else
 			view_warn(
 			    v,
 			    "world size %ld (annotation) is below the %ld %s: pods from rank %ld "
 			    "are "
 			    "denied",
-			    world, w->count, w->t.kind == WORKLOAD_JOB ? "completions" : "replicas",
-			    world);
+			    world, w->count, k->count_noun, world);
 	}
-	if (world <= 0 || w->t.kind == WORKLOAD_JOBSET || w->t.kind == WORKLOAD_LWS)
+	if (world <= 0 || k->fixed_world)
 		world = w->count;
 	check_world(w, cfg, world, v);
 	check_service(w, lookup, services, v);

@@ -1,0 +1,70 @@
+// Command node is a multi-call binary that runs the Kubernetes programs of one
+// real node for the distenv node tier (test/e2e-node), each as its own process:
+//
+//	node kubelet [kubelet flags]
+//	node kube-scheduler [kube-scheduler flags]
+//	node kube-proxy [kube-proxy flags]
+//	node version
+//
+// They come from the same k8s.io/kubernetes module as the control plane
+// (cmd/controlplane), built apart from it so that the control plane's binary and
+// cache key stay what the e2e tier already uses. As there, a link named after a
+// program runs that program.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/component-base/version"
+	proxyapp "k8s.io/kubernetes/cmd/kube-proxy/app"
+	schedulerapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
+)
+
+const usage = `usage: node PROGRAM [ARGS...]
+programs: kubelet, kube-scheduler, kube-proxy, version
+`
+
+func main() {
+	prog := filepath.Base(os.Args[0])
+	args := os.Args[1:]
+	switch prog {
+	case "kubelet", "kube-scheduler", "kube-proxy":
+	default:
+		if len(args) == 0 {
+			fmt.Fprint(os.Stderr, usage)
+			os.Exit(2)
+		}
+		prog, args = args[0], args[1:]
+	}
+	// The cobra commands read os.Args; make them see only their own arguments.
+	os.Args = append([]string{prog}, args...)
+
+	switch prog {
+	case "kubelet":
+		cmd := kubeletapp.NewKubeletCommand(context.Background())
+		cmd.SetArgs(args)
+		os.Exit(cli.Run(cmd))
+	case "kube-scheduler":
+		cmd := schedulerapp.NewSchedulerCommand()
+		cmd.SetArgs(args)
+		os.Exit(cli.Run(cmd))
+	case "kube-proxy":
+		cmd := proxyapp.NewProxyCommand()
+		cmd.SetArgs(args)
+		os.Exit(cli.Run(cmd))
+	case "version":
+		fmt.Println(version.Get().GitVersion)
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "node: unknown program %q\n%s", prog, usage)
+		os.Exit(2)
+	}
+}

@@ -31,6 +31,7 @@ func runPKI(args []string) int {
 	fs := flag.NewFlagSet("pki", flag.ContinueOnError)
 	dir := fs.String("dir", "", "output directory (required)")
 	serviceIP := fs.String("service-ip", "10.0.0.1", "first IP of the service range (the kubernetes Service)")
+	address := fs.String("ip", "127.0.0.1", "address the API server serves on (a node's bridge address in the node tier)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,16 +39,23 @@ func runPKI(args []string) int {
 		fmt.Fprintln(os.Stderr, "pki: --dir is required")
 		return 2
 	}
-	if err := writePKI(*dir, net.ParseIP(*serviceIP)); err != nil {
+	if err := writePKI(*dir, net.ParseIP(*serviceIP), net.ParseIP(*address)); err != nil {
 		fmt.Fprintf(os.Stderr, "pki: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func writePKI(dir string, serviceIP net.IP) error {
+func writePKI(dir string, serviceIP, address net.IP) error {
 	if serviceIP == nil {
 		return fmt.Errorf("bad --service-ip")
+	}
+	if address == nil {
+		return fmt.Errorf("bad --ip")
+	}
+	ips := []net.IP{net.ParseIP("127.0.0.1"), serviceIP}
+	if !address.Equal(ips[0]) {
+		ips = append(ips, address)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -111,7 +119,7 @@ func writePKI(dir string, serviceIP net.IP) error {
 	if err := issue("apiserver", pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
-		[]net.IP{net.ParseIP("127.0.0.1"), serviceIP}); err != nil {
+		ips); err != nil {
 		return err
 	}
 	if err := issue("admin", pkix.Name{CommonName: "distenv-e2e-admin", Organization: []string{"system:masters"}},

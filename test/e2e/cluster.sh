@@ -20,7 +20,8 @@
 # it advertises (its certificate names it), DISTENV_E2E_SERVICE_CIDR (default
 # 10.0.0.0/24) the Service range, DISTENV_E2E_APISERVER_ARGS more API server
 # flags (a later flag wins) and DISTENV_E2E_CONTROLLERS more controllers of
-# kube-controller-manager (comma-separated).
+# kube-controller-manager (comma-separated); DISTENV_E2E_NODE_NAME=NAME also
+# issues the certificates of node NAME into DIR/pki (see cmd/controlplane/pki.go).
 #
 # DIR defaults to $DISTENV_E2E_DIR for env/down. Typical use from another tier:
 #   eval "$(test/e2e/cluster.sh up)"; trap 'test/e2e/cluster.sh down' EXIT
@@ -360,7 +361,8 @@ up() {
 	local service_ip
 	service_ip=$(python3 -c 'import ipaddress, sys; print(ipaddress.ip_network(sys.argv[1])[1])' "$service_cidr") ||
 		die "DISTENV_E2E_SERVICE_CIDR: not a network: $service_cidr"
-	"$dir/bin/controlplane" pki --dir "$dir/pki" --service-ip "$service_ip" --ip "$address"
+	"$dir/bin/controlplane" pki --dir "$dir/pki" --service-ip "$service_ip" --ip "$address" \
+		${DISTENV_E2E_NODE_NAME:+--node "$DISTENV_E2E_NODE_NAME"}
 	local pki="$dir/pki" server="https://$address:$api_port"
 
 	start etcd "$dir" --data-dir "$dir/etcd" \

@@ -74,6 +74,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if nodeTier() {
+		return runNode(m) // node_main_test.go: distenv installed by its chart, on a real node
+	}
 	if err := setup(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e setup: %v\n", err)
 		teardown()

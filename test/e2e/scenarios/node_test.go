@@ -1,0 +1,484 @@
+package scenarios
+
+// The node tier's scenarios (see node_main_test.go): each asserts on what really
+// ran — pod phase, container logs read back with `kubectl logs`, exit codes.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+var (
+	resolveRE   = regexp.MustCompile(`(?m)^resolve: MASTER_ADDR=(\S+) -> (\S+)$`)
+	allreduceRE = regexp.MustCompile(`(?m)^allreduce: rank (\d+) of (\d+) sum (\d+) want (\d+) (OK|WRONG)(.*)$`)
+)
+
+// trainManifest is a headless Service and a workload as users write them.
+func headlessServiceYAML(name, selKey, selValue string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: %s}
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: true
+  selector: {%s: %s}
+  ports: [{name: rdzv, port: 29500}]
+`, name, selKey, selValue)
+}
+
+func trainStatefulSetYAML(name string, replicas int, ann map[string]string, container string) string {
+	var a []string
+	for k, v := range ann {
+		a = append(a, fmt.Sprintf("%s: %q", k, v))
+	}
+	sort.Strings(a)
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: %s}
+spec:
+  serviceName: %s
+  replicas: %d
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata:
+      labels: {app: %s, distenv.dev/inject: "true"}
+      annotations: {%s}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+%s`, name, name, replicas, name, name, strings.Join(a, ", "), container)
+}
+
+// trainer is the training image's container with args or a shell command.
+func trainer(args []string, command []string) string {
+	q := func(ss []string) string {
+		var b []string
+		for _, s := range ss {
+			b = append(b, strconv.Quote(s))
+		}
+		return "[" + strings.Join(b, ", ") + "]"
+	}
+	s := fmt.Sprintf("      - name: trainer\n        image: %s\n        imagePullPolicy: Never\n", node.train)
+	if command != nil {
+		s += "        command: " + q(command) + "\n"
+	}
+	if args != nil {
+		s += "        args: " + q(args) + "\n"
+	}
+	return s
+}
+
+// apply is `kubectl apply -f -` in ns; returns kubectl's stderr (warnings).
+func apply(t *testing.T, ns, manifest string) string {
+	t.Helper()
+	out, stderr, err := kubectl(t, manifest, "-n", ns, "apply", "-f", "-")
+	if err != nil {
+		t.Fatalf("kubectl apply: %v\n%s%s\n--- manifest ---\n%s", err, out, stderr, manifest)
+	}
+	return stderr
+}
+
+// rankResult is what one process of allreduce.py printed.
+type rankResult struct {
+	pod, addr, ip string
+	rank, world   int
+	sum, want     int
+	ok            bool
+	extra         string
+}
+
+// waitAllReduce waits until every pod of the selector has printed want
+// allreduce lines (processes per pod), and returns them with the time the last
+// one appeared.
+func waitAllReduce(t *testing.T, ns string, sel map[string]string, pods, perPod int, within time.Duration) ([]rankResult, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		l, err := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+		if err != nil {
+			t.Fatalf("list pods: %v", err)
+		}
+		var res []rankResult
+		done := 0
+		for _, p := range l.Items {
+			logs := podLogs(t, ns, p.Name, "trainer")
+			m := allreduceRE.FindAllStringSubmatch(logs, -1)
+			r := resolveRE.FindAllStringSubmatch(logs, -1)
+			if len(m) < perPod || len(r) == 0 {
+				last = fmt.Sprintf("%s (%s): %q", p.Name, p.Status.Phase, tail(logs, 300))
+				continue
+			}
+			done++
+			for _, x := range m {
+				rr := rankResult{pod: p.Name, addr: r[0][1], ip: r[0][2], ok: x[5] == "OK", extra: x[6]}
+				rr.rank, _ = strconv.Atoi(x[1])
+				rr.world, _ = strconv.Atoi(x[2])
+				rr.sum, _ = strconv.Atoi(x[3])
+				rr.want, _ = strconv.Atoi(x[4])
+				res = append(res, rr)
+			}
+		}
+		if len(l.Items) == pods && done == pods {
+			return res, time.Now()
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("namespace %s: no all_reduce result from every pod within %s; last: %s; events: %s", ns, within, last, eventSummary(t, ns))
+	return nil, time.Time{}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// checkRanks: ranks 0..world-1 once each, every sum right, every process
+// resolved the same MASTER_ADDR to the address of the pod named by rank 0's host.
+func checkRanks(t *testing.T, ns string, res []rankResult, world int, master string) {
+	t.Helper()
+	seen := map[int]string{}
+	for _, r := range res {
+		if !r.ok || r.world != world || r.sum != world*(world+1)/2 {
+			t.Errorf("%s: rank %d of %d sum %d want %d (%v)", r.pod, r.rank, r.world, r.sum, r.want, r.ok)
+		}
+		if prev, dup := seen[r.rank]; dup {
+			t.Errorf("rank %d twice: %s and %s", r.rank, prev, r.pod)
+		}
+		seen[r.rank] = r.pod
+		want := master + "." + ns + ".svc." + clusterDomain
+		if r.addr != want {
+			t.Errorf("%s: MASTER_ADDR %s, want %s", r.pod, r.addr, want)
+		}
+	}
+	if len(seen) != world {
+		t.Errorf("%d distinct ranks, want %d", len(seen), world)
+	}
+	// The address CoreDNS gave is the rank-0 pod's own IP.
+	pod0 := strings.SplitN(master, ".", 2)[0]
+	pods, err := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.Hostname != pod0 && p.Name != pod0 {
+			continue
+		}
+		for _, r := range res {
+			if r.ip != p.Status.PodIP {
+				t.Errorf("%s resolved MASTER_ADDR to %s; rank 0's pod %s has %s", r.pod, r.ip, p.Name, p.Status.PodIP)
+			}
+		}
+	}
+}
+
+// checkWaitInit: each pod ran distenv's wait init container and it exited 0.
+func checkWaitInit(t *testing.T, ns string, sel map[string]string) {
+	t.Helper()
+	l, err := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Items {
+		if len(p.Status.InitContainerStatuses) == 0 {
+			t.Errorf("%s: no init container ran (wait-for-master)", p.Name)
+			continue
+		}
+		s := p.Status.InitContainerStatuses[0]
+		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+			t.Errorf("%s: init container %s state %+v, want exited 0", p.Name, s.Name, s.State)
+		}
+		if p.Spec.InitContainers[0].Image != node.distenvImage {
+			t.Errorf("%s: init container image %s, want distenv's %s", p.Name, p.Spec.InitContainers[0].Image, node.distenvImage)
+		}
+	}
+}
+
+// TestNode1Chart: the product as users install it (setupNode ran helm install
+// --wait): both replicas Running and Ready through their probes, the Service's
+// endpoints are the two pods, the API server calls the webhook through the
+// Service (kube-proxy) and `helm test` runs its Pod on the node and passes.
+func TestNode1Chart(t *testing.T) {
+	requireNode(t)
+	ctx := ctxT(t)
+	pods, err := env.cs.CoreV1().Pods(chartNS).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=distenv,app.kubernetes.io/component!=test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	ips := map[string]bool{}
+	for _, p := range pods.Items {
+		c := p.Spec.Containers[0]
+		if c.ReadinessProbe == nil || c.LivenessProbe == nil {
+			t.Errorf("%s: container %s has no readiness/liveness probe", p.Name, c.Name)
+		}
+		isReady := false
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				isReady = true
+			}
+		}
+		if p.Status.Phase == corev1.PodRunning && isReady && p.Spec.NodeName == env2("DISTENV_NODE_NAME") {
+			ready = append(ready, p.Name)
+			ips[p.Status.PodIP] = true
+		}
+		if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("%s: restarted %d times", p.Name, p.Status.ContainerStatuses[0].RestartCount)
+		}
+	}
+	if len(ready) != 2 {
+		t.Fatalf("Running and Ready replicas on the node: %v (of %d pods), want 2", ready, len(pods.Items))
+	}
+	t.Logf("replicas Running and Ready: %v (%.1f s from helm install)", ready, node.readyAt.Sub(node.installedAt).Seconds())
+
+	// The Service's endpoints are exactly the two pods.
+	slices, err := env.cs.DiscoveryV1().EndpointSlices(chartNS).List(ctx, metav1.ListOptions{
+		LabelSelector: "kubernetes.io/service-name=" + chartRelease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				got[e.Addresses[0]] = true
+			}
+		}
+	}
+	if len(got) != 2 || !got[keys(ips)[0]] || !got[keys(ips)[1]] {
+		t.Errorf("Service %s ready endpoints %v, want the replicas' %v", chartRelease, keys(got), keys(ips))
+	}
+	mwc, err := env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, chartRelease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range mwc.Webhooks {
+		if w.ClientConfig.Service == nil || w.ClientConfig.URL != nil {
+			t.Errorf("webhook %s: clientConfig %+v, want the Service", w.Name, w.ClientConfig)
+		}
+		if w.FailurePolicy == nil || *w.FailurePolicy != "Fail" {
+			t.Errorf("webhook %s: failurePolicy %v, want Fail", w.Name, w.FailurePolicy)
+		}
+	}
+
+	// The API server reaches distenv through the Service: an opted-in bare pod
+	// (not a StatefulSet or Job pod) is denied by distenv itself.
+	ns := newNamespace(t, "chart")
+	_, err = env.cs.CoreV1().Pods(ns).Create(ctx, bareProbePod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "distenv:") {
+		t.Errorf("opted-in bare pod: %v, want distenv's denial through the Service", err)
+	} else {
+		t.Logf("the API server called distenv through its Service: %v", err)
+	}
+
+	// helm test: the chart's test Pod runs `distenv-webhook selftest` against the
+	// Service from inside the cluster.
+	t0 := time.Now()
+	out, err := helm(ctx, "test", chartRelease, "--namespace", chartNS, "--logs", "--timeout", "2m")
+	if err != nil {
+		t.Fatalf("helm test: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Phase:          Succeeded") && !strings.Contains(out, "Phase:         Succeeded") &&
+		!regexp.MustCompile(`Phase:\s+Succeeded`).MatchString(out) {
+		t.Errorf("helm test output has no Succeeded phase:\n%s", out)
+	}
+	t.Logf("helm test passed in %.1f s:\n%s", time.Since(t0).Seconds(), out)
+}
+
+func keys(m map[string]bool) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	for len(k) < 2 {
+		k = append(k, "")
+	}
+	return k
+}
+
+func env2(name string) string { v, _ := need(name); return v }
+
+// TestNode2StatefulSet: 3 pods of the training image behind a headless Service,
+// distenv.dev/wait-for-master on; each rank resolves MASTER_ADDR through CoreDNS
+// and a gloo all_reduce completes with the right sum. Also the figure: seconds
+// from `kubectl apply` to the last rank's result.
+func TestNode2StatefulSet(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "sts")
+	manifest := headlessServiceYAML("ddp", "app", "ddp") + "---\n" +
+		trainStatefulSetYAML("ddp", 3, map[string]string{"distenv.dev/wait-for-master": "3m"}, trainer([]string{"--hold"}, nil))
+	before := scrapeAPIServerFor(t, chartPodHook)
+	t0 := time.Now()
+	apply(t, ns, manifest)
+	res, at := waitAllReduce(t, ns, map[string]string{"app": "ddp"}, 3, 1, 5*time.Minute)
+	checkRanks(t, ns, res, 3, "ddp-0.ddp")
+	checkWaitInit(t, ns, map[string]string{"app": "ddp"})
+	for _, r := range res {
+		t.Logf("%s: rank %d of %d, MASTER_ADDR %s -> %s, sum %d", r.pod, r.rank, r.world, r.addr, r.ip, r.sum)
+	}
+	h := scrapeAPIServerFor(t, chartPodHook).minus(before)
+	var b strings.Builder
+	fmt.Fprintf(&b, "figure: StatefulSet of 3 (python3-torch, gloo): kubectl apply -> every rank's all_reduce result in %.1f s\n",
+		at.Sub(t0).Seconds())
+	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit} for its %.0f pod admissions (webhook behind its Service):\n",
+		admissionMetric, chartPodHook, h.count)
+	writeHistogram(&b, h)
+	nodeFigure(t, b.String())
+}
+
+// TestNode3IndexedJob: an Indexed Job of 3 completes the same all_reduce and
+// every pod exits 0.
+func TestNode3IndexedJob(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "job")
+	manifest := headlessServiceYAML("ij", "batch.kubernetes.io/job-name", "ij") + `---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ij}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimit: 0
+  template:
+    metadata:
+      labels: {distenv.dev/inject: "true"}
+      annotations: {distenv.dev/wait-for-master: "3m"}
+    spec:
+      subdomain: ij
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+` + trainer(nil, nil)
+	apply(t, ns, manifest)
+	sel := map[string]string{"batch.kubernetes.io/job-name": "ij"}
+	res, _ := waitAllReduce(t, ns, sel, 3, 1, 5*time.Minute)
+	checkRanks(t, ns, res, 3, "ij-0.ij")
+	checkWaitInit(t, ns, sel)
+	// The Job completes: every pod Succeeded, its trainer exited 0.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		j, err := env.cs.BatchV1().Jobs(ns).Get(ctxT(t), "ij", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status.Succeeded == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Job ij: succeeded %d failed %d after 2 min, want 3 succeeded", j.Status.Succeeded, j.Status.Failed)
+		}
+		time.Sleep(time.Second)
+	}
+	l, _ := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	for _, p := range l.Items {
+		c := p.Status.ContainerStatuses
+		if p.Status.Phase != corev1.PodSucceeded || len(c) != 1 || c[0].State.Terminated == nil || c[0].State.Terminated.ExitCode != 0 {
+			t.Errorf("%s: phase %s, trainer %+v; want Succeeded, exit 0", p.Name, p.Status.Phase, c)
+		}
+	}
+}
+
+// TestNode3Torchrun: the real torchrun launcher in a 2-pod StatefulSet reads
+// PET_* (PET_NPROC_PER_NODE=2 from distenv.dev/nproc-per-node) and starts 2 CPU
+// processes in each pod: 4 ranks, one all_reduce.
+func TestNode3Torchrun(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "torchrun")
+	manifest := headlessServiceYAML("tr", "app", "tr") + "---\n" + trainStatefulSetYAML("tr", 2,
+		map[string]string{"distenv.dev/wait-for-master": "3m", "distenv.dev/nproc-per-node": "2"},
+		trainer(nil, []string{"sh", "-c",
+			"python3 -m torch.distributed.run /opt/distenv-train/allreduce.py && exec sleep 86400"}))
+	apply(t, ns, manifest)
+	res, _ := waitAllReduce(t, ns, map[string]string{"app": "tr"}, 2, 2, 5*time.Minute)
+	checkRanks(t, ns, res, 4, "tr-0.tr")
+	perPod := map[string]int{}
+	for _, r := range res {
+		perPod[r.pod]++
+		if !strings.Contains(r.extra, "local_rank") {
+			t.Errorf("%s rank %d: not started by torchrun (%q)", r.pod, r.rank, r.extra)
+		}
+		t.Logf("%s: rank %d of %d%s", r.pod, r.rank, r.world, r.extra)
+	}
+	for p, n := range perPod {
+		if n != 2 {
+			t.Errorf("%s: %d processes, want 2 (PET_NPROC_PER_NODE)", p, n)
+		}
+	}
+}
+
+// TestNode6MissingService: a StatefulSet whose Service does not exist is warned
+// about at `kubectl apply`, and its pods' wait init container fails naming the
+// host it could not resolve.
+func TestNode6MissingService(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "nosvc")
+	manifest := trainStatefulSetYAML("lonely", 2, map[string]string{"distenv.dev/wait-for-master": "15s"},
+		trainer([]string{"--hold"}, nil))
+	warn := apply(t, ns, manifest)
+	if !strings.Contains(warn, "Warning: distenv:") || !strings.Contains(strings.ToLower(warn), "service") {
+		t.Errorf("kubectl apply printed %q, want a distenv warning about the missing Service", warn)
+	} else {
+		t.Logf("kubectl apply: %s", strings.TrimSpace(warn))
+	}
+	host := "lonely-0.lonely." + ns + ".svc." + clusterDomain
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
+	for {
+		p, err := env.cs.CoreV1().Pods(ns).Get(ctxT(t), "lonely-1", metav1.GetOptions{})
+		if err == nil && len(p.Status.InitContainerStatuses) > 0 {
+			s := p.Status.InitContainerStatuses[0]
+			term := s.State.Terminated
+			if term == nil {
+				term = s.LastTerminationState.Terminated
+			}
+			if term != nil && term.ExitCode != 0 {
+				logs := podLogs(t, ns, "lonely-1", s.Name)
+				if s.State.Terminated == nil {
+					out, _, _ := kubectl(t, "", "-n", ns, "logs", "lonely-1", "-c", s.Name, "--previous")
+					logs += out
+				}
+				if !strings.Contains(logs+term.Message, host) {
+					t.Errorf("wait init container exited %d; logs %q and message %q do not name %s", term.ExitCode, logs, term.Message, host)
+				} else {
+					t.Logf("wait init container exited %d: %s", term.ExitCode, strings.TrimSpace(logs))
+				}
+				if p.Status.Phase == corev1.PodSucceeded || len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Running != nil {
+					t.Errorf("the trainer started although the wait failed")
+				}
+				desc, _, _ := kubectl(t, "", "-n", ns, "describe", "pod", "lonely-1")
+				t.Logf("kubectl describe pod lonely-1 (init container):\n%s", describeInit(desc))
+				return
+			}
+			last = fmt.Sprintf("%+v", s.State)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wait init container of lonely-1 did not fail within 3 min (last %s; events %s)", last, eventSummary(t, ns))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// describeInit is the Init Containers section of `kubectl describe pod`.
+func describeInit(desc string) string {
+	i := strings.Index(desc, "Init Containers:")
+	j := strings.Index(desc, "\nContainers:")
+	if i < 0 || j < i {
+		return tail(desc, 1500)
+	}
+	return desc[i:j]
+}

@@ -240,7 +240,7 @@ EOF
 	start containerd "$dir" "$nd/bin/containerd" --config "$nd/containerd.toml"
 	local ctr=("$nd/bin/ctr" --address "$sock" -n k8s.io)
 	wait_for containerd "$dir" containerd 60 "${ctr[@]}" version
-	log "containerd $("${ctr[@]}" version | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }') up in $(secs "$(ms_since "$t1")") s"
+	log "containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }') up in $(secs "$(ms_since "$t1")") s"
 
 	# --- images -------------------------------------------------------------------
 	local img
@@ -386,7 +386,7 @@ stop_pid() { # NAME DIR [SECONDS]
 shims() {
 	local sock="$1/node/containerd/containerd.sock" p
 	for p in /proc/[0-9]*; do
-		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $sock " && echo "${p#/proc/}"
+		tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "-address $sock " && echo "${p#/proc/}"
 	done
 	true
 }
@@ -406,6 +406,13 @@ down() {
 	stop_pid kube-proxy "$dir"
 	if [[ -x "$nd/bin/kube-proxy" ]]; then
 		"$nd/bin/kube-proxy" --cleanup >"$nd/logs/kube-proxy-cleanup.log" 2>&1 || true
+	fi
+	# Tables kubelet made through iptables-nft (KUBE-FIREWALL, the canaries) and
+	# anything --cleanup left: every table that was not there before.
+	if [[ -f "$nd/state.before" ]] && command -v nft >/dev/null; then
+		while read -r _ fam tbl; do
+			grep -qx "nft table $fam $tbl" "$nd/state.before" || nft delete table "$fam" "$tbl" || rc=1
+		done < <(nft list tables 2>/dev/null)
 	fi
 	stop_pid coredns "$dir"
 	stop_pid containerd "$dir" 30

@@ -98,9 +98,11 @@ t0=$(date +%s%N)
 "$here/node.sh" net-up "$dir"
 net=${DISTENV_NODE_NET:-198.19}
 export DISTENV_E2E_ADDRESS=$net.0.1 DISTENV_E2E_SERVICE_CIDR=$net.128.0/20 DISTENV_E2E_NODE_NAME=distenv-node
-export DISTENV_E2E_APISERVER_ARGS="--authorization-mode=Node,RBAC --kubelet-preferred-address-types=InternalIP
+export DISTENV_E2E_AUTHORIZATION_MODE=Node,RBAC
+# exec and logs reach the kubelet at its InternalIP, as the cluster's admin.
+export DISTENV_E2E_APISERVER_ARGS="--kubelet-preferred-address-types=InternalIP \
 --kubelet-client-certificate=$dir/pki/admin.crt --kubelet-client-key=$dir/pki/admin.key"
-export DISTENV_E2E_CONTROLLERS=endpointslice-controller,endpointslice-mirroring-controller,disruption-controller,pod-garbage-collector-controller
+export DISTENV_E2E_CONTROLLERS=node-lifecycle-controller,endpointslice-controller,endpointslice-mirroring-controller,disruption-controller,pod-garbage-collector-controller
 eval "$("$e2e/cluster.sh" up "$dir")"
 t_cp=$(since "$t0")
 t0=$(date +%s%N)

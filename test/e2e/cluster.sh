@@ -18,8 +18,9 @@
 # A node (test/e2e-node) reaches the control plane on an address of its own:
 # DISTENV_E2E_ADDRESS (default 127.0.0.1) is where the API server binds and what
 # it advertises (its certificate names it), DISTENV_E2E_SERVICE_CIDR (default
-# 10.0.0.0/24) the Service range, DISTENV_E2E_APISERVER_ARGS more API server
-# flags (a later flag wins) and DISTENV_E2E_CONTROLLERS more controllers of
+# 10.0.0.0/24) the Service range, DISTENV_E2E_AUTHORIZATION_MODE the API
+# server's authorizers (default RBAC; a node needs Node,RBAC),
+# DISTENV_E2E_APISERVER_ARGS more API server flags and DISTENV_E2E_CONTROLLERS more controllers of
 # kube-controller-manager (comma-separated); DISTENV_E2E_NODE_NAME=NAME also
 # issues the certificates of node NAME into DIR/pki (see cmd/controlplane/pki.go).
 #
@@ -389,7 +390,7 @@ EOF
 		--service-cluster-ip-range="$service_cidr" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-		--authorization-mode=RBAC \
+		--authorization-mode="${DISTENV_E2E_AUTHORIZATION_MODE:-RBAC}" \
 		--allow-privileged=true \
 		--profiling=false \
 		--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/logs/audit.log" \

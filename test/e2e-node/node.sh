@@ -444,6 +444,12 @@ down() {
 	if [[ -f "$nd/state.before" ]] && ! grep -qx 'dir /run/containerd/s' "$nd/state.before"; then
 		rmdir /run/containerd/s/* /run/containerd/s /run/containerd 2>/dev/null || true
 	fi
+	# libcni's result cache (/var/lib/cni/results, not configurable through the
+	# CRI): our network's entries, then the directory if this run made it.
+	rm -f /var/lib/cni/results/distenv-node-* 2>/dev/null || true
+	if [[ -f "$nd/state.before" ]] && ! grep -qx 'dir /var/lib/cni' "$nd/state.before" && [[ -d /var/lib/cni ]]; then
+		find /var/lib/cni -depth -type d -empty -delete 2>/dev/null || true
+	fi
 	# Sysctls as recorded.
 	if [[ -f "$nd/state.before" ]]; then
 		while IFS='=' read -r s p; do

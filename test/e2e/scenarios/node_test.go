@@ -4,6 +4,7 @@ package scenarios
 // ran — pod phase, container logs read back with `kubectl logs`, exit codes.
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -484,4 +485,228 @@ func describeInit(desc string) string {
 		return tail(desc, 1500)
 	}
 	return desc[i:j]
+}
+
+// nodeContainer turns the pod template of replicatedJobYAML (registry.invalid
+// image, a torchrun command) into the training image's container.
+func nodeContainer(doc string) string {
+	return strings.Replace(doc, "image: registry.invalid/trainer:1\n              command: [torchrun, train.py]",
+		"image: "+node.train+"\n              imagePullPolicy: Never", 1)
+}
+
+// TestNode4JobSet: a JobSet (the real JobSet controller) of 2 Jobs × 2 pods
+// forms one job of 4: one all_reduce across both Jobs.
+func TestNode4JobSet(t *testing.T) {
+	requireNode(t)
+	needManager(t, "jobset")
+	ns := newNamespace(t, "jobset")
+	doc := nodeContainer(jobSetYAML("js", "", replicatedJobYAML("w", 2, 2)))
+	if !strings.Contains(doc, node.train) {
+		t.Fatalf("replicatedJobYAML changed shape; nodeContainer did not replace the image:\n%s", doc)
+	}
+	apply(t, ns, doc)
+	res, _ := waitAllReduce(t, ns, map[string]string{"jobset.sigs.k8s.io/jobset-name": "js"}, 4, 1, 5*time.Minute)
+	checkRanks(t, ns, res, 4, "js-w-0-0.js")
+	for _, r := range res {
+		t.Logf("%s: rank %d of %d, sum %d", r.pod, r.rank, r.world, r.sum)
+	}
+}
+
+// TestNode4LeaderWorkerSet: a LeaderWorkerSet group of 3 with startupPolicy
+// LeaderReady (workers are created once the leader is Ready) forms one job.
+func TestNode4LeaderWorkerSet(t *testing.T) {
+	requireNode(t)
+	needManager(t, "lws")
+	ns := newNamespace(t, "lws")
+	apply(t, ns, fmt.Sprintf(`apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  replicas: 1
+  startupPolicy: LeaderReady
+  leaderWorkerTemplate:
+    size: 3
+    workerTemplate:
+      metadata:
+        labels: {distenv.dev/inject: "true"}
+      spec:
+        terminationGracePeriodSeconds: 1
+        containers:
+%s`, trainer([]string{"--hold"}, nil)))
+	res, _ := waitAllReduce(t, ns, map[string]string{"leaderworkerset.sigs.k8s.io/name": "lws"}, 3, 1, 5*time.Minute)
+	checkRanks(t, ns, res, 3, "lws-0.lws")
+	// LeaderReady: no worker was created before the leader was Ready.
+	pods, err := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{LabelSelector: "leaderworkerset.sigs.k8s.io/name=lws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaderReady time.Time
+	for _, p := range pods.Items {
+		if p.Name == "lws-0" {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady {
+					leaderReady = c.LastTransitionTime.Time
+				}
+			}
+		}
+	}
+	for _, p := range pods.Items {
+		t.Logf("%s created %s", p.Name, p.CreationTimestamp.Format(time.RFC3339))
+		if p.Name != "lws-0" && p.CreationTimestamp.Time.Before(leaderReady.Truncate(time.Second)) {
+			t.Errorf("worker %s created at %s, before the leader was Ready (%s)", p.Name, p.CreationTimestamp, leaderReady)
+		}
+	}
+}
+
+// envJobYAML is an Indexed Job of n pods of distenv's own image (a shell and
+// nothing else to start) that print the env distenv gave them and exit.
+func envJobYAML(name string, n int) string {
+	return headlessServiceYAML(name, "batch.kubernetes.io/job-name", name) + fmt.Sprintf(`---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: %s}
+spec:
+  completionMode: Indexed
+  completions: %d
+  parallelism: %d
+  backoffLimit: 0
+  template:
+    metadata:
+      labels: {distenv.dev/inject: "true"}
+    spec:
+      subdomain: %s
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: env
+        image: %s
+        imagePullPolicy: Never
+        command: ["sh", "-c", "echo RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR"]
+`, name, n, n, name, node.distenvImage)
+}
+
+// checkEnvJob: n pods, ranks 0..n-1 once each, one world of n and one
+// MASTER_ADDR, and no FailedCreate event (the Job controller records one for
+// every pod the API server refused, e.g. with the webhook unreachable).
+func checkEnvJob(t *testing.T, ns, name string, n int) (first, last time.Time) {
+	t.Helper()
+	pods := waitPods(t, ns, map[string]string{"batch.kubernetes.io/job-name": name}, n, 3*time.Minute)
+	ranks := map[string]bool{}
+	for _, p := range pods {
+		c := p.Spec.Containers[0]
+		rank, _ := envValue(c, "RANK")
+		world, _ := envValue(c, "WORLD_SIZE")
+		master, _ := envValue(c, "MASTER_ADDR")
+		if world != strconv.Itoa(n) || master != name+"-0."+name+"."+ns+".svc."+clusterDomain {
+			t.Errorf("%s: WORLD_SIZE %q MASTER_ADDR %q, want %d and %s-0.%s...", p.Name, world, master, n, name, name)
+		}
+		if rank == "" || ranks[rank] {
+			t.Errorf("%s: RANK %q missing or repeated", p.Name, rank)
+		}
+		ranks[rank] = true
+		ts := p.CreationTimestamp.Time
+		if first.IsZero() || ts.Before(first) {
+			first = ts
+		}
+		if ts.After(last) {
+			last = ts
+		}
+	}
+	evs, err := env.cs.CoreV1().Events(ns).List(ctxT(t), metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		t.Errorf("FailedCreate on %s/%s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+	}
+	return first, last
+}
+
+// chartPods lists the webhook's replicas (not the helm test Pod).
+func chartPods(t *testing.T) []corev1.Pod {
+	t.Helper()
+	l, err := env.cs.CoreV1().Pods(chartNS).List(ctxT(t), metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=distenv,app.kubernetes.io/component!=test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+// TestNode5Upgrade: a helm upgrade that rolls both replicas while a 60-pod
+// Indexed Job is being created: every pod admitted, with its rank, in one world.
+func TestNode5Upgrade(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "upgrade")
+	old := map[string]bool{}
+	for _, p := range chartPods(t) {
+		old[p.Name] = true
+	}
+	done := make(chan error, 1)
+	var out string
+	t0 := time.Now()
+	go func() {
+		var err error
+		args := append([]string{"upgrade", chartRelease, node.chart, "--wait", "--timeout", "4m",
+			"--set", "podAnnotations.distenv\\.dev/e2e-roll=" + strconv.FormatInt(t0.UnixNano(), 10)}, node.installArgs...)
+		out, err = helm(context.Background(), args...)
+		done <- err
+	}()
+	// The Job is created at the riskiest moment: a new replica exists and an old
+	// one is terminating (leaving the Service's endpoints).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		newPod, leaving := false, false
+		for _, p := range chartPods(t) {
+			newPod = newPod || !old[p.Name]
+			leaving = leaving || (old[p.Name] && p.DeletionTimestamp != nil)
+		}
+		if newPod && leaving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("helm upgrade did not start rolling the replicas within 2 min")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tJob := time.Now()
+	apply(t, ns, envJobYAML("big", 60))
+	first, last := checkEnvJob(t, ns, "big", 60)
+	if err := <-done; err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	tDone := time.Now()
+	for _, p := range chartPods(t) {
+		if old[p.Name] && p.DeletionTimestamp == nil {
+			t.Errorf("replica %s of the old release still there after the upgrade", p.Name)
+		}
+	}
+	t.Logf("helm upgrade %.1f s; Job created at +%.1f s; its 60 pods created +%.1f..+%.1f s; all with their ranks, no FailedCreate",
+		tDone.Sub(t0).Seconds(), tJob.Sub(t0).Seconds(), first.Sub(t0).Seconds(), last.Sub(t0).Seconds())
+}
+
+// TestNode5DeleteReplica: one replica deleted while a 60-pod Indexed Job is
+// being created.
+func TestNode5DeleteReplica(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "delete")
+	pods := chartPods(t)
+	var victim string
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			victim = p.Name
+			break
+		}
+	}
+	if victim == "" {
+		t.Fatal("no replica to delete")
+	}
+	t0 := time.Now()
+	if err := env.cs.CoreV1().Pods(chartNS).Delete(ctxT(t), victim, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, ns, envJobYAML("big", 60))
+	first, last := checkEnvJob(t, ns, "big", 60)
+	t.Logf("replica %s deleted at 0; the Job's 60 pods created +%.1f..+%.1f s; all with their ranks, no FailedCreate",
+		victim, first.Sub(t0).Seconds(), last.Sub(t0).Seconds())
 }

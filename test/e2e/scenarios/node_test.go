@@ -19,8 +19,9 @@ import (
 )
 
 var (
-	resolveRE   = regexp.MustCompile(`(?m)^resolve: MASTER_ADDR=(\S+) -> (\S+)$`)
-	allreduceRE = regexp.MustCompile(`(?m)^allreduce: rank (\d+) of (\d+) sum (\d+) want (\d+) (OK|WRONG)(.*)$`)
+	// torchrun's tee prefixes each worker's line with "[<role><local rank>]:".
+	resolveRE   = regexp.MustCompile(`(?m)^(?:\[\w+\]:)?resolve: MASTER_ADDR=(\S+) -> (\S+)$`)
+	allreduceRE = regexp.MustCompile(`(?m)^(?:\[\w+\]:)?allreduce: rank (\d+) of (\d+) sum (\d+) want (\d+) (OK|WRONG)(.*)$`)
 )
 
 // trainManifest is a headless Service and a workload as users write them.
@@ -405,8 +406,13 @@ func TestNode3Torchrun(t *testing.T) {
 	ns := newNamespace(t, "torchrun")
 	manifest := headlessServiceYAML("tr", "app", "tr") + "---\n" + trainStatefulSetYAML("tr", 2,
 		map[string]string{"distenv.dev/wait-for-master": "3m", "distenv.dev/nproc-per-node": "2"},
+		// --redirects 1 --tee 1: Debian's torch 1.13 under Python 3.11 turns the
+		// default "0" into None (Std.from_str iterates a Flag enum, which skips
+		// NONE and ALL since 3.11) and start_processes fails with "'NoneType'
+		// object has no attribute 'get'"; "1" (OUT) parses, and tee keeps the
+		// workers' lines on the container's output.
 		trainer(nil, []string{"sh", "-c",
-			"python3 -m torch.distributed.run /opt/distenv-train/allreduce.py && exec sleep 86400"}))
+			"python3 -m torch.distributed.run --redirects 1 --tee 1 /opt/distenv-train/allreduce.py && exec sleep 86400"}))
 	apply(t, ns, manifest)
 	res, _ := waitAllReduce(t, ns, map[string]string{"app": "tr"}, 2, 2, 5*time.Minute)
 	checkRanks(t, ns, res, 4, "tr-0.tr")

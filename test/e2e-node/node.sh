@@ -391,17 +391,30 @@ shims() {
 	true
 }
 
+# cgroup_pids: the processes in the node's cgroup tree (pids hierarchy).
+cgroup_pids() {
+	local d=/sys/fs/cgroup/pids/$cgroup_root
+	[[ -d "$d" ]] || return 0
+	find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u
+}
+
 down() {
-	local dir=$1 nd="$1/node" sock pid s p c m rc=0
+	local dir=$1 nd="$1/node" sock pid s p c m i rc=0
 	[[ -d "$nd" ]] || return 0
 	sock="$nd/containerd/containerd.sock"
 	# Pods first, through the CRI while kubelet cannot restart them: every
 	# sandbox's network is torn down by the CNI plugins (veth, IP address).
 	stop_pid kube-scheduler "$dir"
 	stop_pid kubelet "$dir" 30
+	# A container kubelet was still starting cannot be removed until it has
+	# started ("container is in starting state"): try again for a while.
 	if [[ -S "$sock" && -x "$nd/bin/crictl" ]]; then
-		"$nd/bin/crictl" --runtime-endpoint "unix://$sock" --timeout 60s rmp -fa >"$nd/logs/crictl-rmp.log" 2>&1 ||
-			log "crictl rmp -fa failed: $(tail -n 3 "$nd/logs/crictl-rmp.log")"
+		local i
+		for ((i = 1; i <= 10; i++)); do
+			"$nd/bin/crictl" --runtime-endpoint "unix://$sock" --timeout 60s rmp -fa >"$nd/logs/crictl-rmp.log" 2>&1 && break
+			sleep 2
+		done
+		[[ $i -le 10 ]] || log "crictl rmp -fa failed 10 times: $(tail -n 3 "$nd/logs/crictl-rmp.log" | cut -c1-300)"
 	fi
 	stop_pid kube-proxy "$dir"
 	if [[ -x "$nd/bin/kube-proxy" ]]; then
@@ -419,6 +432,16 @@ down() {
 	for pid in $(shims "$dir"); do
 		log "containerd shim $pid outlived its containers; stopping it"
 		kill -KILL "$pid" 2>/dev/null || true
+	done
+	# Any process still in the node's cgroups (e.g. a "runc init" whose shim is
+	# gone) is one of this node's containers.
+	for pid in $(cgroup_pids); do
+		log "process $pid ($(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-60)) left in /$cgroup_root; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	for ((i = 0; i < 50; i++)); do
+		[[ -z "$(cgroup_pids)" ]] && break
+		sleep 0.1
 	done
 	# Mounts under the node's directory (kubelet volumes, containerd's rootfs and
 	# netns), deepest first.
@@ -442,7 +465,8 @@ down() {
 	rm -f "$nd/bridge"
 	# Shim sockets' directory, if this run made it.
 	if [[ -f "$nd/state.before" ]] && ! grep -qx 'dir /run/containerd/s' "$nd/state.before"; then
-		rmdir /run/containerd/s/* /run/containerd/s /run/containerd 2>/dev/null || true
+		rm -rf /run/containerd/s
+		rmdir /run/containerd 2>/dev/null || true
 	fi
 	# libcni's result cache (/var/lib/cni/results, not configurable through the
 	# CRI): our network's entries, then the directory if this run made it.

@@ -114,6 +114,13 @@ func waitAllReduce(t *testing.T, ns string, sel map[string]string, pods, perPod 
 		var res []rankResult
 		done := 0
 		for _, p := range l.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.RestartCount >= 3 {
+					out, _, _ := kubectl(t, "", "-n", ns, "logs", p.Name, "-c", c.Name, "--previous")
+					t.Fatalf("%s: container %s restarted %d times; its last run's log ends:\n%s",
+						p.Name, c.Name, c.RestartCount, tail(out, 1500))
+				}
+			}
 			logs := podLogs(t, ns, p.Name, "trainer")
 			m := allreduceRE.FindAllStringSubmatch(logs, -1)
 			r := resolveRE.FindAllStringSubmatch(logs, -1)
@@ -138,6 +145,11 @@ func waitAllReduce(t *testing.T, ns string, sel map[string]string, pods, perPod 
 	}
 	t.Fatalf("namespace %s: no all_reduce result from every pod within %s; last: %s; events: %s", ns, within, last, eventSummary(t, ns))
 	return nil, time.Time{}
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+prefix) + "\n"
 }
 
 func tail(s string, n int) string {
@@ -538,7 +550,7 @@ spec:
       spec:
         terminationGracePeriodSeconds: 1
         containers:
-%s`, trainer([]string{"--hold"}, nil)))
+%s`, indent(trainer([]string{"--hold"}, nil), "  ")))
 	res, _ := waitAllReduce(t, ns, map[string]string{"leaderworkerset.sigs.k8s.io/name": "lws"}, 3, 1, 5*time.Minute)
 	checkRanks(t, ns, res, 3, "lws-0.lws")
 	// LeaderReady: no worker was created before the leader was Ready.
@@ -654,7 +666,7 @@ func TestNode5Upgrade(t *testing.T) {
 	go func() {
 		var err error
 		args := append([]string{"upgrade", chartRelease, node.chart, "--wait", "--timeout", "4m",
-			"--set", "podAnnotations.distenv\\.dev/e2e-roll=" + strconv.FormatInt(t0.UnixNano(), 10)}, node.installArgs...)
+			"--set-string", "podAnnotations.distenv\\.dev/e2e-roll=" + strconv.FormatInt(t0.UnixNano(), 10)}, node.installArgs...)
 		out, err = helm(context.Background(), args...)
 		done <- err
 	}()
@@ -669,6 +681,11 @@ func TestNode5Upgrade(t *testing.T) {
 		}
 		if newPod && leaving {
 			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("helm upgrade ended (%v) before the replicas were seen rolling:\n%s", err, out)
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("helm upgrade did not start rolling the replicas within 2 min")

@@ -4,8 +4,8 @@
 # train or pause, ARCHIVE a docker-archive tarball `ctr images import` reads.
 #
 #   distenv  `make image`'s image (scripts/image-build.sh, the Dockerfile), tagged
-#            localhost/distenv-e2e-node/distenv:<git rev>; its layers are cached
-#            by buildah, so an unchanged tree rebuilds nothing
+#            localhost/distenv-e2e-node/distenv:<hash of what the Dockerfile
+#            copies>, so that a tree whose sources did not change builds nothing
 #   train    Debian's python3-torch (1.13, gloo) on the same debian:bookworm-slim
 #            base (train.Containerfile), tagged by the file's hash
 #   pause    the sandbox image, built offline from build/pause/linux/pause.c of
@@ -46,13 +46,13 @@ archive() {
 # distenv: the Dockerfile's image, as `make image` builds it (its own checks are
 # the image tier's; here only the build).
 t0=$(date +%s)
-rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-ref="$prefix/distenv:$rev"
-if [[ -n "$(git -C "$root" status --porcelain -- src Makefile Dockerfile VERSION 2>/dev/null)" ]]; then
-	ref="$prefix/distenv:$rev-dirty"
+key=$(cd "$root" && find src Makefile Dockerfile VERSION .dockerignore -type f 2>/dev/null | LC_ALL=C sort |
+	xargs sha256sum | sha256sum | cut -c1-16)
+ref="$prefix/distenv:$key"
+if ! image_id "$ref" >/dev/null; then
+	bash "$root/scripts/image-build.sh" --no-test -t "$ref" >"$cache/distenv-build.log" 2>&1 ||
+		{ tail -n 30 "$cache/distenv-build.log" >&2; log "scripts/image-build.sh failed"; exit 1; }
 fi
-bash "$root/scripts/image-build.sh" --no-test -t "$ref" >"$cache/distenv-build.log" 2>&1 ||
-	{ tail -n 30 "$cache/distenv-build.log" >&2; log "scripts/image-build.sh failed"; exit 1; }
 archive distenv "$ref"
 log "distenv image in $(($(date +%s) - t0)) s"
 

@@ -19,9 +19,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 const (
@@ -58,18 +55,9 @@ func runNode(m *testing.M) int {
 }
 
 func setupNode() error {
-	var err error
-	for _, p := range []struct {
-		dst  *string
-		name string
-	}{
-		{&env.dir, "DISTENV_E2E_DIR"}, {&env.server, "DISTENV_E2E_SERVER"}, {&env.caFile, "DISTENV_E2E_CA"},
-		{&env.auditLog, "DISTENV_E2E_AUDIT_LOG"}, {&node.helm, "DISTENV_HELM"}, {&node.chart, "DISTENV_CHART"},
-		{&node.distenvImage, "DISTENV_NODE_IMAGE_DISTENV"}, {&node.train, "DISTENV_NODE_IMAGE_TRAIN"},
-	} {
-		if *p.dst, err = need(p.name); err != nil {
-			return err
-		}
+	if err := connect(envVar{&node.helm, "DISTENV_HELM"}, envVar{&node.chart, "DISTENV_CHART"},
+		envVar{&node.distenvImage, "DISTENV_NODE_IMAGE_DISTENV"}, envVar{&node.train, "DISTENV_NODE_IMAGE_TRAIN"}); err != nil {
+		return err
 	}
 	node.kubectl = filepath.Join(env.dir, "bin", "kubectl")
 	i := strings.LastIndexByte(node.distenvImage, ':')
@@ -77,17 +65,6 @@ func setupNode() error {
 		return fmt.Errorf("DISTENV_NODE_IMAGE_DISTENV %q has no tag", node.distenvImage)
 	}
 	node.repo, node.tag = node.distenvImage[:i], node.distenvImage[i+1:]
-	kc, err := need("KUBECONFIG")
-	if err != nil {
-		return err
-	}
-	if env.admin, err = clientcmd.BuildConfigFromFlags("", kc); err != nil {
-		return fmt.Errorf("admin kubeconfig: %w", err)
-	}
-	env.admin.QPS, env.admin.Burst = 200, 400
-	if env.cs, err = kubernetes.NewForConfig(env.admin); err != nil {
-		return err
-	}
 	// The product as users install it: the chart, its image, 2 replicas behind a
 	// Service, failurePolicy Fail, selfSigned certificates; --wait returns once
 	// both replicas are Ready through their probes.

@@ -733,3 +733,20 @@ func TestNode5DeleteReplica(t *testing.T) {
 	t.Logf("replica %s deleted at 0; the Job's 60 pods created +%.1f..+%.1f s; all with their ranks, no FailedCreate",
 		victim, first.Sub(t0).Seconds(), last.Sub(t0).Seconds())
 }
+
+// TestNodeZAdmissions (last): the figure of every pod admission of the run —
+// the API server's own histogram for the chart's pod webhook, reached through
+// its Service (kube-proxy) on the node; the 60-pod Jobs of scenario 5 were
+// created while a replica was leaving.
+func TestNodeZAdmissions(t *testing.T) {
+	requireNode(t)
+	h := scrapeAPIServerFor(t, chartPodHook)
+	if h.count == 0 {
+		t.Fatalf("the API server recorded no admission by %s", chartPodHook)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit,rejected=false}, all %.0f pod admissions of the run (webhook behind its Service):\n",
+		admissionMetric, chartPodHook, h.count)
+	writeHistogram(&b, h)
+	nodeFigure(t, b.String())
+}

@@ -6,6 +6,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -749,4 +750,40 @@ func TestNodeZAdmissions(t *testing.T) {
 		admissionMetric, chartPodHook, h.count)
 	writeHistogram(&b, h)
 	nodeFigure(t, b.String())
+}
+
+// TestNodeZFigures200: the figure of docs/admission-latency.md with distenv
+// behind its Service: a 200-completion Indexed Job whose pods no node may take
+// (a nodeSelector nothing matches), so that only admissions are measured, not
+// 200 containers starting on the same 2 cores.
+func TestNodeZFigures200(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "fig")
+	doc := strings.Replace(envJobYAML("big", 200), "      restartPolicy: Never\n",
+		"      restartPolicy: Never\n      nodeSelector: {distenv.dev/e2e-nowhere: \"true\"}\n", 1)
+	before := scrapeAPIServerFor(t, chartPodHook)
+	load0, _ := os.ReadFile("/proc/loadavg")
+	t0 := time.Now()
+	apply(t, ns, doc)
+	pods := waitPods(t, ns, map[string]string{"batch.kubernetes.io/job-name": "big"}, 200, 3*time.Minute)
+	took := time.Since(t0)
+	h := scrapeAPIServerFor(t, chartPodHook).minus(before)
+	if h.count != 200 {
+		t.Errorf("the API server counted %.0f admissions, want 200", h.count)
+	}
+	for _, p := range pods {
+		if _, ok := p.Annotations[injectedAnn]; !ok {
+			t.Errorf("%s: not injected", p.Name)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "figure: 200-completion Indexed Job, pods kept off the node: 200 pods stored in %.1f s (load average before: %s)\n",
+		took.Seconds(), strings.Join(strings.Fields(string(load0))[:3], " "))
+	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit,rejected=false}, its 200 admissions (webhook behind its Service, 2 replicas):\n",
+		admissionMetric, chartPodHook)
+	fmt.Fprintf(&b, "  mean %.2f ms\n", 1000*h.sum/h.count)
+	writeHistogram(&b, h)
+	nodeFigure(t, b.String())
+	bg := metav1.DeletePropagationBackground
+	_ = env.cs.BatchV1().Jobs(ns).Delete(ctxT(t), "big", metav1.DeleteOptions{PropagationPolicy: &bg})
 }

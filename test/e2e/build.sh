@@ -6,7 +6,8 @@
 #   build.sh node             kubelet, kube-scheduler, kube-proxy (test/e2e-node)
 #
 # The binary is cached as $DISTENV_CACHE/<name>-<key>, where the key hashes
-# the Go version, go.mod, go.sum, this script and the sources of the command, so
+# the Go version, go.mod, go.sum, this script and the sources of the command
+# (and of internal/, which both commands use), so
 # a later run with the same inputs skips the build entirely. Go's own caches
 # (GOCACHE, GOMODCACHE) live under ~/.cache too, so even a changed key rebuilds
 # only what changed.
@@ -38,7 +39,7 @@ minor=${minor%%.*}
 key=$({
 	go version
 	cat go.mod go.sum build.sh lib/goenv.sh
-	cat "cmd/$name"/*.go
+	cat "cmd/$name"/*.go internal/*/*.go
 } | sha256sum | cut -c1-16)
 mkdir -p "$DISTENV_CACHE"
 out="$DISTENV_CACHE/$name-$key"

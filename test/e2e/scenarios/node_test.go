@@ -349,13 +349,8 @@ func TestNode2StatefulSet(t *testing.T) {
 		t.Logf("%s: rank %d of %d, MASTER_ADDR %s -> %s, sum %d", r.pod, r.rank, r.world, r.addr, r.ip, r.sum)
 	}
 	h := scrapeAPIServerFor(t, chartPodHook).minus(before)
-	var b strings.Builder
-	fmt.Fprintf(&b, "figure: StatefulSet of 3 (python3-torch, gloo): kubectl apply -> every rank's all_reduce result in %.1f s\n",
-		at.Sub(t0).Seconds())
-	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit} for its %.0f pod admissions (webhook behind its Service):\n",
-		admissionMetric, chartPodHook, h.count)
-	writeHistogram(&b, h)
-	nodeFigure(t, b.String())
+	admissionFigure(t, fmt.Sprintf("StatefulSet of 3 (python3-torch, gloo): kubectl apply -> every rank's all_reduce result in %.1f s",
+		at.Sub(t0).Seconds()), "its pod admissions", h)
 }
 
 // TestNode3IndexedJob: an Indexed Job of 3 completes the same all_reduce and
@@ -745,9 +740,19 @@ func TestNodeZAdmissions(t *testing.T) {
 	if h.count == 0 {
 		t.Fatalf("the API server recorded no admission by %s", chartPodHook)
 	}
+	admissionFigure(t, "", "all pod admissions of the run", h)
+}
+
+// admissionFigure prints a figure line (when not empty) and the API server's
+// histogram h of the chart's pod webhook.
+func admissionFigure(t *testing.T, line, what string, h histogram) {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit,rejected=false}, all %.0f pod admissions of the run (webhook behind its Service):\n",
-		admissionMetric, chartPodHook, h.count)
+	if line != "" {
+		fmt.Fprintf(&b, "figure: %s\n", line)
+	}
+	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit,rejected=false}, %s: %.0f (webhook behind its Service, 2 replicas), mean %.2f ms\n",
+		admissionMetric, chartPodHook, what, h.count, 1000*h.sum/max(h.count, 1))
 	writeHistogram(&b, h)
 	nodeFigure(t, b.String())
 }
@@ -776,14 +781,8 @@ func TestNodeZFigures200(t *testing.T) {
 			t.Errorf("%s: not injected", p.Name)
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "figure: 200-completion Indexed Job, pods kept off the node: 200 pods stored in %.1f s (load average before: %s)\n",
-		took.Seconds(), strings.Join(strings.Fields(string(load0))[:3], " "))
-	fmt.Fprintf(&b, "figure: %s{name=%q,operation=CREATE,type=admit,rejected=false}, its 200 admissions (webhook behind its Service, 2 replicas):\n",
-		admissionMetric, chartPodHook)
-	fmt.Fprintf(&b, "  mean %.2f ms\n", 1000*h.sum/h.count)
-	writeHistogram(&b, h)
-	nodeFigure(t, b.String())
+	admissionFigure(t, fmt.Sprintf("200-completion Indexed Job, pods kept off the node: 200 pods stored in %.1f s (load average before: %s)",
+		took.Seconds(), strings.Join(strings.Fields(string(load0))[:3], " ")), "its admissions", h)
 	bg := metav1.DeletePropagationBackground
 	_ = env.cs.BatchV1().Jobs(ns).Delete(ctxT(t), "big", metav1.DeleteOptions{PropagationPolicy: &bg})
 }

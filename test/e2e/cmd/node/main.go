@@ -16,9 +16,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"k8s.io/component-base/cli"
+	"distenv.dev/test/e2e/internal/multicall"
 	_ "k8s.io/component-base/logs/json/register"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
@@ -33,33 +32,19 @@ programs: kubelet, kube-scheduler, kube-proxy, version
 `
 
 func main() {
-	prog := filepath.Base(os.Args[0])
-	args := os.Args[1:]
-	switch prog {
-	case "kubelet", "kube-scheduler", "kube-proxy":
-	default:
-		if len(args) == 0 {
-			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
-		}
-		prog, args = args[0], args[1:]
+	prog, args, ok := multicall.Program("kubelet", "kube-scheduler", "kube-proxy")
+	if !ok {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
 	}
-	// The cobra commands read os.Args; make them see only their own arguments.
-	os.Args = append([]string{prog}, args...)
 
 	switch prog {
 	case "kubelet":
-		cmd := kubeletapp.NewKubeletCommand(context.Background())
-		cmd.SetArgs(args)
-		os.Exit(cli.Run(cmd))
+		multicall.Run(kubeletapp.NewKubeletCommand(context.Background()), args)
 	case "kube-scheduler":
-		cmd := schedulerapp.NewSchedulerCommand()
-		cmd.SetArgs(args)
-		os.Exit(cli.Run(cmd))
+		multicall.Run(schedulerapp.NewSchedulerCommand(), args)
 	case "kube-proxy":
-		cmd := proxyapp.NewProxyCommand()
-		cmd.SetArgs(args)
-		os.Exit(cli.Run(cmd))
+		multicall.Run(proxyapp.NewProxyCommand(), args)
 	case "version":
 		fmt.Println(version.Get().GitVersion)
 		os.Exit(0)

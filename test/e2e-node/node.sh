@@ -7,7 +7,10 @@
 #                          binds to its address) and record the machine's state
 #   node.sh up DIR         start the node against the cluster in DIR (after
 #                          cluster.sh up DIR), import the images, wait until Ready
-#   node.sh down DIR       stop it all, by PID, and restore what it changed
+#   node.sh down DIR       stop it all, by PID, and restore what it changed but
+#                          the bridge
+#   node.sh net-down DIR   remove the bridge (after cluster.sh down: the API
+#                          server's own client uses its address)
 #   node.sh check DIR      compare the machine with what net-up recorded; fails
 #                          (exit 1) naming every difference
 #   node.sh state          print what `check` compares
@@ -455,14 +458,6 @@ down() {
 		find "$c$cgroup_root" -depth -type d -exec rmdir {} + 2>/dev/null || true
 		[[ -d "$c$cgroup_root" ]] && { log "cannot remove $c$cgroup_root"; rc=1; }
 	done
-	# Veths of pods crictl could not remove, then the bridge.
-	for p in $(ip -o link show master "$bridge" 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//'); do
-		ip link del "$p" 2>/dev/null || true
-	done
-	if [[ -f "$nd/bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
-		ip link del "$bridge" || rc=1
-	fi
-	rm -f "$nd/bridge"
 	# Shim sockets' directory, if this run made it.
 	if [[ -f "$nd/state.before" ]] && ! grep -qx 'dir /run/containerd/s' "$nd/state.before"; then
 		rm -rf /run/containerd/s
@@ -484,9 +479,24 @@ down() {
 	return $rc
 }
 
+# net_down DIR: the pods' veths crictl could not remove, then the bridge. After
+# the control plane has stopped: the API server's own client talks to itself at
+# the bridge's address (without it, its shutdown waits 30 s for nothing).
+net_down() {
+	local nd="$1/node" p rc=0
+	for p in $(ip -o link show master "$bridge" 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//'); do
+		ip link del "$p" 2>/dev/null || true
+	done
+	if [[ -f "$nd/bridge" ]] && ip link show "$bridge" >/dev/null 2>&1; then
+		ip link del "$bridge" || rc=1
+	fi
+	rm -f "$nd/bridge"
+	return $rc
+}
+
 cmd=${1:-}
 case "$cmd" in
-net-up | up | down | check)
+net-up | up | down | net-down | check)
 	[[ -n "${2:-}" ]] || die "usage: node.sh $cmd DIR"
 	"${cmd//-/_}" "$2"
 	;;

@@ -79,8 +79,19 @@ cleanup() {
 		done
 	fi
 	"$here/node.sh" down "$dir" || rc=1
+	# The control plane before the bridge (it serves on the bridge's address); the
+	# directory is kept for node.sh until the check.
+	DISTENV_E2E_KEEP=1 "$e2e/cluster.sh" down "$dir" 2>&1 | grep -v '^cluster.sh: kept ' >&2 || true
+	"$here/node.sh" net-down "$dir" || rc=1
 	"$here/node.sh" check "$dir" || rc=1
-	"$e2e/cluster.sh" down "$dir" || true
+	if [[ "${DISTENV_E2E_KEEP:-0}" == 1 ]]; then
+		echo "run.sh: kept $dir (logs in $dir/logs and $dir/node/logs)" >&2
+	elif awk -v d="$dir/" 'index($5, d) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+		echo "run.sh: kept $dir: something is still mounted under it" >&2
+		rc=1
+	else
+		rm -rf "$dir"
+	fi
 	if [[ $rc -ne 0 ]]; then
 		echo "run.sh: FAIL: the machine was not left as found" >&2
 		exit 1

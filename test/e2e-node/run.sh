@@ -98,11 +98,8 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-test_pid=
-on_signal() {
-	[[ -n "$test_pid" ]] && kill -TERM -- "-$test_pid" 2>/dev/null
-	exit 130
-}
+# shellcheck source=test/e2e/lib/gotest.sh
+. "$e2e/lib/gotest.sh"
 trap on_signal INT TERM
 
 t0=$(date +%s%N)
@@ -123,13 +120,9 @@ t_node=$(since "$t0")
 
 echo "run.sh: running the node scenarios against $DISTENV_E2E_K8S_VERSION" >&2
 t0=$(date +%s%N)
-set +e
-setsid bash -c 'cd "$1" && shift && exec env DISTENV_E2E_NODE=1 go test -count=1 -v -timeout 40m -run "^TestNode" ./scenarios "$@"' _ "$e2e" "$@" &
-test_pid=$!
-wait "$test_pid"
-status=$?
-test_pid=
-set -e
+export DISTENV_E2E_NODE=1 # TestMain installs the chart; only TestNode* run
+scenarios_test "$e2e" -run '^TestNode' "$@"
+status=$scenarios_status
 t_test=$(since "$t0")
 
 printf 'run.sh: binaries %s s, images %s s (both cached when unchanged), control plane up %s s, node up %s s, scenarios %s s, total %s s\n' \

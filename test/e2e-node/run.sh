@@ -68,29 +68,31 @@ echo "run.sh: compiling the scenarios" >&2
 (cd "$e2e" && go test -c -o /dev/null ./scenarios)
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/distenv-e2e.XXXXXX")
+# What cleanup removes, fixed now: cleanup may run inside any function.
+readonly run_dir=$dir
 status=1
 cleanup() {
 	local rc=0
 	if [[ $status -ne 0 ]]; then
-		for f in "$dir"/node/logs/{kubelet,containerd,kube-proxy,coredns}.log "$dir"/logs/kube-apiserver.log; do
+		for f in "$run_dir"/node/logs/{kubelet,containerd,kube-proxy,coredns}.log "$run_dir"/logs/kube-apiserver.log; do
 			[[ -f "$f" ]] || continue
 			echo "---- last lines of $f ----" >&2
 			tail -n 25 "$f" >&2 || true
 		done
 	fi
-	"$here/node.sh" down "$dir" || rc=1
+	"$here/node.sh" down "$run_dir" || rc=1
 	# The control plane before the bridge (it serves on the bridge's address); the
 	# directory is kept for node.sh until the check.
-	DISTENV_E2E_KEEP=1 "$e2e/cluster.sh" down "$dir" 2>&1 | grep -v '^cluster.sh: kept ' >&2 || true
-	"$here/node.sh" net-down "$dir" || rc=1
-	"$here/node.sh" check "$dir" || rc=1
+	DISTENV_E2E_KEEP=1 "$e2e/cluster.sh" down "$run_dir" 2>&1 | grep -v '^cluster.sh: kept ' >&2 || true
+	"$here/node.sh" net-down "$run_dir" || rc=1
+	"$here/node.sh" check "$run_dir" || rc=1
 	if [[ "${DISTENV_E2E_KEEP:-0}" == 1 ]]; then
-		echo "run.sh: kept $dir (logs in $dir/logs and $dir/node/logs)" >&2
-	elif awk -v d="$dir/" 'index($5, d) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
-		echo "run.sh: kept $dir: something is still mounted under it" >&2
+		echo "run.sh: kept $run_dir (logs in $run_dir/logs and $run_dir/node/logs)" >&2
+	elif awk -v d="$run_dir/" 'index($5, d) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+		echo "run.sh: kept $run_dir: something is still mounted under it" >&2
 		rc=1
-	else
-		rm -rf "$dir"
+	elif [[ -f "$run_dir/.distenv-e2e" ]]; then
+		rm -rf "$run_dir"
 	fi
 	if [[ $rc -ne 0 ]]; then
 		echo "run.sh: FAIL: the machine was not left as found" >&2

@@ -11,11 +11,12 @@ on_signal() {
 	exit 130
 }
 
+# No locals here: the EXIT traps of the callers run inside this function when a
+# signal arrives, and bash would show them its locals (a local "dir" once made
+# a caller's cleanup act on the wrong directory).
 scenarios_test() {
-	local dir=$1
-	shift
 	set +e
-	setsid bash -c 'cd "$1" && shift && exec go test -count=1 -v -timeout 40m ./scenarios "$@"' _ "$dir" "$@" &
+	setsid bash -c 'cd "$1" && shift && exec go test -count=1 -v -timeout 40m ./scenarios "$@"' _ "$@" &
 	test_pid=$!
 	wait "$test_pid"
 	scenarios_status=$?

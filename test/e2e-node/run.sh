@@ -93,6 +93,8 @@ cleanup() {
 		rc=1
 	elif [[ -f "$run_dir/.distenv-e2e" ]]; then
 		rm -rf "$run_dir"
+	else
+		rmdir "$run_dir" 2>/dev/null || true # stopped before anything was made in it
 	fi
 	if [[ $rc -ne 0 ]]; then
 		echo "run.sh: FAIL: the machine was not left as found" >&2

@@ -46,7 +46,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e conformance bench fuzz faults loadgen chart chart-install image manifests manifests-check FORCE
+        deps e2e e2e-node conformance bench fuzz faults loadgen chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -110,6 +110,12 @@ conformance: distenv-webhook
 
 e2e: distenv-webhook
 	bash test/e2e/run.sh
+
+# The control plane plus one real node (kubelet, containerd, CoreDNS, kube-proxy):
+# distenv installed from its chart, training pods that start. Root only; builds
+# its images itself (docs/e2e-node.md).
+e2e-node:
+	bash test/e2e-node/run.sh
 
 chart: distenv-webhook
 	bash test/chart/run.sh

@@ -2,7 +2,7 @@
 # Installs everything distenv needs on a fresh Debian bookworm machine (as root).
 #   scripts/deps.sh            build + unit/integration test dependencies
 #   scripts/deps.sh all        also the e2e, framework, chart and image tiers
-#   scripts/deps.sh TIER...    build plus the named tiers: e2e frameworks image bench
+#   scripts/deps.sh TIER...    build plus the named tiers: e2e frameworks image bench node
 # Idempotent: packages already installed are not fetched again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,17 +20,17 @@ apt_install deps "${pkgs[@]}"
 
 tiers=("$@")
 if [ "${tiers[0]:-}" = all ]; then
-	tiers=(e2e frameworks image bench)
+	tiers=(e2e frameworks image bench node)
 fi
 for t in "${tiers[@]}"; do
 	case "$t" in
-	e2e | frameworks | image | bench)
+	e2e | frameworks | image | bench | node)
 		if [ -f "scripts/deps-$t.sh" ]; then
 			log "tier $t"
 			bash "scripts/deps-$t.sh"
 		fi
 		;;
-	*) log "unknown tier '$t' (e2e, frameworks, image, bench, all)"; exit 2 ;;
+	*) log "unknown tier '$t' (e2e, frameworks, image, bench, node, all)"; exit 2 ;;
 	esac
 done
 log "ok"

@@ -15,6 +15,15 @@
 # build-managers.sh), their webhooks served on loopback with a certificate of the
 # cluster CA.
 #
+# A node (test/e2e-node) reaches the control plane on an address of its own:
+# DISTENV_E2E_ADDRESS (default 127.0.0.1) is where the API server binds and what
+# it advertises (its certificate names it), DISTENV_E2E_SERVICE_CIDR (default
+# 10.0.0.0/24) the Service range, DISTENV_E2E_AUTHORIZATION_MODE the API
+# server's authorizers (default RBAC; a node needs Node,RBAC),
+# DISTENV_E2E_APISERVER_ARGS more API server flags and DISTENV_E2E_CONTROLLERS more controllers of
+# kube-controller-manager (comma-separated); DISTENV_E2E_NODE_NAME=NAME also
+# issues the certificates of node NAME into DIR/pki (see cmd/controlplane/pki.go).
+#
 # DIR defaults to $DISTENV_E2E_DIR for env/down. Typical use from another tier:
 #   eval "$(test/e2e/cluster.sh up)"; trap 'test/e2e/cluster.sh down' EXIT
 #   kubectl get ns          # $DISTENV_E2E_DIR/bin is put on PATH
@@ -346,8 +355,16 @@ up() {
 	local ports etcd_port peer_port api_port kcm_port
 	mapfile -t ports < <("$dir/bin/controlplane" freeport 4)
 	etcd_port=${ports[0]} peer_port=${ports[1]} api_port=${ports[2]} kcm_port=${ports[3]}
-	"$dir/bin/controlplane" pki --dir "$dir/pki"
-	local pki="$dir/pki" server="https://127.0.0.1:$api_port"
+	local address=${DISTENV_E2E_ADDRESS:-127.0.0.1} service_cidr=${DISTENV_E2E_SERVICE_CIDR:-10.0.0.0/24}
+	local -a apiserver_args
+	read -r -a apiserver_args <<<"${DISTENV_E2E_APISERVER_ARGS:-}"
+	# The kubernetes Service takes the first address of the range.
+	local service_ip
+	service_ip=$(python3 -c 'import ipaddress, sys; print(ipaddress.ip_network(sys.argv[1])[1])' "$service_cidr") ||
+		die "DISTENV_E2E_SERVICE_CIDR: not a network: $service_cidr"
+	"$dir/bin/controlplane" pki --dir "$dir/pki" --service-ip "$service_ip" --ip "$address" \
+		${DISTENV_E2E_NODE_NAME:+--node "$DISTENV_E2E_NODE_NAME"}
+	local pki="$dir/pki" server="https://$address:$api_port"
 
 	start etcd "$dir" --data-dir "$dir/etcd" \
 		--client-url "http://127.0.0.1:$etcd_port" --peer-url "http://127.0.0.1:$peer_port"
@@ -367,20 +384,21 @@ rules:
 EOF
 	start kube-apiserver "$dir" \
 		--etcd-servers="http://127.0.0.1:$etcd_port" \
-		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+		--bind-address="$address" --advertise-address="$address" --secure-port="$api_port" \
 		--cert-dir="$pki" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
 		--client-ca-file="$pki/ca.crt" \
-		--service-cluster-ip-range=10.0.0.0/24 \
+		--service-cluster-ip-range="$service_cidr" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-		--authorization-mode=RBAC \
+		--authorization-mode="${DISTENV_E2E_AUTHORIZATION_MODE:-RBAC}" \
 		--allow-privileged=true \
 		--profiling=false \
 		--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/logs/audit.log" \
 		--audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=200 \
 		--requestheader-client-ca-file="$pki/ca.crt" --requestheader-allowed-names=front-proxy-client \
 		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
-		--requestheader-extra-headers-prefix=X-Remote-Extra-
+		--requestheader-extra-headers-prefix=X-Remote-Extra- \
+		"${apiserver_args[@]}"
 	kubeconfig "$dir/admin.kubeconfig" "$server" "$pki/ca.crt" "$pki/admin.crt" "$pki/admin.key" distenv-e2e-admin
 	kubeconfig "$dir/kcm.kubeconfig" "$server" "$pki/ca.crt" "$pki/kcm.crt" "$pki/kcm.key" system:kube-controller-manager
 	wait_for kube-apiserver "$dir" kube-apiserver 120 \
@@ -398,7 +416,7 @@ EOF
 		--use-service-account-credentials=true \
 		--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
 		--cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
-		--controllers=serviceaccount-controller,serviceaccount-token-controller,statefulset-controller,job-controller,replicaset-controller,deployment-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
+		--controllers=serviceaccount-controller,serviceaccount-token-controller,statefulset-controller,job-controller,replicaset-controller,deployment-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller${DISTENV_E2E_CONTROLLERS:+,$DISTENV_E2E_CONTROLLERS} \
 		--concurrent-job-syncs=5
 	wait_for kube-controller-manager "$dir" kube-controller-manager 60 \
 		curl -sfk --max-time 2 "https://127.0.0.1:$kcm_port/healthz"

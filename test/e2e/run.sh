@@ -69,12 +69,8 @@ cleanup() {
 	"$here/cluster.sh" down "$dir" || true
 }
 trap cleanup EXIT
-test_pid=
-on_signal() {
-	# go test runs in its own session (see below): stop it and the test binary.
-	[[ -n "$test_pid" ]] && kill -TERM -- "-$test_pid" 2>/dev/null
-	exit 130
-}
+# shellcheck source=test/e2e/lib/gotest.sh
+. "$here/lib/gotest.sh"
 trap on_signal INT TERM
 
 t0=$(date +%s%N)
@@ -83,16 +79,8 @@ t_up=$((($(date +%s%N) - t0) / 1000000))
 
 echo "run.sh: running the scenarios against $DISTENV_E2E_K8S_VERSION" >&2
 t0=$(date +%s%N)
-set +e
-# In the background and in its own session, so that a signal to this script is
-# handled at once (bash runs traps only between foreground commands) and reaches
-# the whole test process group.
-setsid bash -c 'cd "$1" && shift && exec go test -count=1 -v -timeout 40m ./scenarios "$@"' _ "$here" "$@" &
-test_pid=$!
-wait "$test_pid"
-status=$?
-test_pid=
-set -e
+scenarios_test "$here" "$@"
+status=$scenarios_status
 t_test=$((($(date +%s%N) - t0) / 1000000))
 
 printf 'run.sh: control plane binary %d.%03d s, managers %d.%03d s (both cached when unchanged), control plane up %d.%03d s, scenarios %d.%03d s, total %s s\n' \

@@ -74,6 +74,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if nodeTier() {
+		return runNode(m) // node_main_test.go: distenv installed by its chart, on a real node
+	}
 	if err := setup(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e setup: %v\n", err)
 		teardown()
@@ -97,15 +100,21 @@ func need(name string) (string, error) {
 	return v, nil
 }
 
-func setup() error {
+// envVar is a required environment variable and where its value goes.
+type envVar struct {
+	dst  *string
+	name string
+}
+
+// connect reads what `cluster.sh up` prints, and the more variables named, and
+// makes the admin client.
+func connect(more ...envVar) error {
 	var err error
-	for _, p := range []struct {
-		dst  *string
-		name string
-	}{
+	vars := append([]envVar{
 		{&env.dir, "DISTENV_E2E_DIR"}, {&env.server, "DISTENV_E2E_SERVER"}, {&env.caFile, "DISTENV_E2E_CA"},
-		{&env.auditLog, "DISTENV_E2E_AUDIT_LOG"}, {&env.bin, "DISTENV_WEBHOOK"},
-	} {
+		{&env.auditLog, "DISTENV_E2E_AUDIT_LOG"},
+	}, more...)
+	for _, p := range vars {
 		if *p.dst, err = need(p.name); err != nil {
 			return err
 		}
@@ -118,7 +127,12 @@ func setup() error {
 		return fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	env.admin.QPS, env.admin.Burst = 200, 400
-	if env.cs, err = kubernetes.NewForConfig(env.admin); err != nil {
+	env.cs, err = kubernetes.NewForConfig(env.admin)
+	return err
+}
+
+func setup() error {
+	if err := connect(envVar{&env.bin, "DISTENV_WEBHOOK"}); err != nil {
 		return err
 	}
 	env.whDir = filepath.Join(env.dir, "webhook")

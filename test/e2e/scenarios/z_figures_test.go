@@ -85,12 +85,19 @@ func parseHistogram(t *testing.T, text, metric string, keep func(map[string]stri
 // for distenv's admitted pod CREATEs.
 func scrapeAPIServer(t *testing.T) histogram {
 	t.Helper()
+	return scrapeAPIServerFor(t, webhookName)
+}
+
+// scrapeAPIServerFor is scrapeAPIServer for the webhook of another name (the
+// chart's, in the node tier).
+func scrapeAPIServerFor(t *testing.T, name string) histogram {
+	t.Helper()
 	raw, err := env.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctxT(t))
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
 	return parseHistogram(t, string(raw), admissionMetric, func(l map[string]string) bool {
-		return l["name"] == webhookName && l["operation"] == "CREATE" && l["type"] == "admit" && l["rejected"] == "false"
+		return l["name"] == name && l["operation"] == "CREATE" && l["type"] == "admit" && l["rejected"] == "false"
 	})
 }
 

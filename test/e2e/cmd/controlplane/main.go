@@ -18,9 +18,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	_ "time/tzdata" // CronJob time zones, as upstream's main packages do
 
+	"distenv.dev/test/e2e/internal/multicall"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"
@@ -40,31 +40,19 @@ programs: etcd, kube-apiserver, kube-controller-manager, kubectl, pki, freeport,
 `
 
 func main() {
-	prog := filepath.Base(os.Args[0])
-	args := os.Args[1:]
-	switch prog {
-	case "etcd", "kube-apiserver", "kube-controller-manager", "kubectl":
-	default:
-		if len(args) == 0 {
-			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
-		}
-		prog, args = args[0], args[1:]
+	prog, args, ok := multicall.Program("etcd", "kube-apiserver", "kube-controller-manager", "kubectl")
+	if !ok {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
 	}
-	// The cobra commands read os.Args; make them see only their own arguments.
-	os.Args = append([]string{prog}, args...)
 
 	switch prog {
 	case "etcd":
 		os.Exit(runEtcd(args))
 	case "kube-apiserver":
-		cmd := apiserverapp.NewAPIServerCommand()
-		cmd.SetArgs(args)
-		os.Exit(cli.Run(cmd))
+		multicall.Run(apiserverapp.NewAPIServerCommand(), args)
 	case "kube-controller-manager":
-		cmd := kcmapp.NewControllerManagerCommand()
-		cmd.SetArgs(args)
-		os.Exit(cli.Run(cmd))
+		multicall.Run(kcmapp.NewControllerManagerCommand(), args)
 	case "kubectl":
 		logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args)) //nolint:errcheck
 		cmd := kubectlcmd.NewDefaultKubectlCommand()

@@ -27,10 +27,19 @@ import (
 //	admin.crt admin.key           client certificate in group system:masters
 //	kcm.crt kcm.key               client certificate system:kube-controller-manager
 //	sa.key sa.pub                 service-account token signing key pair
+//
+// With --node NAME, also the identities of one node (test/e2e-node):
+//
+//	kubelet.crt kubelet.key       client certificate system:node:NAME in system:nodes
+//	kubelet-serving.crt .key      the kubelet's serving certificate for --ip
+//	scheduler.crt scheduler.key   client certificate system:kube-scheduler
+//	proxy.crt proxy.key           client certificate system:kube-proxy
 func runPKI(args []string) int {
 	fs := flag.NewFlagSet("pki", flag.ContinueOnError)
 	dir := fs.String("dir", "", "output directory (required)")
 	serviceIP := fs.String("service-ip", "10.0.0.1", "first IP of the service range (the kubernetes Service)")
+	address := fs.String("ip", "127.0.0.1", "address the API server serves on (a node's bridge address in the node tier)")
+	node := fs.String("node", "", "also issue the certificates of the node NAME (kubelet, kube-scheduler, kube-proxy)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,16 +47,23 @@ func runPKI(args []string) int {
 		fmt.Fprintln(os.Stderr, "pki: --dir is required")
 		return 2
 	}
-	if err := writePKI(*dir, net.ParseIP(*serviceIP)); err != nil {
+	if err := writePKI(*dir, net.ParseIP(*serviceIP), net.ParseIP(*address), *node); err != nil {
 		fmt.Fprintf(os.Stderr, "pki: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func writePKI(dir string, serviceIP net.IP) error {
+func writePKI(dir string, serviceIP, address net.IP, node string) error {
 	if serviceIP == nil {
 		return fmt.Errorf("bad --service-ip")
+	}
+	if address == nil {
+		return fmt.Errorf("bad --ip")
+	}
+	ips := []net.IP{net.ParseIP("127.0.0.1"), serviceIP}
+	if !address.Equal(ips[0]) {
+		ips = append(ips, address)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -111,7 +127,7 @@ func writePKI(dir string, serviceIP net.IP) error {
 	if err := issue("apiserver", pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
-		[]net.IP{net.ParseIP("127.0.0.1"), serviceIP}); err != nil {
+		ips); err != nil {
 		return err
 	}
 	if err := issue("admin", pkix.Name{CommonName: "distenv-e2e-admin", Organization: []string{"system:masters"}},
@@ -121,6 +137,29 @@ func writePKI(dir string, serviceIP net.IP) error {
 	if err := issue("kcm", pkix.Name{CommonName: "system:kube-controller-manager"},
 		x509.ExtKeyUsageClientAuth, nil, nil); err != nil {
 		return err
+	}
+
+	if node != "" {
+		for _, c := range []struct {
+			name    string
+			subject pkix.Name
+			usage   x509.ExtKeyUsage
+			ips     []net.IP
+		}{
+			{"kubelet", pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+				x509.ExtKeyUsageClientAuth, nil},
+			{"kubelet-serving", pkix.Name{CommonName: node}, x509.ExtKeyUsageServerAuth, []net.IP{address}},
+			{"scheduler", pkix.Name{CommonName: "system:kube-scheduler"}, x509.ExtKeyUsageClientAuth, nil},
+			{"proxy", pkix.Name{CommonName: "system:kube-proxy"}, x509.ExtKeyUsageClientAuth, nil},
+		} {
+			var dns []string
+			if c.ips != nil {
+				dns = []string{node}
+			}
+			if err := issue(c.name, c.subject, c.usage, dns, c.ips); err != nil {
+				return err
+			}
+		}
 	}
 
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)

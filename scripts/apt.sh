@@ -5,7 +5,7 @@ apt_install() {
 	local tag=$1 missing=() p sudo=
 	shift
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *'install ok installed'* ]] ||
 			missing+=("$p")
 	done
 	((${#missing[@]})) || return 0

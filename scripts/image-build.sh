@@ -213,7 +213,9 @@ bah bud --isolation chroot --pull=never --layers --force-rm \
 	exit 1
 }
 build_s=$(since "$t_build")
-size=$(bah images --format '{{.Size}}' "$tag" | head -n 1)
+# awk reads every line: head would leave buildah writing to a closed pipe (a
+# second name of the same image is a second line), and pipefail would stop here.
+size=$(bah images --format '{{.Size}}' "$tag" | awk 'NR == 1')
 log "built $tag in $build_s s, size $size"
 # Intermediate images of older builds pile up in vfs storage; drop dangling ones.
 bah rmi --prune >/dev/null 2>&1 || true

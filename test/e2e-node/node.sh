@@ -116,7 +116,7 @@ net_up() {
 	if ip link show "$bridge" >/dev/null 2>&1; then
 		die "bridge $bridge exists already (left by an earlier run? see docs/e2e-node.md, 'Cleaning up by hand')"
 	fi
-	if ip -o addr show | awk '{ print $4 }' | grep -q "^$node_ip/"; then
+	if ip -o addr show | awk -v want="$node_ip/" 'index($4, want) == 1 { found = 1 } END { exit !found }'; then
 		die "$node_ip is already assigned on this machine"
 	fi
 	ip link add "$bridge" type bridge
@@ -387,9 +387,10 @@ stop_pid() { # NAME DIR [SECONDS]
 # shims DIR: PIDs of the containerd shims of this node's containerd (they outlive
 # containerd by design; each names our socket in its arguments).
 shims() {
-	local sock="$1/node/containerd/containerd.sock" p
+	local sock="$1/node/containerd/containerd.sock" p cmd
 	for p in /proc/[0-9]*; do
-		tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "-address $sock " && echo "${p#/proc/}"
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+		[[ $cmd == *"-address $sock "* ]] && echo "${p#/proc/}"
 	done
 	true
 }

@@ -50,7 +50,7 @@ fi
 
 # Date of the release's module, so the stamp does not change between builds.
 build_date=$(go mod download -json "k8s.io/kubernetes@$k8s_version" 2>/dev/null |
-	sed -n 's/.*"Time": *"\([^"]*\)".*/\1/p' | head -n 1)
+	sed -n 's/.*"Time": *"\([^"]*\)".*/\1/p' | awk 'NR == 1')
 build_date=${build_date:-1970-01-01T00:00:00Z}
 
 ldflags=(-s -w)

@@ -25,7 +25,7 @@ cc=${CC:-cc}
 pkgs="libcjson yaml-0.1 libcrypto"
 srcdir=${BENCH_SRC:-src}
 core=""
-for m in admission verdict plan topology framework fw_pytorch fw_tensorflow fw_jax kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate arena jsonparse; do
+for m in admission verdict plan topology framework fw_pytorch fw_tensorflow fw_jax fw_xgboost fw_paddle kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate arena jsonparse; do
 	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
 done
 # shellcheck disable=SC2086

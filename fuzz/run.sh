@@ -21,7 +21,7 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-core="admission arena json jsonparse verdict plan topology framework fw_pytorch fw_tensorflow fw_jax kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
+core="admission arena json jsonparse verdict plan topology framework fw_pytorch fw_tensorflow fw_jax fw_xgboost fw_paddle kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"

@@ -109,6 +109,7 @@ int envgen_build_master(const struct topology *t, const char *master_addr, long 
 		return -1;
 	in.addr = addr;
 	in.endpoint = endpoint;
+	in.own_addr = master_addr == NULL;
 	for (i = 0; i < framework_count; i++) {
 		const struct framework *fw = framework_table[i];
 		if ((t->frameworks & fw->bit) && fw->add(t, &in, out) != 0) {

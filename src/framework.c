@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-const struct framework *const framework_table[] = {&fw_pytorch, &fw_tensorflow, &fw_jax};
+const struct framework *const framework_table[] = {&fw_pytorch, &fw_tensorflow, &fw_jax,
+                                                   &fw_xgboost, &fw_paddle};
 const size_t framework_count = sizeof(framework_table) / sizeof(framework_table[0]);
 
 const struct framework *framework_named(const char *s, size_t n)

@@ -1,7 +1,8 @@
 /*
- * A framework is a file: fw_pytorch.c, fw_tensorflow.c and fw_jax.c each hold
- * one struct framework (its name and help line, the variables it writes for a
- * rank, the variables it builds from MASTER_ADDR/MASTER_PORT); framework.c
+ * A framework is a file: fw_pytorch.c, fw_tensorflow.c, fw_jax.c, fw_xgboost.c
+ * and fw_paddle.c each hold one struct framework (its name and help line, the
+ * variables it writes for a rank, the variables it builds from
+ * MASTER_ADDR/MASTER_PORT); framework.c
  * holds the one table config, annotations, messages, `render --help` and the
  * chart's values.schema.json take the names from (test_framework keeps the
  * written copies equal to it). Static data; nothing here allocates.
@@ -15,6 +16,8 @@
 #define FW_PYTORCH    0x1u
 #define FW_TENSORFLOW 0x2u
 #define FW_JAX        0x4u
+#define FW_XGBOOST    0x8u
+#define FW_PADDLE     0x10u
 
 struct topology;
 struct env_list;
@@ -24,6 +27,7 @@ struct fw_input {
 	const char *addr;     /* the rendezvous host: MASTER_ADDR, or the container's own */
 	const char *endpoint; /* "<addr>:<port>" */
 	long port;
+	int own_addr; /* 1: addr is distenv's (rank 0's host), not a container's own MASTER_ADDR */
 };
 
 struct framework {
@@ -40,7 +44,7 @@ struct framework {
 	int (*add)(const struct topology *t, const struct fw_input *in, struct env_list *out);
 };
 
-extern const struct framework fw_pytorch, fw_tensorflow, fw_jax;
+extern const struct framework fw_pytorch, fw_tensorflow, fw_jax, fw_xgboost, fw_paddle;
 
 /* Every framework, in the order their variables are injected. */
 extern const struct framework *const framework_table[];
@@ -52,7 +56,7 @@ const struct framework *framework_named(const char *s, size_t n);
 /* The framework of bit, or NULL. */
 const struct framework *framework_of(unsigned bit);
 
-/* "pytorch, tensorflow, jax" (the names joined by sep) into out; returns out. */
+/* "pytorch, tensorflow, jax, xgboost, paddle" (the names joined by sep) into out; returns out. */
 const char *framework_names(char *out, size_t outlen, const char *sep);
 
 #endif

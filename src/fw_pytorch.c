@@ -1,7 +1,11 @@
 /*
- * PyTorch: env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) and torchrun's
- * PET_* flags, elastic rendezvous included. Counts pods; torchrun derives the
- * per-process values. Pure.
+ * PyTorch: env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), the node rank
+ * and count that Lightning, accelerate, Megatron/NeMo scripts, SGLang and vLLM
+ * read (NODE_RANK, NNODES), and torchrun's PET_* flags, elastic rendezvous
+ * included. Counts pods; a launcher derives the per-process values. A
+ * one-process pod is the process: LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1 complete
+ * what DeepSpeed's init_distributed needs without a launcher; never where a
+ * launcher must spawn (Lightning sees LOCAL_RANK and starts one process). Pure.
  */
 #include "framework.h"
 
@@ -17,8 +21,13 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
 
 	if (env_list_add(out, "MASTER_ADDR", in->addr) ||
 	    env_list_addl(out, "MASTER_PORT", in->port) || env_list_addl(out, "RANK", t->rank) ||
-	    env_list_addl(out, "WORLD_SIZE", t->world_size) ||
-	    env_list_add(out, "PET_MASTER_ADDR", in->addr) ||
+	    env_list_addl(out, "WORLD_SIZE", t->world_size))
+		return -1;
+	/* Elastic: torchrun assigns node ranks; a fixed NODE_RANK would contradict it. */
+	if (t->elastic_min == 0 && (env_list_addl(out, "NODE_RANK", t->rank) ||
+	                            env_list_addl(out, "NNODES", t->world_size)))
+		return -1;
+	if (env_list_add(out, "PET_MASTER_ADDR", in->addr) ||
 	    env_list_addl(out, "PET_MASTER_PORT", in->port))
 		return -1;
 	if (t->elastic_min > 0) {
@@ -30,6 +39,9 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
 	}
 	if (env_list_addl(out, "PET_NODE_RANK", t->rank) ||
 	    env_list_add(out, "PET_NPROC_PER_NODE", t->nproc))
+		return -1;
+	if (t->elastic_min == 0 && t->one_process &&
+	    (env_list_add(out, "LOCAL_RANK", "0") || env_list_add(out, "LOCAL_WORLD_SIZE", "1")))
 		return -1;
 	if (t->elastic_min > 0) {
 		/*
@@ -53,7 +65,8 @@ static const char *const from_port[] = {"PET_MASTER_PORT", "PET_RDZV_ENDPOINT", 
 const struct framework fw_pytorch = {
     .name = "pytorch",
     .bit = FW_PYTORCH,
-    .help = "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and torchrun's PET_* variables",
+    .help = "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, NODE_RANK, NNODES, torchrun's PET_* "
+            "variables; LOCAL_RANK, LOCAL_WORLD_SIZE in a one-process pod",
     .from_addr = from_addr,
     .from_port = from_port,
     .add = add_pytorch,

@@ -118,6 +118,32 @@ static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const
 	return best;
 }
 
+/*
+ * Writes PET_NPROC_PER_NODE into t->nproc: the annotation distenv.dev/nproc-per-node
+ * (a number, or torchrun's auto, gpu, cpu), else the largest GPU limit of the
+ * targets, else 1. Returns the processes the pod says it runs: the annotation's
+ * number, or the GPU limit; 0 when that is not known (auto, gpu, cpu, or a pod
+ * without GPUs and without the annotation, which may run several on its CPUs).
+ */
+static long pod_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *anns,
+                      const struct config *cfg)
+{
+	const char *v = json_map_str(anns, ANN_NPROC);
+	long n;
+
+	if (v != NULL) {
+		if (parse_long(v, 1, 4096, &n) == 0) {
+			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
+			return n;
+		}
+		snprintf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
+		return 0;
+	}
+	n = max_gpu_limit(t, pod_spec, cfg);
+	snprintf(t->nproc, sizeof(t->nproc), "%ld", n > 0 ? n : 1);
+	return n;
+}
+
 static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *anns,
                                             const struct config *cfg, struct topology *t, char *err,
                                             size_t errlen)
@@ -582,7 +608,6 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	struct resolve rsv, *rs = &rsv;
 	const struct kind *row = NULL;
 	enum topology_status rc;
-	const char *v;
 	struct problems pb = {0};
 
 	memset(t, 0, sizeof(*t));
@@ -650,16 +675,7 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 	if (rc != TOPOLOGY_OK)
 		goto out;
-	if ((v = json_map_str(rs->anns, ANN_NPROC)) != NULL) {
-		long n;
-		if (parse_long(v, 1, 4096, &n) == 0)
-			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
-		else
-			snprintf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
-	} else {
-		long g = max_gpu_limit(t, rs->spec, cfg);
-		snprintf(t->nproc, sizeof(t->nproc), "%ld", g > 0 ? g : 1);
-	}
+	t->one_process = pod_nproc(t, rs->spec, rs->anns, cfg) == 1;
 	rc = TOPOLOGY_OK;
 out:
 	if (rc != TOPOLOGY_OK) {
@@ -687,4 +703,37 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 	    row->hostname(t, r, out, outlen) != 0)
 		return -1;
 	return (int)strlen(out);
+}
+
+int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                                char *out, size_t outlen)
+{
+	struct topology t;
+	char err[256];
+	const char *cname;
+	long n = 0;
+	int i, found = 0;
+
+	memset(&t, 0, sizeof(t));
+	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK)
+		n = pod_nproc(&t, pod_spec, anns, cfg);
+	for (i = 0; n > 1 && i < t.n_targets && !found; i++) {
+		const cJSON *c = topology_target_container(pod_spec, &t.targets[i]), *e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
+		{
+			const char *name = json_str(e, "name");
+			if (name == NULL || strcmp(name, "LOCAL_RANK") != 0)
+				continue;
+			cname = json_str(c, "name");
+			snprintf(
+			    out, outlen,
+			    "distenv: container %.24s sets LOCAL_RANK: launchers start 1 process, "
+			    "not %ld per pod; remove it",
+			    cname ? cname : "?", n);
+			found = 1;
+			break;
+		}
+	}
+	free(t.targets);
+	return found;
 }

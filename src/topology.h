@@ -72,6 +72,9 @@ struct topology {
 	                     rank 0 while the pods before it move one rank up; 0 without one */
 	long port;
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
+	int one_process;           /* 1: the pod is the process (nproc-per-node 1, or no such
+	                              annotation and a largest GPU limit of exactly 1): it gets
+	                              LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1 */
 	unsigned frameworks;       /* FW_* */
 	unsigned frameworks_asked; /* FW_* named by the pod's annotation; 0 when defaulted */
 	long elastic_min;          /* 0 when not elastic */
@@ -107,6 +110,17 @@ enum topology_status topology_resolve(const cJSON *pod, const char *ns, const st
                                       char *err, size_t errlen) __attribute__((warn_unused_result));
 
 void topology_free(struct topology *t);
+
+/*
+ * The warning of a pod (or pod template) that runs more than one process
+ * (distenv.dev/nproc-per-node above 1, or no such annotation and a GPU limit
+ * above 1) while a target container sets LOCAL_RANK itself: Lightning and
+ * accelerate then believe they were launched and start one process, on one
+ * device. Writes "distenv: ..." into out and returns 1; 0 when there is none
+ * (or the targets cannot be read, which topology_resolve reports).
+ */
+int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                                char *out, size_t outlen);
 
 /* The pod spec array a target lives in: "containers" or "initContainers". */
 const char *topology_target_array(const struct topology_target *tg);

@@ -290,6 +290,20 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		    sz, world, ENV_STRING_MAX);
 }
 
+/* A pod template that a known launcher would misread (topology_local_rank_warning). */
+static void check_launchers(const struct view *w, const struct config *cfg, struct validation *v)
+{
+	char msg[VALIDATE_WARNING_LEN + 16];
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++)
+		if (topology_local_rank_warning(
+		        json_get(w->tmpl[i], "spec"),
+		        json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg,
+		        sizeof(msg)))
+			view_warn(v, "%s", msg + strlen("distenv: "));
+}
+
 int validate_kind_known(const char *group, const char *kind)
 {
 	return kind_named(group, kind) != NULL;
@@ -347,6 +361,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	if (world <= 0 || k->fixed_world)
 		world = w->count;
 	check_world(w, cfg, world, v);
+	check_launchers(w, cfg, v);
 	check_service(w, lookup, services, v);
 	free(w);
 }

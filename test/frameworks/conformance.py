@@ -200,6 +200,9 @@ def expected_env(sc, r):
         "JAX_COORDINATOR_ADDRESS": f"{a}:{p}", "JAX_NUM_PROCESSES": str(w),
         "JAX_PROCESS_ID": str(r),
     }
+    if not sc["elastic"]:
+        # counted in pods; torchrun assigns node ranks itself when elastic
+        env["NODE_RANK"], env["NNODES"] = str(r), str(w)
     if sc["elastic"]:
         lo, hi = sc["elastic"]
         env["PET_NNODES"] = f"{lo}:{hi}"

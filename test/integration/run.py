@@ -374,16 +374,22 @@ def job_pod(job, index, annotations=None, containers=None, init_containers=None,
 
 
 def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
-                 workload=None, elastic=None, max_restarts=None):
-    """The SPEC's table, computed independently: list of (name, value)."""
+                 workload=None, elastic=None, max_restarts=None, one_process=False):
+    """The SPEC's table, computed independently: list of (name, value).
+    one_process: the pod says it runs one process (nproc-per-node 1, or a GPU
+    limit of exactly 1), so it gets LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1."""
     a = addr_host0
     out = []
     if "pytorch" in frameworks:
         out += [("MASTER_ADDR", a), ("MASTER_PORT", str(port)), ("RANK", str(rank)),
-                ("WORLD_SIZE", str(world)), ("PET_MASTER_ADDR", a),
-                ("PET_MASTER_PORT", str(port)),
+                ("WORLD_SIZE", str(world))]
+        if not elastic:
+            out += [("NODE_RANK", str(rank)), ("NNODES", str(world))]
+        out += [("PET_MASTER_ADDR", a), ("PET_MASTER_PORT", str(port)),
                 ("PET_NNODES", elastic if elastic else str(world)),
                 ("PET_NODE_RANK", str(rank)), ("PET_NPROC_PER_NODE", str(nproc))]
+        if one_process and not elastic:
+            out += [("LOCAL_RANK", "0"), ("LOCAL_WORLD_SIZE", "1")]
         if elastic:
             out += [("PET_RDZV_BACKEND", "c10d"), ("PET_RDZV_ENDPOINT", "%s:%d" % (a, port)),
                     ("PET_RDZV_ID", "%s-%s" % (namespace, workload)),
@@ -397,6 +403,15 @@ def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namesp
     if "jax" in frameworks:
         out += [("JAX_COORDINATOR_ADDRESS", "%s:%d" % (a, port)),
                 ("JAX_NUM_PROCESSES", str(world)), ("JAX_PROCESS_ID", str(rank))]
+    if "xgboost" in frameworks:
+        out += [("DMLC_TRACKER_URI", a), ("DMLC_TRACKER_PORT", str(port)),
+                ("DMLC_TASK_ID", str(rank)), ("DMLC_NUM_WORKER", str(world))]
+    if "paddle" in frameworks:
+        # Paddle's launcher starts its store only where the master host is
+        # 127.0.0.1 or its own IP (launch/controllers/master.py): rank 0 says 127.0.0.1.
+        out += [("PADDLE_MASTER", "127.0.0.1:%d" % port if rank == 0 else "%s:%d" % (a, port)),
+                ("PADDLE_NNODES", str(world)), ("PADDLE_RANK", str(rank)),
+                ("PADDLE_JOB_ID", "%s-%s" % (namespace, workload))]
     return out
 
 
@@ -633,6 +648,40 @@ class Suite:
         for c in orig["spec"]["containers"]:
             c.pop("env", None)
         check(strip == orig, "patch changed more than env and the annotation")
+
+    def case_launchers(self):
+        """The five frameworks on every rank of a one-process world, over HTTPS;
+        LOCAL_RANK by what the pod runs; a container's own LOCAL_RANK in a
+        multi-process pod draws the warning."""
+        fws = ("pytorch", "tensorflow", "jax", "xgboost", "paddle")
+        host = lambda r: "llm-%d.llm.train.svc.cluster.local" % r  # noqa: E731
+        for rank in range(4):
+            pod = sts_pod("llm", rank, ns="train", subdomain="llm",
+                          annotations={"distenv.dev/world-size": "4",
+                                       "distenv.dev/nproc-per-node": "1",
+                                       "distenv.dev/frameworks": ",".join(fws)},
+                          containers=[container("trainer")])
+            patched, _ = self.admit_and_apply(pod, ns="train")
+            exp = expected_env(host(0), [host(r) for r in range(4)], 29500, rank, 4, 1, fws,
+                               namespace="train", workload="llm", one_process=True)
+            check_env(patched["spec"]["containers"][0]["env"], exp, [], "rank %d" % rank)
+        for gpus, one in [(1, True), (8, False), (None, False)]:
+            pod = sts_pod("llm", 1, ns="train", subdomain="llm",
+                          annotations={"distenv.dev/world-size": "2"},
+                          containers=[container("trainer", gpus=gpus)])
+            patched, _ = self.admit_and_apply(pod, ns="train")
+            exp = expected_env(host(0), [host(0), host(1)], 29500, 1, 2, gpus or 1,
+                               ("pytorch", "tensorflow"), one_process=one)
+            check_env(patched["spec"]["containers"][0]["env"], exp, [], "%s GPUs" % gpus)
+        own = [{"name": "LOCAL_RANK", "value": "0"}]
+        pod = sts_pod("llm", 1, ns="train", subdomain="llm",
+                      annotations={"distenv.dev/world-size": "2"},
+                      containers=[container("trainer", env=own, gpus=8)])
+        resp = self.admit(pod, ns="train")
+        want = ("distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8 "
+                "per pod; remove it")
+        check(resp.get("allowed") is True and resp.get("warnings") == [want],
+              "own LOCAL_RANK with 8 GPUs: %r" % resp.get("warnings"))
 
     def case_exec_limit(self):
         """TF_CONFIG near and past Linux's 131072-byte limit per environment string:
@@ -1746,6 +1795,8 @@ def main():
             run_case("golden %s" % name, suite.case_golden, name)
         run_case("patch: StatefulSet, 3 frameworks, user env kept, GPUs, idempotent",
                  suite.case_sts_all_frameworks)
+        run_case("patch: five frameworks, LOCAL_RANK by GPUs and nproc-per-node, own "
+                 "LOCAL_RANK warned", suite.case_launchers)
         run_case("patch: StatefulSet defaults (port 29500, pytorch+tensorflow, nproc 1)",
                  suite.case_sts_defaults)
         run_case("patch: elastic MIN:MAX with max-restarts", suite.case_sts_elastic)

@@ -625,7 +625,8 @@ static const struct {
      "'spec':{'subdomain':'ddp','containers':[{'name':'c'}]}}",
      "[{'op':'add','path':'/spec/containers/0/env','value':[{'name':'MASTER_ADDR','value':'" A_
      "'},{'name':'MASTER_PORT','value':'29500'},{'name':'RANK','value':'1'},{'name':'WORLD_SIZE',"
-     "'value':'2'},{'name':'PET_MASTER_ADDR','value':'" A_ "'},{'name':'PET_MASTER_PORT','value':"
+     "'value':'2'},{'name':'NODE_RANK','value':'1'},{'name':'NNODES','value':'2'},"
+     "{'name':'PET_MASTER_ADDR','value':'" A_ "'},{'name':'PET_MASTER_PORT','value':"
      "'29500'},{'name':'PET_NNODES','value':'2'},{'name':'PET_NODE_RANK','value':'1'},{'name':"
      "'PET_NPROC_PER_NODE','value':'1'}]},{'op':'add','path':'/metadata/annotations','value':{"
      "'distenv.dev/injected':'rank=1,world-size=2,master=" A_ ":29500'}}]"},
@@ -637,21 +638,24 @@ static const struct {
      "[{'op':'add','path':'/spec/containers/0/env/0','value':{'name':'MASTER_ADDR','value':'" A_
      "'}},{'op':'add','path':'/spec/containers/0/env/1','value':{'name':'MASTER_PORT','value':"
      "'29500'}},{'op':'add','path':'/spec/containers/0/env/2','value':{'name':'WORLD_SIZE',"
-     "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/3','value':{'name':"
-     "'PET_MASTER_ADDR','value':'" A_ "'}},{'op':'add','path':'/spec/containers/0/env/4','value':"
-     "{'name':'PET_MASTER_PORT','value':'29500'}},{'op':'add','path':'/spec/containers/0/env/5',"
-     "'value':{'name':'PET_NNODES','value':'2'}},{'op':'add','path':'/spec/containers/0/env/6',"
+     "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/3','value':{'name':'NODE_RANK',"
+     "'value':'0'}},{'op':'add','path':'/spec/containers/0/env/4','value':{'name':'NNODES',"
+     "'value':'2'}},{'op':'add','path':'/spec/containers/0/env/5','value':{'name':"
+     "'PET_MASTER_ADDR','value':'" A_ "'}},{'op':'add','path':'/spec/containers/0/env/6','value':"
+     "{'name':'PET_MASTER_PORT','value':'29500'}},{'op':'add','path':'/spec/containers/0/env/7',"
+     "'value':{'name':'PET_NNODES','value':'2'}},{'op':'add','path':'/spec/containers/0/env/8',"
      "'value':{'name':'PET_NODE_RANK','value':'0'}},{'op':'add','path':"
-     "'/spec/containers/0/env/7','value':{'name':'PET_NPROC_PER_NODE','value':'1'}},{'op':'add',"
+     "'/spec/containers/0/env/9','value':{'name':'PET_NPROC_PER_NODE','value':'1'}},{'op':'add',"
      "'path':'/metadata/annotations/distenv.dev~1injected','value':'rank=0,world-size=2,master=" A_
      ":29500'}]"},
     {"already injected: nothing to add (reinvocation)",
      "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
      "'distenv.dev/injected':'x'}," STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{'name':"
      "'c','env':[{'name':'MASTER_ADDR','value':'a'},{'name':'MASTER_PORT','value':'1'},{'name':"
-     "'RANK','value':'0'},{'name':'WORLD_SIZE','value':'2'},{'name':'PET_MASTER_ADDR','value':"
-     "'a'},{'name':'PET_MASTER_PORT','value':'1'},{'name':'PET_NNODES','value':'2'},{'name':"
-     "'PET_NODE_RANK','value':'0'},{'name':'PET_NPROC_PER_NODE','value':'1'}]}]}}",
+     "'RANK','value':'0'},{'name':'WORLD_SIZE','value':'2'},{'name':'NODE_RANK','value':'0'},"
+     "{'name':'NNODES','value':'2'},{'name':'PET_MASTER_ADDR','value':'a'},"
+     "{'name':'PET_MASTER_PORT','value':'1'},{'name':'PET_NNODES','value':'2'},"
+     "{'name':'PET_NODE_RANK','value':'0'},{'name':'PET_NPROC_PER_NODE','value':'1'}]}]}}",
      "[]"},
     {"containers annotation with an init container, job service sets subdomain",
      "{'metadata':{'generateName':'train-0-','labels':{" LABEL "},'annotations':{"
@@ -687,7 +691,7 @@ static const struct {
      DENY_ANNOTATION,
      "distenv: annotation distenv.dev/port: \"0\" is not a port number between 1 and 65535; "
      "annotation distenv.dev/frameworks: \"pytorch,mxnet\" is not a comma list of pytorch, "
-     "tensorflow, jax"},
+     "tensorflow, jax, xgboost, paddle"},
     {"a bad world size is not echoed as an unknown world",
      STS_POD("1", "'distenv.dev/world-size':'x'", ""), NULL, DENY_ANNOTATION,
      "distenv: annotation distenv.dev/world-size: \"x\" is not a world size between 1 and "

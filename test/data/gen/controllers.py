@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the JobSet and LeaderWorkerSet golden requests of test/data/.
+"""Writes the JobSet, LeaderWorkerSet and launcher golden requests of test/data/.
 
 Each pod is built the way its controllers build it, from their sources:
 - JobSet v0.12.0, pkg/controllers/jobset_controller.go (constructJob,
@@ -17,6 +17,12 @@ Each pod is built the way its controllers build it, from their sources:
   hostname, subdomain = serviceName. The labels LWS's own pod webhook adds
   (group-index on leaders, worker-index on workers) are left out: distenv may be
   called before it.
+- StatefulSet v1.36 (stateful_set_utils.go newVersionedStatefulSetPod): name
+  <sts>-<ordinal>, labels pod-index, pod-name and controller-revision-hash,
+  hostname, subdomain = serviceName; the Job controller as above for plain
+  Indexed Jobs. The launcher cases (sts-gpu1, sts-gpu8, ...) vary what decides
+  LOCAL_RANK (GPU limits, distenv.dev/nproc-per-node, a container's own
+  LOCAL_RANK) and the frameworks xgboost and paddle.
 
 Usage: python3 test/data/gen/controllers.py  (rewrites the *.request.json and
 *.lookup.json files it owns; the responses come from `GOLDEN_UPDATE=1
@@ -75,30 +81,7 @@ def jobset_pod(js, rjobs, rjob, j, i, coordinator=None):
     if coordinator:
         marks["jobset.sigs.k8s.io/coordinator"] = coordinator
     job_uid = "9e1d2c3b-4a5f-4e6d-8c7b-%012d" % (global_index + 1)
-    labels = dict(marks, **{
-        "distenv.dev/inject": "true",
-        "batch.kubernetes.io/controller-uid": job_uid,
-        "batch.kubernetes.io/job-name": job,
-        "controller-uid": job_uid, "job-name": job,
-        "batch.kubernetes.io/job-completion-index": str(i),
-    })
-    annotations = dict(marks, **{"batch.kubernetes.io/job-completion-index": str(i)})
-    ctr = container()
-    ctr["env"] = [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-        "apiVersion": "v1",
-        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]
-    return {
-        "metadata": {
-            "generateName": f"{job}-{i}-", "labels": labels, "annotations": annotations,
-            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
-                                 "uid": job_uid, "controller": True,
-                                 "blockOwnerDeletion": True}]},
-        "spec": {"containers": [ctr], "restartPolicy": "Never",
-                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
-                 "hostname": f"{job}-{i}", "subdomain": js,
-                 "schedulerName": "default-scheduler"},
-        "status": {},
-    }
+    return job_pod(job, i, job_uid, marks, subdomain=js)
 
 
 def jobset_object(js, rjobs, coordinator=None):
@@ -147,6 +130,61 @@ def lws_pod(lws, g, i, size, policy=None):
         "spec": {"containers": [container()], "restartPolicy": "Always",
                  "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
                  "hostname": name, "subdomain": service, "schedulerName": "default-scheduler"},
+        "status": {},
+    }
+
+
+def sts_pod(sts, ordinal, annotations=None, limits=None, env=None, service=None):
+    name = f"{sts}-{ordinal}"
+    ctr = container()
+    if limits:
+        ctr["resources"] = {"limits": dict(limits), "requests": dict(limits)}
+    if env:
+        ctr["env"] = env
+    meta = {"name": name, "generateName": f"{sts}-", "namespace": NS,
+            "labels": {"app": sts, "distenv.dev/inject": "true",
+                       "apps.kubernetes.io/pod-index": str(ordinal),
+                       "controller-revision-hash": f"{sts}-5f6d8c7b9",
+                       "statefulset.kubernetes.io/pod-name": name},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": sts,
+                                 "uid": "6c1f6e0a-3a51-4b7e-9d0e-0d5b2c1f9a%02d" % ordinal,
+                                 "controller": True, "blockOwnerDeletion": True}]}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"metadata": meta,
+            "spec": {"containers": [ctr], "restartPolicy": "Always",
+                     "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                     "hostname": name, "subdomain": service or sts,
+                     "schedulerName": "default-scheduler"},
+            "status": {}}
+
+
+def job_pod(job, i, uid, marks=None, annotations=None, subdomain=None):
+    """A pod of an Indexed Job as the Job controller makes it (indexed_job_utils.go);
+    marks: labels and annotations its owner (JobSet) put on the template."""
+    labels = dict(marks or {}, **{
+        "distenv.dev/inject": "true",
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": job,
+        "controller-uid": uid, "job-name": job,
+        "batch.kubernetes.io/job-completion-index": str(i),
+    })
+    annotations = dict(marks or {}, **(annotations or {}),
+                       **{"batch.kubernetes.io/job-completion-index": str(i)})
+    ctr = container()
+    ctr["env"] = [{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+        "apiVersion": "v1",
+        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]
+    return {
+        "metadata": {
+            "generateName": f"{job}-{i}-", "labels": labels, "annotations": annotations,
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                                 "uid": uid, "controller": True,
+                                 "blockOwnerDeletion": True}]},
+        "spec": {"containers": [ctr], "restartPolicy": "Never",
+                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                 "hostname": f"{job}-{i}", "subdomain": subdomain or job,
+                 "schedulerName": "default-scheduler"},
         "status": {},
     }
 
@@ -200,6 +238,37 @@ def main():
     write("jobset-tf-evaluator-worker", review("5f2a3c1e-0108-4d6b-9a1e-000000000108",
                                                jobset_pod("tf", ps_eval, "worker", 0, 1), job_sa),
           {"kind": "JobSet", "object": jobset_object("tf", ps_eval)})
+    # Launchers: what decides LOCAL_RANK, and the frameworks xgboost and paddle.
+    replicas = {"replicas": 4}
+    launch = [
+        ("sts-gpu1", sts_pod("ddp", 1, limits={"nvidia.com/gpu": "1"})),
+        ("sts-gpu8", sts_pod("ddp", 1, limits={"nvidia.com/gpu": "8"})),
+        ("sts-cpu", sts_pod("ddp", 1, limits={"cpu": "4"})),
+        ("sts-cpu-nproc1", sts_pod("ddp", 1, {"distenv.dev/nproc-per-node": "1"},
+                                   limits={"cpu": "4"})),
+        ("sts-gpu8-own-local-rank",
+         sts_pod("ddp", 1, limits={"nvidia.com/gpu": "8"},
+                 env=[{"name": "LOCAL_RANK", "value": "0"}])),
+        ("sts-paddle-rank0", sts_pod("pd", 0, {"distenv.dev/frameworks": "paddle"})),
+        ("sts-paddle-rank1", sts_pod("pd", 1, {"distenv.dev/frameworks": "paddle"})),
+    ]
+    for k, (name, pod) in enumerate(launch):
+        write(name, review("5f2a3c1e-02%02d-4d6b-9a1e-0000000002%02d" % (k, k), pod, sts_sa),
+              replicas)
+    write("job-xgboost", review("5f2a3c1e-0210-4d6b-9a1e-000000000210",
+                                job_pod("xgb", 2, "7d0f5a3c-2b9e-4c61-9f7a-1e2d3c4b5a61",
+                                        annotations={"distenv.dev/frameworks": "xgboost"}),
+                                job_sa),
+          {"completions": 3, "parallelism": 3, "indexed": True})
+    xgb = [("tracker", 1, 1), ("workers", 2, 2)]
+    xpod = jobset_pod("xg", xgb, "workers", 1, 0)
+    xpod["metadata"]["annotations"]["distenv.dev/frameworks"] = "xgboost"
+    xobj = jobset_object("xg", xgb)
+    for rj in xobj["spec"]["replicatedJobs"]:
+        rj["template"]["spec"]["template"]["metadata"]["annotations"] = {
+            "distenv.dev/frameworks": "xgboost"}
+    write("jobset-xgboost", review("5f2a3c1e-0211-4d6b-9a1e-000000000211", xpod, job_sa),
+          {"kind": "JobSet", "object": xobj})
     write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
                                lws_pod("lws", 1, 0, 4), sts_sa))
     write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",

@@ -234,6 +234,7 @@ func (e expectation) vars() map[string]string {
 	}
 	m := map[string]string{
 		"MASTER_ADDR": a, "MASTER_PORT": p, "RANK": r, "WORLD_SIZE": w,
+		"NODE_RANK": r, "NNODES": w, // pods, for Lightning, accelerate, SGLang, vLLM
 		"PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": w, "PET_NODE_RANK": r,
 		"PET_NPROC_PER_NODE": strconv.Itoa(n),
 		"TF_CONFIG":          "", // checked as JSON, see tfConfig
@@ -259,7 +260,10 @@ type tfConfig struct {
 
 // notInjected are variables distenv must not add with the default settings.
 var notInjected = []string{"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID",
-	"PET_RDZV_BACKEND", "PET_RDZV_ENDPOINT", "PET_RDZV_ID", "PET_MAX_RESTARTS", "LOCAL_RANK"}
+	"PET_RDZV_BACKEND", "PET_RDZV_ENDPOINT", "PET_RDZV_ID", "PET_MAX_RESTARTS",
+	// LOCAL_* only in a one-process pod (nproc-per-node 1, or a GPU limit of exactly 1),
+	// which these are not; DMLC_* and PADDLE_* only when distenv.dev/frameworks asks
+	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "DMLC_TRACKER_URI", "PADDLE_MASTER"}
 
 // checkInjected asserts the SPEC environment in every container of the pod,
 // exactly once each, before the container's own entries; and the annotation.

@@ -380,6 +380,7 @@ func TestAnnotationsThroughAPIServer(t *testing.T) {
 		for name, want := range map[string]string{
 			"MASTER_ADDR": a, "MASTER_PORT": "23456", "RANK": r, "WORLD_SIZE": "3",
 			"PET_NPROC_PER_NODE": "2", "PET_NNODES": "3", "PET_NODE_RANK": r,
+			"NODE_RANK": r, "NNODES": "3",
 			"JAX_COORDINATOR_ADDRESS": a + ":23456", "JAX_NUM_PROCESSES": "3", "JAX_PROCESS_ID": r,
 		} {
 			if got, n := envValue(c, name); n != 1 || got != want {

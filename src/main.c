@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "certs.h"
 #include "config.h"
+#include "framework.h"
 #include "kube.h"
 #include "log.h"
 #include "render.h"
@@ -34,7 +35,8 @@ static const char usage_main[] =
     "usage: distenv-webhook COMMAND [OPTIONS]\n"
     "\n"
     "Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
-    "the environment of a distributed training job (PyTorch, torchrun, TensorFlow, JAX).\n"
+    "the environment of a distributed training job (PyTorch, torchrun, Lightning,\n"
+    "accelerate, DeepSpeed, TensorFlow, JAX, XGBoost, PaddlePaddle).\n"
     "\n"
     "commands:\n"
     "  serve         run the HTTPS admission webhook\n"
@@ -557,7 +559,7 @@ static int cmd_selftest(int argc, char **argv)
 	return failed > 0 ? 1 : 0;
 }
 
-/* The annotation table as the README's Markdown rows (render --help). */
+/* The annotation table as the README's Markdown rows, and the frameworks (render --help). */
 static void print_annotations(FILE *out)
 {
 	size_t i;
@@ -568,6 +570,9 @@ static void print_annotations(FILE *out)
 	for (i = 0; i < annotation_ndefs; i++)
 		fprintf(out, "| `%s` | %s | %s |\n", annotation_defs[i].name,
 		        annotation_defs[i].meaning, annotation_defs[i].dflt);
+	fputs("\nFrameworks (distenv.dev/frameworks) and what each injects:\n\n", out);
+	for (i = 0; i < framework_count; i++)
+		fprintf(out, "  %-11s %s\n", framework_table[i]->name, framework_table[i]->help);
 }
 
 int main(int argc, char **argv)

@@ -705,19 +705,20 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 	return (int)strlen(out);
 }
 
-int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
-                                char *out, size_t outlen)
+int topology_launcher_warnings(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                               char *out, size_t len, int max)
 {
 	struct topology t;
 	char err[256];
-	const char *cname;
+	const char *cname, *fws = json_map_str(anns, ANN_FRAMEWORKS);
+	unsigned frameworks = cfg->default_frameworks;
 	long n = 0;
-	int i, found = 0;
+	int i, found = 0, k = 0;
 
 	memset(&t, 0, sizeof(t));
 	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK)
 		n = pod_nproc(&t, pod_spec, anns, cfg);
-	for (i = 0; n > 1 && i < t.n_targets && !found; i++) {
+	for (i = 0; n > 1 && i < t.n_targets && !found && k < max; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t.targets[i]), *e;
 		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
 		{
@@ -726,7 +727,7 @@ int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const 
 				continue;
 			cname = json_str(c, "name");
 			snprintf(
-			    out, outlen,
+			    out + (size_t)k++ * len, len,
 			    "distenv: container %.24s sets LOCAL_RANK: launchers start 1 process, "
 			    "not %ld per pod; remove it",
 			    cname ? cname : "?", n);
@@ -734,6 +735,13 @@ int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const 
 			break;
 		}
 	}
+	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)
+		frameworks = 0; /* a bad annotation is denied on its own */
+	if (n > 1 && (frameworks & FW_XGBOOST) && k < max)
+		snprintf(out + (size_t)k++ * len, len,
+		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not the %ld "
+		         "processes this pod runs",
+		         n);
 	free(t.targets);
-	return found;
+	return k;
 }

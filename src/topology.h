@@ -112,15 +112,19 @@ enum topology_status topology_resolve(const cJSON *pod, const char *ns, const st
 void topology_free(struct topology *t);
 
 /*
- * The warning of a pod (or pod template) that runs more than one process
- * (distenv.dev/nproc-per-node above 1, or no such annotation and a GPU limit
- * above 1) while a target container sets LOCAL_RANK itself: Lightning and
- * accelerate then believe they were launched and start one process, on one
- * device. Writes "distenv: ..." into out and returns 1; 0 when there is none
- * (or the targets cannot be read, which topology_resolve reports).
+ * The warnings of a pod (or pod template) whose env a known launcher would
+ * misread, when the pod runs more than one process (distenv.dev/nproc-per-node
+ * above 1, or no such annotation and a GPU limit above 1):
+ * - a target container sets LOCAL_RANK itself: Lightning and accelerate then
+ *   believe they were launched and start one process, on one device;
+ * - it asks for xgboost: DMLC_NUM_WORKER counts one worker a pod, so a tracker
+ *   waits for the wrong number if the pod runs several.
+ * Writes up to max strings "distenv: ..." of len bytes each into out (an array
+ * of max * len bytes) and returns how many; none when the targets cannot be
+ * read (topology_resolve reports that).
  */
-int topology_local_rank_warning(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
-                                char *out, size_t outlen);
+int topology_launcher_warnings(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                               char *out, size_t len, int max);
 
 /* The pod spec array a target lives in: "containers" or "initContainers". */
 const char *topology_target_array(const struct topology_target *tg);

@@ -290,18 +290,20 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		    sz, world, ENV_STRING_MAX);
 }
 
-/* A pod template that a known launcher would misread (topology_local_rank_warning). */
+/* What a known launcher would misread in a pod template (topology_launcher_warnings). */
 static void check_launchers(const struct view *w, const struct config *cfg, struct validation *v)
 {
-	char msg[VALIDATE_WARNING_LEN + 16];
-	int i;
+	char msg[2][VALIDATE_WARNING_LEN + 16];
+	int i, k, n;
 
-	for (i = 0; i < w->n_tmpl; i++)
-		if (topology_local_rank_warning(
-		        json_get(w->tmpl[i], "spec"),
-		        json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg,
-		        sizeof(msg)))
-			view_warn(v, "%s", msg + strlen("distenv: "));
+	for (i = 0; i < w->n_tmpl; i++) {
+		n = topology_launcher_warnings(
+		    json_get(w->tmpl[i], "spec"),
+		    json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg[0],
+		    sizeof(msg[0]), 2);
+		for (k = 0; k < n; k++)
+			view_warn(v, "%s", msg[k] + strlen("distenv: "));
+	}
 }
 
 int validate_kind_known(const char *group, const char *kind)

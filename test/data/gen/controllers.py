@@ -260,6 +260,11 @@ def main():
                                         annotations={"distenv.dev/frameworks": "xgboost"}),
                                 job_sa),
           {"completions": 3, "parallelism": 3, "indexed": True})
+    gpus = job_pod("xgb", 1, "7d0f5a3c-2b9e-4c61-9f7a-1e2d3c4b5a61",
+                   annotations={"distenv.dev/frameworks": "xgboost"})
+    gpus["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "4"}}
+    write("job-xgboost-gpus4", review("5f2a3c1e-0212-4d6b-9a1e-000000000212", gpus, job_sa),
+          {"completions": 3, "parallelism": 3, "indexed": True})
     xgb = [("tracker", 1, 1), ("workers", 2, 2)]
     xpod = jobset_pod("xg", xgb, "workers", 1, 0)
     xpod["metadata"]["annotations"]["distenv.dev/frameworks"] = "xgboost"

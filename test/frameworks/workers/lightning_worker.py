@@ -1,0 +1,52 @@
+"""A Lightning script as people write it: Trainer(accelerator="cpu", devices=D,
+num_nodes=$NNODES, strategy="ddp") with the default cluster environment
+(LightningEnvironment), which takes the node rank from NODE_RANK and, unless
+LOCAL_RANK is set, starts the pod's D processes itself. Each process reports
+the global rank and world size Lightning gave it and the global ranks gathered
+across the world (an all_gather of the DDP group).
+
+  lightning_worker.py D"""
+import os
+import socket
+import sys
+from datetime import timedelta
+
+import report
+
+report.quiet_frameworks()
+import torch  # noqa: E402
+import pytorch_lightning as pl  # noqa: E402
+from pytorch_lightning.strategies import DDPStrategy  # noqa: E402
+
+devices = int(sys.argv[1])
+
+
+class Probe(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(2, 1)
+
+    def training_step(self, batch, _idx):
+        return self.layer(batch).sum()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def on_train_start(self):
+        gathered = self.all_gather(torch.tensor([self.global_rank]))
+        env = self.trainer.strategy.cluster_environment
+        report.emit("lightning", global_rank=self.global_rank, world=self.trainer.world_size,
+                    node_rank=self.node_rank, local_rank=self.local_rank,
+                    gathered=sorted(int(x) for x in gathered.flatten().tolist()),
+                    environment=type(env).__name__, host=socket.gethostname(),
+                    pid=os.getpid())
+
+
+data = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=2)
+trainer = pl.Trainer(accelerator="cpu", devices=devices, num_nodes=int(os.environ["NNODES"]),
+                     strategy=DDPStrategy(process_group_backend="gloo",
+                                          timeout=timedelta(seconds=40)),
+                     max_steps=2, logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, enable_model_summary=False)
+trainer.fit(Probe(), data)
+report.emit("fit-done", global_rank=trainer.global_rank, pid=os.getpid())

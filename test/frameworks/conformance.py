@@ -25,6 +25,7 @@ import glob
 import http.client
 import json
 import os
+import re
 import shutil
 import shlex
 import signal
@@ -55,7 +56,7 @@ RESULT_PREFIX = "DISTENV-RESULT "
 
 # Per framework run: how long the ranks may take, all together (seconds).
 TIMEOUTS = {"pytorch": 150, "torchrun-elastic": 180, "tensorflow": 300, "jax": 240,
-            "launcher": 150, "lightning-old-env": 45}
+            "launcher": 150, "lightning-old-env": 30}
 
 # The workloads. Subnets are a private test range used only inside the namespaces
 # this program creates (RFC 2544 benchmarking range).
@@ -1276,12 +1277,20 @@ def run_lightning_old_env(res, sc, net, envs, logdir, launch_python):
     cmd = f"exec {launch_python} -u lightning_worker.py {nproc} {sc['world']}"
     outs = run_launcher_pods(net, old, lambda i: cmd, t, logdir, f"{sc['key']}-old-env")
     formed, _ = lightning_outcome(sc, outs, nproc)
-    seen = sorted(r["global_rank"] for o in outs for r in results_of(o, "lightning"))
+    # Lightning logs "Initializing distributed: GLOBAL_RANK: g, MEMBER: m/n" in
+    # every process it starts: each pod must show the ranks of node 0.
+    claimed = []
+    for o in outs:
+        with open(o["log"], errors="replace") as f:
+            claimed.append(sorted(int(g) for g in re.findall(
+                r"Initializing distributed: GLOBAL_RANK: (\d+)", f.read())))
     states = ["timed out" if o["rc"] is None else f"exit {o['rc']}" for o in outs]
-    res.check(not formed, f"{sc['key']}/lightning: control: without NODE_RANK (the env "
-              f"before it was injected) every pod is node 0 and the world does not form "
-              f"within {t} s", f"it formed: global ranks {seen}, pods {states}")
-    say(f"{sc['key']}/lightning control: global ranks reported {seen}, pods {states}")
+    collide = all(c == list(range(nproc)) for c in claimed)
+    res.check(not formed and collide, f"{sc['key']}/lightning: control: without NODE_RANK "
+              f"(the env before it was injected) every pod takes global ranks 0..{nproc - 1} "
+              f"of node 0 and the world does not form within {t} s",
+              f"formed: {formed}; global ranks claimed per pod {claimed}; pods {states}")
+    say(f"{sc['key']}/lightning control: global ranks claimed per pod {claimed}, pods {states}")
 
 
 def run_accelerate(res, sc, net, envs, logdir, launch_python):
@@ -1360,9 +1369,12 @@ def run_paddle(res, sc, net, envs, logdir, launch_python):
                 for line in fh:
                     if line.startswith(RESULT_PREFIX):
                         try:
-                            o["results"].append(json.loads(line[len(RESULT_PREFIX):]))
+                            r = json.loads(line[len(RESULT_PREFIX):])
                         except ValueError:
-                            pass
+                            continue
+                        # the launcher also echoes local rank 0's log
+                        if r not in o["results"]:
+                            o["results"].append(r)
     bad = []
     for i, o in enumerate(outs):
         got = results_of(o, "paddle")

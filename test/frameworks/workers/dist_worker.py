@@ -18,6 +18,14 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "torchrun"
 if mode == "accelerate":
     from accelerate import PartialState
 
+    # accelerate 0.34's MULTI_CPU set_device() calls torch.cpu.device_count()
+    # and torch.cpu.set_device(), which torch 2.x has (1, and a no-op) and
+    # Debian's 1.13 lacks: the same two, nothing else.
+    if not hasattr(torch.cpu, "device_count"):
+        torch.cpu.device_count = lambda: 1
+    if not hasattr(torch.cpu, "set_device"):
+        torch.cpu.set_device = lambda _device: None
+
     state = PartialState(timeout=timedelta(seconds=60))
     rank, world, local = state.process_index, state.num_processes, state.local_process_index
     extra = {"distributed_type": str(state.distributed_type), "backend": state.backend}

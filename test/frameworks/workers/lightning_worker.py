@@ -5,7 +5,7 @@ LOCAL_RANK is set, starts the pod's D processes itself. Each process reports
 the global rank and world size Lightning gave it and the global ranks gathered
 across the world (an all_gather of the DDP group).
 
-  lightning_worker.py D"""
+  lightning_worker.py D [NUM_NODES]   (NUM_NODES: else $NNODES)"""
 import os
 import socket
 import sys
@@ -19,12 +19,19 @@ import pytorch_lightning as pl  # noqa: E402
 from pytorch_lightning.strategies import DDPStrategy  # noqa: E402
 
 devices = int(sys.argv[1])
+num_nodes = int(sys.argv[2]) if len(sys.argv) > 2 else int(os.environ["NNODES"])
 
 
 class Probe(pl.LightningModule):
     def __init__(self):
         super().__init__()
         self.layer = torch.nn.Linear(2, 1)
+
+    def _register_sharded_tensor_state_dict_hooks_if_available(self):
+        # Lightning does this for torch < 2.1 only; Debian's torch 1.13 cannot
+        # import torch.distributed._shard under Python 3.11 (a dataclass field
+        # default that 3.11 rejects). The hooks only save ShardedTensors.
+        pass
 
     def training_step(self, batch, _idx):
         return self.layer(batch).sum()
@@ -36,14 +43,14 @@ class Probe(pl.LightningModule):
         gathered = self.all_gather(torch.tensor([self.global_rank]))
         env = self.trainer.strategy.cluster_environment
         report.emit("lightning", global_rank=self.global_rank, world=self.trainer.world_size,
-                    node_rank=self.node_rank, local_rank=self.local_rank,
+                    node_rank=self.trainer.node_rank, local_rank=self.trainer.local_rank,
                     gathered=sorted(int(x) for x in gathered.flatten().tolist()),
                     environment=type(env).__name__, host=socket.gethostname(),
                     pid=os.getpid())
 
 
 data = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=2)
-trainer = pl.Trainer(accelerator="cpu", devices=devices, num_nodes=int(os.environ["NNODES"]),
+trainer = pl.Trainer(accelerator="cpu", devices=devices, num_nodes=num_nodes,
                      strategy=DDPStrategy(process_group_backend="gloo",
                                           timeout=timedelta(seconds=40)),
                      max_steps=2, logger=False, enable_checkpointing=False,

@@ -1435,7 +1435,7 @@ def run_deepspeed_rule(res, sc, webhook, sdist):
     res.check(set(required) >= {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"},
               f"{sc['key']}: {base}'s init_distributed names its required variables",
               f"required_env = {required}")
-    many = dict(sc, workload="dsp8", service="dsp8", gpus=8)
+    many = dict(sc, key=f"{sc['key']}-8gpu", workload="dsp8", service="dsp8", gpus=8)
     envs1, _ = get_envs(res, sc, webhook) if webhook else (None, None)
     envs8, _ = get_envs(res, many, webhook) if webhook else (None, None)
     if envs1 is None or envs8 is None:

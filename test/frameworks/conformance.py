@@ -18,11 +18,14 @@ Run as root through run.sh. Every wait is bounded; namespaces, hosts files and
 processes are removed on exit, also on failure or signal."""
 
 import argparse
+import ast
 import base64
 import copy
+import glob
 import http.client
 import json
 import os
+import re
 import shutil
 import shlex
 import signal
@@ -30,6 +33,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import uuid
@@ -51,7 +55,8 @@ PATH_VALUE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 RESULT_PREFIX = "DISTENV-RESULT "
 
 # Per framework run: how long the ranks may take, all together (seconds).
-TIMEOUTS = {"pytorch": 150, "torchrun-elastic": 180, "tensorflow": 300, "jax": 240}
+TIMEOUTS = {"pytorch": 150, "torchrun-elastic": 180, "tensorflow": 300, "jax": 240,
+            "launcher": 150, "lightning-old-env": 30}
 
 # The workloads. Subnets are a private test range used only inside the namespaces
 # this program creates (RFC 2544 benchmarking range).
@@ -109,6 +114,38 @@ SCENARIOS = [
      "rjobs": [("chief", 1, 1), ("worker", 1, 2), ("ps", 1, 1), ("evaluator", 1, 1)],
      "world": 5, "elastic": None, "max_restarts": None, "net": "198.18.20",
      "runs": ["tensorflow-ps"], "env_from": "render"},
+    # The launchers (issue 22): each started as a pod's command, with nothing but
+    # the env distenv gave that pod (docs/frameworks.md, "Launcher scenarios").
+    # The real torchrun launcher: 2 pods x 2 processes from PET_* alone.
+    {"key": "torchrun", "kind": "StatefulSet", "workload": "trun", "service": "trun",
+     "world": 2, "nproc": "2", "frameworks": "pytorch", "elastic": None,
+     "max_restarts": None, "net": "198.18.30", "runs": ["torchrun-launcher"]},
+    # Lightning's default environment: 2 pods x 2 CPU processes that Lightning
+    # starts itself (and, as a control, the env before NODE_RANK existed) ...
+    {"key": "lightning", "kind": "StatefulSet", "workload": "lit", "service": "lit",
+     "world": 2, "nproc": "2", "frameworks": "pytorch", "elastic": None,
+     "max_restarts": None, "net": "198.18.31", "runs": ["lightning", "lightning-old-env"]},
+    # ... and 3 one-process pods (LOCAL_RANK=0 injected: Lightning starts nothing).
+    {"key": "lightning-1p", "kind": "StatefulSet", "workload": "lit1", "service": "lit1",
+     "world": 3, "nproc": "1", "frameworks": "pytorch", "elastic": None,
+     "max_restarts": None, "net": "198.18.32", "runs": ["lightning"]},
+    # accelerate launch --machine_rank $NODE_RANK --num_machines $NNODES ...
+    {"key": "accelerate", "kind": "StatefulSet", "workload": "acc", "service": "acc",
+     "world": 2, "nproc": "2", "frameworks": "pytorch", "elastic": None,
+     "max_restarts": None, "net": "198.18.33", "runs": ["accelerate"]},
+    # XGBoost's Rabit: an Indexed Job of 3 workers, the tracker in task 0's pod.
+    {"key": "xgboost", "kind": "Job", "workload": "xgb", "service": "xgb-workers",
+     "world": 3, "frameworks": "xgboost", "elastic": None, "max_restarts": None,
+     "net": "198.18.34", "runs": ["xgboost"]},
+    # python -m paddle.distributed.launch with no argument but the script.
+    {"key": "paddle", "kind": "StatefulSet", "workload": "pdl", "service": "pdl",
+     "world": 2, "frameworks": "paddle", "elastic": None, "max_restarts": None,
+     "net": "198.18.35", "runs": ["paddle"]},
+    # DeepSpeed's init_distributed rule, read from its source, against a one-GPU
+    # pod's env (and an eight-GPU pod's: no LOCAL_RANK). No namespaces.
+    {"key": "deepspeed", "kind": "StatefulSet", "workload": "dsp", "service": "dsp",
+     "world": 2, "gpus": 1, "frameworks": "pytorch", "elastic": None,
+     "max_restarts": None, "net": None, "runs": ["deepspeed-rule"]},
 ]
 
 
@@ -189,22 +226,49 @@ def pod_fqdn(sc, r):
     return f"{pod_hostname(sc, r)}.{sc['service']}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
 
 
+def nproc_per_node(sc):
+    """SPEC: distenv.dev/nproc-per-node, else the largest GPU limit, else 1; and
+    whether the pod is one process (the annotation says "1", or no annotation
+    and exactly one GPU; a CPU pod without the annotation is not)."""
+    if sc.get("nproc"):
+        return sc["nproc"], sc["nproc"] == "1"
+    gpus = sc.get("gpus") or 0
+    return str(gpus or 1), gpus == 1
+
+
 def expected_env(sc, r):
     w, p = sc["world"], str(DEFAULT_PORT)
     a = pod_fqdn(sc, 0)
-    env = {
-        "MASTER_ADDR": a, "MASTER_PORT": p, "RANK": str(r), "WORLD_SIZE": str(w),
-        "PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": str(w),
-        "PET_NODE_RANK": str(r), "PET_NPROC_PER_NODE": "1",
-        "TF_CONFIG": tf_config_expected(sc, r),
-        "JAX_COORDINATOR_ADDRESS": f"{a}:{p}", "JAX_NUM_PROCESSES": str(w),
-        "JAX_PROCESS_ID": str(r),
-    }
-    if not sc["elastic"]:
-        # counted in pods; torchrun assigns node ranks itself when elastic
-        env["NODE_RANK"], env["NNODES"] = str(r), str(w)
+    frameworks = sc.get("frameworks", FRAMEWORKS_ANNOTATION).split(",")
+    nproc, one_process = nproc_per_node(sc)
+    env = {}
+    if "pytorch" in frameworks:
+        env.update({
+            "MASTER_ADDR": a, "MASTER_PORT": p, "RANK": str(r), "WORLD_SIZE": str(w),
+            "NODE_RANK": str(r), "NNODES": str(w),
+            "PET_MASTER_ADDR": a, "PET_MASTER_PORT": p, "PET_NNODES": str(w),
+            "PET_NODE_RANK": str(r), "PET_NPROC_PER_NODE": nproc})
+        if one_process and not sc["elastic"]:
+            env.update({"LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"})
+    if "tensorflow" in frameworks:
+        env["TF_CONFIG"] = tf_config_expected(sc, r)
+    if "jax" in frameworks:
+        env.update({"JAX_COORDINATOR_ADDRESS": f"{a}:{p}", "JAX_NUM_PROCESSES": str(w),
+                    "JAX_PROCESS_ID": str(r)})
+    if "xgboost" in frameworks:
+        env.update({"DMLC_TRACKER_URI": a, "DMLC_TRACKER_PORT": p, "DMLC_TASK_ID": str(r),
+                    "DMLC_NUM_WORKER": str(w)})
+    if "paddle" in frameworks:
+        # Paddle's launcher starts its KV store only where the master's host is
+        # 127.0.0.1 or the node's own IP (HTTPMaster.lazy_init): rank 0 names
+        # itself by loopback, the others name rank 0.
+        env.update({"PADDLE_MASTER": f"127.0.0.1:{p}" if r == 0 else f"{a}:{p}",
+                    "PADDLE_NNODES": str(w), "PADDLE_RANK": str(r),
+                    "PADDLE_JOB_ID": f"{NAMESPACE}-{sc['workload']}"})
     if sc["elastic"]:
         lo, hi = sc["elastic"]
+        env.pop("NODE_RANK", None)
+        env.pop("NNODES", None)
         env["PET_NNODES"] = f"{lo}:{hi}"
         env["PET_RDZV_BACKEND"] = "c10d"
         env["PET_RDZV_ENDPOINT"] = f"{a}:{p}"
@@ -307,7 +371,9 @@ def _pod_spec(restart_policy, hostname, subdomain, containers):
 
 def _distenv_annotations(sc):
     a = {"distenv.dev/world-size": str(sc["world"]),
-         "distenv.dev/frameworks": FRAMEWORKS_ANNOTATION}
+         "distenv.dev/frameworks": sc.get("frameworks", FRAMEWORKS_ANNOTATION)}
+    if sc.get("nproc"):
+        a["distenv.dev/nproc-per-node"] = sc["nproc"]
     if sc["elastic"]:
         a["distenv.dev/elastic"] = "%d:%d" % sc["elastic"]
     if sc["max_restarts"] is not None:
@@ -365,6 +431,10 @@ def build_pod(sc, r, owner_uid):
                 _container("metrics", "metrics:1.0")]),
             "status": {},
         }
+        if sc.get("gpus"):  # as the API server defaults it: requests = limits
+            n = str(sc["gpus"])
+            pod["spec"]["containers"][0]["resources"] = {
+                "limits": {"nvidia.com/gpu": n}, "requests": {"nvidia.com/gpu": n}}
         return pod, name, "system:serviceaccount:kube-system:statefulset-controller"
     # Indexed Job pod: no metadata.name, no namespace in the object, generateName.
     idx = str(r)
@@ -1101,6 +1171,295 @@ def run_jax(res, sc, net, envs, logdir, fw_python):
 
 
 # --------------------------------------------------------------------------
+# The launchers (docs/frameworks.md, "Launcher scenarios"). Each pod's command
+# is launch_pod.py with a shell command line, as a container's `sh -c` would
+# run it: `$NODE_RANK` and the like are expanded from the injected env.
+
+
+def run_launcher_pods(net, envs, cmd_for_rank, timeout, logdir, label):
+    """Starts every pod's command line under launch_pod.py; returns run_ranks'
+    per-pod dicts, the results of every process the pod's launcher started
+    included (they share the pod's output)."""
+    return run_ranks(net, envs, lambda i: ["/usr/bin/python3", "-u", "launch_pod.py",
+                                           cmd_for_rank(i)], timeout, logdir, label)
+
+
+def results_of(rank_out, what):
+    return [r for r in rank_out["results"] if r.get("what") == what]
+
+
+def check_world(res, sc, outs, t, name, nproc, extra=None):
+    """Every process of every pod reported the world the launcher gave it: W x
+    nproc processes, pod i holding global ranks i*nproc .. i*nproc+nproc-1 with
+    local ranks 0..nproc-1, the same gathered member list everywhere, and the
+    all_reduce of rank+1 on every process."""
+    w = sc["world"]
+    n = w * nproc
+    members = [f"{r}@{pod_hostname(sc, r // nproc)}/{r % nproc}" for r in range(n)]
+    bad = []
+    for i, o in enumerate(outs):
+        got = results_of(o, "world")
+        if o["rc"] != 0 or len(got) != nproc:
+            bad.append(f"pod {i}: {len(got)} of {nproc} processes reported; " + why(o, i, t))
+            continue
+        for r in got:
+            want = {"world": n, "members": members, "value": n * (n + 1) / 2}
+            want.update(extra or {})
+            if {k: r.get(k) for k in want} != want:
+                bad.append(f"pod {i}: {r} want {want}")
+        ranks = sorted((r["rank"], r["local_rank"]) for r in got)
+        if ranks != [(i * nproc + k, k) for k in range(nproc)]:
+            bad.append(f"pod {i}: (rank, local rank) {ranks}")
+    return res.check(not bad, name, "\n".join(bad))
+
+
+def run_torchrun_launcher(res, sc, net, envs, logdir):
+    t = TIMEOUTS["launcher"]
+    # --redirects/--tee: Debian's torch 1.13 under Python 3.11 fails on the
+    # default "0" (Std.from_str: iterating an IntFlag no longer yields the
+    # zero member), so stderr is redirected and teed, stdout left as it is.
+    cmd = "exec torchrun --redirects 2 --tee 2 dist_worker.py torchrun"
+    outs = run_launcher_pods(net, envs, lambda i: cmd, t, logdir, f"{sc['key']}-torchrun")
+    check_start(res, sc, "torchrun", outs, envs)
+    nproc = int(sc["nproc"])
+    check_world(res, sc, outs, t, f"{sc['key']}/torchrun: `torchrun dist_worker.py` in "
+                f"{sc['world']} pods starts {nproc} processes each from PET_* alone: one gloo "
+                f"world of {sc['world'] * nproc}, node rank = pod, all_reduce on every process",
+                nproc)
+
+
+def lightning_outcome(sc, outs, nproc):
+    """(formed, problems): formed when every process reported, global ranks
+    0..n-1 each once, pod i holding node rank i, and every all_gather 0..n-1."""
+    n = sc["world"] * nproc
+    bad, ranks = [], []
+    for i, o in enumerate(outs):
+        got = results_of(o, "lightning")
+        done = results_of(o, "fit-done")
+        if o["rc"] != 0 or len(got) != nproc or len(done) != nproc:
+            bad.append(f"pod {i}: {len(got)} of {nproc} processes reported, {len(done)} "
+                       f"finished fit; " + why(o, i, "?"))
+        for r in got:
+            ranks.append(r["global_rank"])
+            want = {"world": n, "node_rank": i, "gathered": list(range(n)),
+                    "environment": "LightningEnvironment", "host": pod_hostname(sc, i)}
+            if {k: r.get(k) for k in want} != want:
+                bad.append(f"pod {i}: {r} want {want}")
+            if r["global_rank"] != i * nproc + r["local_rank"]:
+                bad.append(f"pod {i}: global rank {r['global_rank']} local {r['local_rank']}")
+    if sorted(ranks) != list(range(n)):
+        bad.append(f"global ranks reported: {sorted(ranks)} want 0..{n - 1}")
+    return not bad, bad
+
+
+def run_lightning(res, sc, net, envs, logdir, launch_python):
+    t = TIMEOUTS["launcher"]
+    nproc = int(sc["nproc"])
+    cmd = f"exec {launch_python} -u lightning_worker.py {nproc}"
+    outs = run_launcher_pods(net, envs, lambda i: cmd, t, logdir, f"{sc['key']}-lightning")
+    check_start(res, sc, "lightning", outs, envs)
+    ok, bad = lightning_outcome(sc, outs, nproc)
+    how = ("LOCAL_RANK=0 injected, no process started by Lightning" if nproc == 1
+           else f"Lightning starts {nproc} processes in each")
+    res.check(ok, f"{sc['key']}/lightning: Trainer(devices={nproc}, num_nodes=$NNODES) with "
+              f"the default LightningEnvironment in {sc['world']} pods ({how}): one world "
+              f"of {sc['world'] * nproc}, node rank from NODE_RANK, all_gather of the global "
+              f"ranks 0..{sc['world'] * nproc - 1} on every process", "\n".join(bad))
+
+
+def run_lightning_old_env(res, sc, net, envs, logdir, launch_python):
+    """The control: the same script with the env distenv gave before NODE_RANK
+    and NNODES (num_nodes written into the script instead). Every pod believes
+    it is node 0, ranks collide; the world must not form."""
+    t = TIMEOUTS["lightning-old-env"]
+    nproc = int(sc["nproc"])
+    old = [{k: v for k, v in e.items() if k not in ("NODE_RANK", "NNODES")} for e in envs]
+    cmd = f"exec {launch_python} -u lightning_worker.py {nproc} {sc['world']}"
+    outs = run_launcher_pods(net, old, lambda i: cmd, t, logdir, f"{sc['key']}-old-env")
+    formed, _ = lightning_outcome(sc, outs, nproc)
+    # Lightning logs "Initializing distributed: GLOBAL_RANK: g, MEMBER: m/n" in
+    # every process it starts: each pod must show the ranks of node 0.
+    claimed = []
+    for o in outs:
+        with open(o["log"], errors="replace") as f:
+            claimed.append(sorted(int(g) for g in re.findall(
+                r"Initializing distributed: GLOBAL_RANK: (\d+)", f.read())))
+    states = ["timed out" if o["rc"] is None else f"exit {o['rc']}" for o in outs]
+    collide = all(c == list(range(nproc)) for c in claimed)
+    res.check(not formed and collide, f"{sc['key']}/lightning: control: without NODE_RANK "
+              f"(the env before it was injected) every pod takes global ranks 0..{nproc - 1} "
+              f"of node 0 and the world does not form within {t} s",
+              f"formed: {formed}; global ranks claimed per pod {claimed}; pods {states}")
+    say(f"{sc['key']}/lightning control: global ranks claimed per pod {claimed}, pods {states}")
+
+
+def run_accelerate(res, sc, net, envs, logdir, launch_python):
+    t = TIMEOUTS["launcher"]
+    nproc = int(sc["nproc"])
+    accelerate = os.path.join(os.path.dirname(launch_python), "accelerate")
+    # PET_REDIRECTS=2: accelerate hands torchrun its own --tee but not
+    # --redirects, whose default "0" Debian's torch 1.13 cannot read under
+    # Python 3.11 (see run_torchrun_launcher).
+    cmd = (f"PET_REDIRECTS=2 exec {accelerate} launch --multi_gpu "
+           f"--num_processes $((NNODES * {nproc})) --num_machines $NNODES "
+           f"--machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR "
+           f"--main_process_port $MASTER_PORT --tee 2 dist_worker.py accelerate")
+    outs = run_launcher_pods(net, envs, lambda i: cmd, t, logdir, f"{sc['key']}-accelerate")
+    check_start(res, sc, "accelerate", outs, envs)
+    check_world(res, sc, outs, t, f"{sc['key']}/accelerate: `accelerate launch --machine_rank "
+                f"$NODE_RANK --num_machines $NNODES --main_process_ip $MASTER_ADDR "
+                f"--main_process_port $MASTER_PORT` in {sc['world']} pods: PartialState "
+                f"gives one world of {sc['world'] * nproc} (MULTI_CPU, gloo), all_reduce on "
+                f"every process", nproc,
+                {"distributed_type": "DistributedType.MULTI_CPU", "backend": "gloo"})
+
+
+def run_xgboost(res, sc, net, envs, logdir):
+    t = TIMEOUTS["launcher"]
+    outs = run_ranks(net, envs, lambda i: ["/usr/bin/python3", "-u", "xgb_worker.py"], t,
+                     logdir, f"{sc['key']}-xgboost")
+    check_start(res, sc, "xgboost", outs, envs)
+    w = sc["world"]
+    bad = []
+    if result(outs[0], "tracker") is None:
+        bad.append("pod 0 started no tracker: " + why(outs[0], 0, t))
+    for i, o in enumerate(outs):
+        r = result(o, "allreduce")
+        want = {"rank": i, "world": w, "value": w * (w + 1) / 2,
+                "each": [float(k + 1) for k in range(w)], "host": pod_hostname(sc, i)}
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif {k: r.get(k) for k in want} != want:
+            bad.append(f"pod {i}: {r} want {want}")
+    res.check(not bad, f"{sc['key']}/xgboost: Rabit joins from DMLC_* alone, the tracker in "
+              f"pod 0 for DMLC_NUM_WORKER={w}: rank = DMLC_TASK_ID, allreduce = "
+              f"{w * (w + 1) // 2} on every worker", "\n".join(bad))
+    bad = []
+    trains = [result(o, "train") for o in outs]
+    if any(tr is None for tr in trains):
+        bad.append("not every worker finished training: "
+                   + "; ".join(why(o, i, t) for i, o in enumerate(outs) if trains[i] is None))
+    else:
+        if len({tr["model_sha"] for tr in trains}) != 1:
+            bad.append(f"models differ: {[tr['model_sha'][:12] for tr in trains]}")
+        for i, tr in enumerate(trains):
+            if tr["rounds"] != 5 or tr["accuracy"] < 0.85 or tr["rows"] != 120:
+                bad.append(f"pod {i}: {tr}")
+    res.check(not bad, f"{sc['key']}/xgboost: xgb.train (hist, 5 rounds) on {w} shards of "
+              f"120 rows: the same model on every worker, accuracy >= 0.85 on all rows",
+              "\n".join(bad))
+
+
+def run_paddle(res, sc, net, envs, logdir, launch_python):
+    t = TIMEOUTS["launcher"]
+    w = sc["world"]
+    # The launcher writes its logs under ./log of its working directory: one
+    # directory per pod, kept with the other logs.
+    dirs = [tempfile.mkdtemp(prefix=f"{sc['key']}-paddle-pod{i}-", dir=logdir)
+            for i in range(w)]
+    script = os.path.join(WORKERS, "paddle_worker.py")
+    outs = run_launcher_pods(
+        net, envs, lambda i: f"cd {dirs[i]} && exec {launch_python} -m "
+                             f"paddle.distributed.launch {script}",
+        t, logdir, f"{sc['key']}-paddle")
+    check_start(res, sc, "paddle", outs, envs)
+    for o, d in zip(outs, dirs):
+        for f in sorted(glob.glob(os.path.join(d, "log", "workerlog.*"))):
+            with open(f, errors="replace") as fh:
+                for line in fh:
+                    if line.startswith(RESULT_PREFIX):
+                        try:
+                            r = json.loads(line[len(RESULT_PREFIX):])
+                        except ValueError:
+                            continue
+                        # the launcher also echoes local rank 0's log
+                        if r not in o["results"]:
+                            o["results"].append(r)
+    bad = []
+    for i, o in enumerate(outs):
+        got = results_of(o, "paddle")
+        if o["rc"] != 0 or len(got) != 1:
+            logs = glob.glob(os.path.join(dirs[i], "log", "*"))
+            bad.append(why(o, i, t) + f"\n  launcher logs: {logs}")
+            continue
+        want = {"rank": i, "world": w, "value": w * (w + 1) / 2, "gathered": list(range(w)),
+                "host": pod_hostname(sc, i)}
+        if {k: got[0].get(k) for k in want} != want:
+            bad.append(f"pod {i}: {got[0]} want {want}")
+    res.check(not bad, f"{sc['key']}/paddle: `python -m paddle.distributed.launch "
+              f"paddle_worker.py` (no other argument) in {w} pods forms one collective job "
+              f"from PADDLE_*: rank = PADDLE_RANK, all_reduce = {w * (w + 1) // 2}, "
+              f"all_gather 0..{w - 1}", "\n".join(bad))
+
+
+def deepspeed_rule(sdist):
+    """Reads DeepSpeed's own init_distributed from its source archive (never
+    imported: it needs torch >= 2) and returns (version, required_env, the
+    test of the `if` that falls back to MPI discovery, as a function of an
+    environment)."""
+    base = os.path.basename(sdist)[:-len(".tar.gz")]
+    with tarfile.open(sdist) as tf:
+        src = tf.extractfile(f"{base}/deepspeed/comm/comm.py").read().decode()
+    tree = ast.parse(src)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef)
+              and n.name == "init_distributed")
+    required = fallback = None
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "required_env"):
+            required = ast.literal_eval(node.value)
+        if isinstance(node, ast.If):
+            names = {getattr(c.func, "id", None) for c in ast.walk(node)
+                     if isinstance(c, ast.Call)}
+            uses = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+            if "mpi_discovery" in names and "required_env" in uses:
+                fallback = node.test
+    if required is None or fallback is None:
+        raise Failure(f"{base}: init_distributed has no required_env list or no "
+                      f"mpi_discovery fallback on it")
+    code = compile(ast.Expression(fallback), f"{base}/deepspeed/comm/comm.py", "eval")
+
+    def falls_back(env):
+        fake_os = type("os", (), {"environ": dict(env)})
+        return bool(eval(code, {"os": fake_os, "all": all, "map": map},
+                         {"auto_mpi_discovery": True, "required_env": required}))
+    return base, required, falls_back
+
+
+def run_deepspeed_rule(res, sc, webhook, sdist):
+    """A one-GPU pod's env has every variable DeepSpeed's init_distributed
+    requires (env://, no MPI discovery); an eight-GPU pod's has no LOCAL_RANK
+    (the deepspeed launcher or torchrun sets it per process)."""
+    base, required, falls_back = deepspeed_rule(sdist)
+    say(f"{sc['key']}: {base} init_distributed requires {required}")
+    res.check(set(required) >= {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"},
+              f"{sc['key']}: {base}'s init_distributed names its required variables",
+              f"required_env = {required}")
+    many = dict(sc, key=f"{sc['key']}-8gpu", workload="dsp8", service="dsp8", gpus=8)
+    envs1, _ = get_envs(res, sc, webhook) if webhook else (None, None)
+    envs8, _ = get_envs(res, many, webhook) if webhook else (None, None)
+    if envs1 is None or envs8 is None:
+        return
+    bad = []
+    for i, env in enumerate(envs1):
+        missing = [k for k in required if k not in env]
+        if missing or falls_back(env):
+            bad.append(f"one-GPU pod {i}: missing {missing}")
+        old = {k: v for k, v in env.items() if k not in ("LOCAL_RANK", "LOCAL_WORLD_SIZE")}
+        if not falls_back(old):
+            bad.append(f"one-GPU pod {i}: without LOCAL_RANK the rule still takes env://")
+    res.check(not bad, f"{sc['key']}: a one-GPU pod's injected env has all of {required}: "
+              f"DeepSpeed's rule takes env:// (without LOCAL_RANK, as before, it falls back "
+              f"to MPI discovery)", "\n".join(bad))
+    bad = [f"eight-GPU pod {i}: LOCAL_RANK={env['LOCAL_RANK']}"
+           for i, env in enumerate(envs8) if "LOCAL_RANK" in env]
+    bad += [f"eight-GPU pod {i}: PET_NPROC_PER_NODE={env.get('PET_NPROC_PER_NODE')}"
+            for i, env in enumerate(envs8) if env.get("PET_NPROC_PER_NODE") != "8"]
+    res.check(not bad, f"{sc['key']}: an eight-GPU pod gets PET_NPROC_PER_NODE=8 and no "
+              f"LOCAL_RANK (its launcher sets one per process)", "\n".join(bad))
+
+
+# --------------------------------------------------------------------------
 
 
 def dns_names(pod):
@@ -1205,6 +1564,10 @@ def main():
     ap.add_argument("--webhook", default=os.path.join(ROOT, "distenv-webhook"))
     ap.add_argument("--fw-python", required=True,
                     help="python with tensorflow and jax (scripts/deps-frameworks.sh)")
+    ap.add_argument("--launch-python", default="",
+                    help="python of the launchers' virtualenv (scripts/deps-frameworks.sh)")
+    ap.add_argument("--deepspeed-sdist", default="",
+                    help="DeepSpeed's source archive (scripts/deps-frameworks.sh)")
     ap.add_argument("--env-from", choices=["webhook", "spec"], default="webhook",
                     help="'spec' (development only) takes the env from the SPEC "
                          "tables instead and always counts one failure")
@@ -1257,6 +1620,10 @@ def main():
             say(f"{sc['key']}: {sc['world']}-rank {sc['kind']} {sc['workload']} "
                 f"(Service {sc['service']}, namespace {NAMESPACE})")
             t0 = time.monotonic()
+            if runs == ["deepspeed-rule"]:
+                run_deepspeed_rule(res, sc, webhook, opts.deepspeed_sdist)
+                res.times.append((f"{sc['key']}/deepspeed-rule", time.monotonic() - t0))
+                continue
             names = [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(sc["world"])]
             if sc.get("env_from") == "render" and opts.env_from == "webhook":
                 envs, names = render_envs(res, sc, opts.webhook, workdir)
@@ -1294,6 +1661,18 @@ def main():
                         run_tensorflow_roles(res, sc, net, envs, logdir, opts.fw_python)
                     elif run == "tensorflow-ps":
                         run_tensorflow_ps(res, sc, net, envs, logdir, opts.fw_python)
+                    elif run == "torchrun-launcher":
+                        run_torchrun_launcher(res, sc, net, envs, logdir)
+                    elif run == "lightning":
+                        run_lightning(res, sc, net, envs, logdir, opts.launch_python)
+                    elif run == "lightning-old-env":
+                        run_lightning_old_env(res, sc, net, envs, logdir, opts.launch_python)
+                    elif run == "accelerate":
+                        run_accelerate(res, sc, net, envs, logdir, opts.launch_python)
+                    elif run == "xgboost":
+                        run_xgboost(res, sc, net, envs, logdir)
+                    elif run == "paddle":
+                        run_paddle(res, sc, net, envs, logdir, opts.launch_python)
                 except (Failure, subprocess.TimeoutExpired, OSError) as e:
                     res.check(False, f"{sc['key']}/{run}: pod namespaces", str(e))
                 finally:

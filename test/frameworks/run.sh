@@ -62,12 +62,15 @@ t0=$EPOCHREALTIME
 deps_out=$(bash "$root/scripts/deps-frameworks.sh") ||
 	fail_line "scripts/deps-frameworks.sh failed"
 fw_python=${deps_out##*FW_PYTHON=}
+launch_python=$(awk -F= '$1 == "LAUNCH_PYTHON" { print $2 }' <<<"$deps_out")
+deepspeed_sdist=$(awk -F= '$1 == "DEEPSPEED_SDIST" { print $2 }' <<<"$deps_out")
 deps_s=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 echo "--- dependencies ready in ${deps_s} s ($fw_python)"
 
 # conformance.py prints the closing `N passed, N failed` line itself.
 FW_RUNDIR=$rundir timeout -k 15 "${FW_TIMEOUT:-1500}" /usr/bin/python3 -u "$here/conformance.py" \
 	--webhook "$webhook" --fw-python "$fw_python" --ns-prefix "$prefix" \
+	--launch-python "$launch_python" --deepspeed-sdist "$deepspeed_sdist" \
 	--deps-seconds "$deps_s" "$@" &
 child=$!
 wait "$child"

@@ -1131,87 +1131,164 @@ def load_examples():
     return out
 
 
+def example_workload(f, docs):
+    """The one workload of an example and its pod templates (a LeaderWorkerSet
+    has two: the leader's and the workers')."""
+    workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job", "LeaderWorkerSet")]
+    assert len(workloads) == 1, f"{f}: {len(workloads)} workloads"
+    w = workloads[0]
+    if w["kind"] == "LeaderWorkerSet":
+        lwt = w["spec"]["leaderWorkerTemplate"]
+        return w, [lwt["leaderTemplate"], lwt["workerTemplate"]]
+    return w, [w["spec"]["template"]]
+
+
 def t_examples():
     ex = load_examples()
-    eq(sorted(ex), ["indexed-job.yaml", "jax.yaml", "pytorch-ddp-statefulset.yaml",
-                    "tensorflow-multiworker.yaml", "torchrun-elastic.yaml"], "examples")
+    eq(sorted(ex), sorted(expected_examples()), "examples (each with its expected env)")
+    eq(sorted(ex), ["indexed-job.yaml", "jax.yaml", "lightning-statefulset.yaml",
+                    "pytorch-ddp-statefulset.yaml", "sglang-leaderworkerset.yaml",
+                    "tensorflow-multiworker.yaml", "torchrun-elastic.yaml",
+                    "xgboost-indexed-job.yaml"], "examples")
     for f, docs in ex.items():
         services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
-        workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job")]
-        assert len(workloads) == 1, f"{f}: {len(workloads)} workloads"
-        w = workloads[0]
-        tpl = w["spec"]["template"]
-        eq(tpl["metadata"]["labels"].get("distenv.dev/inject"), "true", f"{f}: opt-in label")
-        if w["kind"] == "StatefulSet":
-            svc_name = w["spec"]["serviceName"]
-            eq(w["spec"].get("podManagementPolicy"), "Parallel", f"{f}: podManagementPolicy")
+        w, tpls = example_workload(f, docs)
+        for tpl in tpls:
+            eq(tpl["metadata"]["labels"].get("distenv.dev/inject"), "true", f"{f}: opt-in label")
+        tpl = tpls[0]
+        if w["kind"] == "LeaderWorkerSet":
+            # LeaderWorkerSet makes the headless Service <lws> itself, with
+            # publishNotReadyAddresses; both templates must agree on distenv's
+            # annotations, or the leader and the workers form different worlds.
+            eq(w["apiVersion"], "leaderworkerset.x-k8s.io/v1", f"{f}: apiVersion")
+            assert not services, f"{f}: LeaderWorkerSet makes its own Service"
+            annos = [{k: v for k, v in t["metadata"].get("annotations", {}).items()
+                      if k.startswith("distenv.dev/")} for t in tpls]
+            eq(annos[1], annos[0], f"{f}: distenv.dev/ annotations of leader and workers")
+            assert w["spec"]["leaderWorkerTemplate"]["size"] >= 2, f"{f}: group size"
         else:
-            eq(w["spec"].get("completionMode"), "Indexed", f"{f}: completionMode")
-            eq(w["spec"]["parallelism"], w["spec"]["completions"], f"{f}: parallelism")
-            svc_name = tpl["spec"].get("subdomain") or tpl["metadata"]["annotations"]["distenv.dev/service"]
-        svc = services.get(svc_name)
-        assert svc, f"{f}: no Service {svc_name}"
-        eq(svc["spec"].get("clusterIP"), "None", f"{f}: headless")
-        eq(svc["spec"].get("publishNotReadyAddresses"), True, f"{f}: publishNotReadyAddresses")
-        for k, v in svc["spec"]["selector"].items():
-            eq(tpl["metadata"]["labels"].get(k), v, f"{f}: Service selects the pods")
-        port = int(tpl["metadata"].get("annotations", {}).get("distenv.dev/port", 29500))
-        assert port in [p["port"] for p in svc["spec"]["ports"]], f"{f}: Service lacks port {port}"
-        cms = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}
-        for v in tpl["spec"].get("volumes", []):
-            if "configMap" in v:
-                assert v["configMap"]["name"] in cms, f"{f}: ConfigMap {v['configMap']['name']} missing"
-                for name, src in next(d for d in docs if d["kind"] == "ConfigMap")["data"].items():
-                    if name.endswith(".py"):
-                        compile(src, f"{f}:{name}", "exec")
+            if w["kind"] == "StatefulSet":
+                svc_name = w["spec"]["serviceName"]
+                eq(w["spec"].get("podManagementPolicy"), "Parallel", f"{f}: podManagementPolicy")
+            else:
+                eq(w["spec"].get("completionMode"), "Indexed", f"{f}: completionMode")
+                eq(w["spec"]["parallelism"], w["spec"]["completions"], f"{f}: parallelism")
+                svc_name = tpl["spec"].get("subdomain") or tpl["metadata"]["annotations"]["distenv.dev/service"]
+            svc = services.get(svc_name)
+            assert svc, f"{f}: no Service {svc_name}"
+            eq(svc["spec"].get("clusterIP"), "None", f"{f}: headless")
+            eq(svc["spec"].get("publishNotReadyAddresses"), True, f"{f}: publishNotReadyAddresses")
+            for k, v in svc["spec"]["selector"].items():
+                eq(tpl["metadata"]["labels"].get(k), v, f"{f}: Service selects the pods")
+            port = int(tpl["metadata"].get("annotations", {}).get("distenv.dev/port", 29500))
+            assert port in [p["port"] for p in svc["spec"]["ports"]], f"{f}: Service lacks port {port}"
+        cms = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
+        for t in tpls:
+            for v in t["spec"].get("volumes", []):
+                if "configMap" in v:
+                    assert v["configMap"]["name"] in cms, f"{f}: ConfigMap {v['configMap']['name']} missing"
+                    for name, src in cms[v["configMap"]["name"]]["data"].items():
+                        if name.endswith(".py"):
+                            compile(src, f"{f}:{name}", "exec")
 
 
-# What `render` must print for each example (namespace "examples"): rank r's
-# variables, "{r}" standing for the rank. install.sh checks the same against
-# the pods the real controllers create.
+# What `render` must print for each example (namespace "examples"): every
+# variable distenv injects into rank r's pods, "{r}" standing for the rank, a
+# function of the rank where the value is not the rank itself, and None for a
+# variable that must be absent. `render` must give exactly the named variables;
+# install.sh checks the same against the pods the real controllers create
+# (where the pods carry env of their own too).
 def expected_examples(ns="examples"):
     def fq(h, s):
         return f"{h}.{s}.{ns}.svc.cluster.local"
-    tf_workers = json.dumps([f"{fq(f'tf-{i}', 'tf')}:2222" for i in range(3)], separators=(",", ":"))
+
+    def tf_config(hosts, port):
+        workers = json.dumps([f"{h}:{port}" for h in hosts], separators=(",", ":"))
+        return '{"cluster":{"worker":' + workers + '},"task":{"type":"worker","index":{r}}}'
+
+    def pytorch(addr, world, nproc, port=29500, one_process=False):
+        """The pytorch row of SPEC "What is injected" (not elastic):
+        RANK/WORLD_SIZE/NODE_RANK/NNODES count pods; LOCAL_RANK and
+        LOCAL_WORLD_SIZE only in a one-process pod."""
+        return {
+            "MASTER_ADDR": addr, "MASTER_PORT": str(port), "RANK": "{r}", "WORLD_SIZE": str(world),
+            "NODE_RANK": "{r}", "NNODES": str(world),
+            "PET_MASTER_ADDR": addr, "PET_MASTER_PORT": str(port), "PET_NNODES": str(world),
+            "PET_NODE_RANK": "{r}", "PET_NPROC_PER_NODE": str(nproc),
+            "LOCAL_RANK": "0" if one_process else None,
+            "LOCAL_WORLD_SIZE": "1" if one_process else None,
+        }
+
+    # frameworks a pod did not ask for inject nothing
+    none = {k: None for k in ("MASTER_ADDR", "RANK", "NODE_RANK", "NNODES", "LOCAL_RANK", "TF_CONFIG",
+                              "JAX_COORDINATOR_ADDRESS", "DMLC_TRACKER_URI", "DMLC_NUM_WORKER",
+                              "PADDLE_MASTER", "PADDLE_RANK")}
+
+    def only(env):
+        return {**none, **env}
+
     return {
-        "pytorch-ddp-statefulset.yaml": (2, {
-            "MASTER_ADDR": fq("ddp-0", "ddp"), "MASTER_PORT": "29500", "RANK": "{r}",
-            "WORLD_SIZE": "2", "PET_NNODES": "2", "PET_NODE_RANK": "{r}", "PET_NPROC_PER_NODE": "2",
-            "PET_MASTER_ADDR": fq("ddp-0", "ddp"), "PET_MASTER_PORT": "29500", "TF_CONFIG": None}),
-        "indexed-job.yaml": (4, {
-            "MASTER_ADDR": fq("ddp-job-0", "ddp-job"), "RANK": "{r}", "WORLD_SIZE": "4",
-            "PET_NNODES": "4", "PET_NPROC_PER_NODE": "1"}),
-        "tensorflow-multiworker.yaml": (3, {
-            "TF_CONFIG": '{"cluster":{"worker":' + tf_workers + '},"task":{"type":"worker","index":{r}}}',
-            "MASTER_ADDR": None, "JAX_COORDINATOR_ADDRESS": None}),
-        "jax.yaml": (2, {
+        # 2 pods x 2 GPUs: torchrun spawns the processes, no LOCAL_RANK
+        "pytorch-ddp-statefulset.yaml": (2, only(pytorch(fq("ddp-0", "ddp"), 2, 2))),
+        # CPU pods without distenv.dev/nproc-per-node are not one-process pods;
+        # no frameworks annotation: the default pytorch,tensorflow
+        "indexed-job.yaml": (4, only({
+            **pytorch(fq("ddp-job-0", "ddp-job"), 4, 1),
+            "TF_CONFIG": tf_config([fq(f"ddp-job-{i}", "ddp-job") for i in range(4)], 29500)})),
+        "tensorflow-multiworker.yaml": (3, only({
+            "TF_CONFIG": tf_config([fq(f"tf-{i}", "tf") for i in range(3)], 2222)})),
+        "jax.yaml": (2, only({
             "JAX_COORDINATOR_ADDRESS": fq("jax-0", "jax") + ":1234", "JAX_NUM_PROCESSES": "2",
-            "JAX_PROCESS_ID": "{r}", "MASTER_ADDR": None, "TF_CONFIG": None}),
-        "torchrun-elastic.yaml": (3, {
-            "PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d",
-            "PET_RDZV_ENDPOINT": fq("elastic-0", "elastic") + ":29500",
-            "PET_RDZV_ID": f"{ns}-elastic", "PET_MAX_RESTARTS": "3", "RANK": "{r}", "WORLD_SIZE": "3"}),
+            "JAX_PROCESS_ID": "{r}"})),
+        # elastic: torchrun assigns node ranks and local ranks
+        "torchrun-elastic.yaml": (3, only({
+            "MASTER_ADDR": fq("elastic-0", "elastic"), "MASTER_PORT": "29500", "RANK": "{r}",
+            "WORLD_SIZE": "3", "PET_MASTER_ADDR": fq("elastic-0", "elastic"), "PET_MASTER_PORT": "29500",
+            "PET_NNODES": "2:4", "PET_NODE_RANK": "{r}", "PET_NPROC_PER_NODE": "1",
+            "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ENDPOINT": fq("elastic-0", "elastic") + ":29500",
+            "PET_RDZV_ID": f"{ns}-elastic", "PET_RDZV_CONF": lambda r: f"is_host={int(r == 0)}",
+            "PET_MAX_RESTARTS": "3", "NODE_RANK": None, "NNODES": None, "LOCAL_WORLD_SIZE": None})),
+        # Lightning: node rank from NODE_RANK; 2 processes per pod, which it
+        # spawns itself only when LOCAL_RANK is absent
+        "lightning-statefulset.yaml": (2, only(pytorch(fq("lightning-0", "lightning"), 2, 2))),
+        # XGBoost: tracker on rank 0, one worker per pod
+        "xgboost-indexed-job.yaml": (3, only({
+            "DMLC_TRACKER_URI": fq("xgb-0", "xgb"), "DMLC_TRACKER_PORT": "9091", "DMLC_TASK_ID": "{r}",
+            "DMLC_NUM_WORKER": "3"})),
+        # SGLang on one LeaderWorkerSet group of 2 pods x 8 GPUs: the leader is
+        # rank 0 and MASTER_ADDR; NNODES is the group size
+        "sglang-leaderworkerset.yaml": (2, only(pytorch(fq("sglang-0", "sglang"), 2, 8, port=20000))),
     }
 
 
-def env_matches(env, want, rank, what):
-    """env: name -> value of one pod. want: name -> expected (None: absent)."""
+def expected_value(v, rank):
+    return v(rank) if callable(v) else v.replace("{r}", str(rank))
+
+
+def env_matches(env, want, rank, what, exact=False):
+    """env: name -> value of one pod. want: name -> expected (None: absent).
+    exact: env holds only injected variables, and must hold nothing else."""
     for k, v in want.items():
         if v is None:
             assert k not in env, f"{what}: {k} should not be set, got {env.get(k)!r}"
             continue
-        v = v.replace("{r}", str(rank))
+        v = expected_value(v, rank)
         if k == "TF_CONFIG" and k in env:
             eq(json.loads(env[k]), json.loads(v), f"{what}: TF_CONFIG")
         else:
             eq(env.get(k), v, f"{what}: {k}")
+    if exact:
+        extra = sorted(set(env) - {k for k, v in want.items() if v is not None})
+        assert not extra, f"{what}: injected but not expected: {extra}"
 
 
 def t_examples_render(binary):
-    """`distenv-webhook render` (the /mutate code path, offline) on each
-    example gives every rank the documented env."""
+    """`distenv-webhook render` (the /mutate code path, offline) on every
+    example gives every rank exactly the documented env."""
     want = expected_examples()
-    for f, (world, env_want) in want.items():
+    for f in sorted(load_examples()):
+        assert f in want, f"{f}: no expected env in check.py expected_examples()"
+        world, env_want = want[f]
         path = os.path.join(ROOT, "deploy", "examples", f)
         r = subprocess.run([binary, "render", "--namespace", "examples", "-o", "json", path],
                            capture_output=True, text=True, timeout=30)
@@ -1220,7 +1297,7 @@ def t_examples_render(binary):
         ranks = render_ranks(out)
         eq(len(ranks), world, f"{f}: ranks rendered")
         for rank, env in sorted(ranks.items()):
-            env_matches(env, env_want, rank, f"{f} rank {rank}")
+            env_matches(env, env_want, rank, f"{f} rank {rank}", exact=True)
 
 
 def render_ranks(out):

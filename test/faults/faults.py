@@ -494,7 +494,7 @@ class Suite:
         ctx = client_ctx(ca=os.path.join(self.certs_b, "ca.crt"))
         st, _ = request(s.port, "POST", "/mutate", self.sts, ctx=ctx)
         check(st == 200, "verified against the new CA: %d" % st)
-        check("certificate_reloaded" in s.events, "no certificate_reloaded event")
+        check(s.wait_event("certificate_reloaded"), "no certificate_reloaded event")
         check(s.stop() == 0, "exit code")
 
     def dated_certs(self, name, not_before, not_after):
@@ -1261,9 +1261,15 @@ class Suite:
             codes = sorted(v[0] for v in got.values())
             denied = [json.loads(b)["response"] for c, b in got.values() if c == 200]
             # The server's own measure of each admission, from its first byte to its answer.
-            with s.lock:
-                micros = [json.loads(l).get("micros", 0) for l in s.lines
-                          if '"event":"admission"' in l and '"q-' in l]
+            # Its log line may reach the reader thread after the answer reached the client.
+            end = time.monotonic() + 10
+            while True:
+                with s.lock:
+                    micros = [json.loads(l).get("micros", 0) for l in s.lines
+                              if '"event":"admission"' in l and '"q-' in l]
+                if len(micros) >= len(denied) or time.monotonic() > end:
+                    break
+                time.sleep(0.05)
             m = s.metrics()
             full = int(re.search(r'^distenv_overload_rejections_total\{reason="queue_full"\} '
                                  r'(\d+)$', m, re.M).group(1))
@@ -1398,13 +1404,14 @@ class Suite:
         m = s.metrics()
         maxfds = int(re.search(r"^process_max_fds (\d+)$", m, re.M).group(1))
         check(maxfds > 1024, "soft limit not raised: process_max_fds %d" % maxfds)
-        check("open_file_limit_raised" in s.events, "no open_file_limit_raised event")
+        check(s.wait_event("open_file_limit_raised"), "no open_file_limit_raised event")
         check(s.stop() == 0, "exit code (raised limit)")
         res.append("soft limit 64, hard 4096: raised to %d" % maxfds)
         # ... else the connection limit is clamped below it, and connections beyond it
         # neither spin the CPU nor stop the server once they go.
         s = self.server(name="nofile-clamp",
                         preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128)))
+        s.wait_event("max_connections_clamped")
         ev = s.event_fields.get("max_connections_clamped")
         check(ev is not None, "no max_connections_clamped warning under a 128 open-file limit")
         held = []

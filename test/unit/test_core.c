@@ -120,80 +120,32 @@ static const struct lookup_answer JOB2_RECREATED = {0, WSPEC(-1, -1, 2, 2, 1, "u
 		.name = n, .replicas = reps, .completions = pods, .parallelism = pods,             \
 		.indexed = 1                                                                       \
 	}
-static const struct lookup_answer JS_A2x2_B1x3 = {0,
-                                                  {.replicas = -1,
-                                                   .ordinals_start = -1,
-                                                   .completions = -1,
-                                                   .parallelism = -1,
-                                                   .uid = "u-js",
-                                                   .n_rjobs = 2,
-                                                   .rjobs = {RJOB("a", 2, 2), RJOB("b", 1, 3)},
-                                                   .coordinator_job = -1,
-                                                   .coordinator_pod = -1},
-                                                  NULL};
-static const struct lookup_answer JS_COORD_B01 = {0,
-                                                  {.replicas = -1,
-                                                   .ordinals_start = -1,
-                                                   .completions = -1,
-                                                   .parallelism = -1,
-                                                   .uid = "u-js",
-                                                   .n_rjobs = 2,
-                                                   .rjobs = {RJOB("a", 2, 2), RJOB("b", 1, 3)},
-                                                   .coordinator = "b",
-                                                   .coordinator_job = 0,
-                                                   .coordinator_pod = 1},
-                                                  NULL};
+/* A JobSet js's answer: its replicated Jobs, then the coordinator (name, Job, pod). */
+#define JSSPEC(coord, job, pod, ...)                                                               \
+	{                                                                                          \
+		.replicas = -1, .ordinals_start = -1, .completions = -1, .parallelism = -1,        \
+		.uid = "u-js",                                                                     \
+		.n_rjobs =                                                                         \
+		    sizeof((struct workload_rjob[]){__VA_ARGS__}) / sizeof(struct workload_rjob),  \
+		.rjobs = {__VA_ARGS__}, .coordinator = coord, .coordinator_job = job,              \
+		.coordinator_pod = pod                                                             \
+	}
+static const struct lookup_answer JS_A2x2_B1x3 = {
+    0, JSSPEC("", -1, -1, RJOB("a", 2, 2), RJOB("b", 1, 3)), NULL};
+static const struct lookup_answer JS_COORD_B01 = {
+    0, JSSPEC("b", 0, 1, RJOB("a", 2, 2), RJOB("b", 1, 3)), NULL};
 static const struct lookup_answer JS_TF = {
-    0,
-    {.replicas = -1,
-     .ordinals_start = -1,
-     .completions = -1,
-     .parallelism = -1,
-     .uid = "u-js",
-     .n_rjobs = 3,
-     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)},
-     .coordinator_job = -1,
-     .coordinator_pod = -1},
-    NULL};
+    0, JSSPEC("", -1, -1, RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)), NULL};
 static const struct lookup_answer JS_TF_COORD_W01 = {
-    0,
-    {.replicas = -1,
-     .ordinals_start = -1,
-     .completions = -1,
-     .parallelism = -1,
-     .uid = "u-js",
-     .n_rjobs = 3,
-     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)},
-     .coordinator = "worker",
-     .coordinator_job = 0,
-     .coordinator_pod = 1},
-    NULL};
+    0, JSSPEC("worker", 0, 1, RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1)), NULL};
 /* chief, worker (2 pods), ps and evaluator: TensorFlow's parameter-server layout. */
-static const struct lookup_answer JS_TF_EVAL = {
-    0,
-    {.replicas = -1,
-     .ordinals_start = -1,
-     .completions = -1,
-     .parallelism = -1,
-     .uid = "u-js",
-     .n_rjobs = 4,
-     .rjobs = {RJOB("chief", 1, 1), RJOB("worker", 1, 2), RJOB("ps", 1, 1),
-               RJOB("evaluator", 1, 1)},
-     .coordinator_job = -1,
-     .coordinator_pod = -1},
-    NULL};
+static const struct lookup_answer JS_TF_EVAL = {0,
+                                                JSSPEC("", -1, -1, RJOB("chief", 1, 1),
+                                                       RJOB("worker", 1, 2), RJOB("ps", 1, 1),
+                                                       RJOB("evaluator", 1, 1)),
+                                                NULL};
 static const struct lookup_answer JS_NOT_INDEXED = {
-    0,
-    {.replicas = -1,
-     .ordinals_start = -1,
-     .completions = -1,
-     .parallelism = -1,
-     .uid = "u-js",
-     .n_rjobs = 1,
-     .rjobs = {{.name = "a", .replicas = 2, .completions = 2, .parallelism = 2}},
-     .coordinator_job = -1,
-     .coordinator_pod = -1},
-    NULL};
+    0, JSSPEC("", -1, -1, {.name = "a", .replicas = 2, .completions = 2, .parallelism = 2}), NULL};
 #define JS_ "js-a-0-0.js.ml.svc.cluster.local"
 
 /*

@@ -1559,6 +1559,25 @@ def get_envs(res, sc, webhook):
     return envs, names
 
 
+
+# Each framework run: its function, then the options it takes after
+# (res, sc, net, envs, logdir).
+RUNNERS = {
+    "pytorch": (run_pytorch, ()),
+    "torchrun-elastic": (run_torchrun_elastic, ()),
+    "tensorflow": (run_tensorflow, ("fw_python",)),
+    "jax": (run_jax, ("fw_python",)),
+    "pytorch-wait": (run_pytorch_wait, ("webhook",)),
+    "tensorflow-roles": (run_tensorflow_roles, ("fw_python",)),
+    "tensorflow-ps": (run_tensorflow_ps, ("fw_python",)),
+    "torchrun-launcher": (run_torchrun_launcher, ()),
+    "lightning": (run_lightning, ("launch_python",)),
+    "lightning-old-env": (run_lightning_old_env, ("launch_python",)),
+    "accelerate": (run_accelerate, ("launch_python",)),
+    "xgboost": (run_xgboost, ()),
+    "paddle": (run_paddle, ("launch_python",)),
+}
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--webhook", default=os.path.join(ROOT, "distenv-webhook"))
@@ -1647,32 +1666,8 @@ def main():
                 try:
                     net.up()
                     net.wait_links()
-                    if run == "pytorch":
-                        run_pytorch(res, sc, net, envs, logdir)
-                    elif run == "torchrun-elastic":
-                        run_torchrun_elastic(res, sc, net, envs, logdir)
-                    elif run == "tensorflow":
-                        run_tensorflow(res, sc, net, envs, logdir, opts.fw_python)
-                    elif run == "jax":
-                        run_jax(res, sc, net, envs, logdir, opts.fw_python)
-                    elif run == "pytorch-wait":
-                        run_pytorch_wait(res, sc, net, envs, logdir, opts.webhook)
-                    elif run == "tensorflow-roles":
-                        run_tensorflow_roles(res, sc, net, envs, logdir, opts.fw_python)
-                    elif run == "tensorflow-ps":
-                        run_tensorflow_ps(res, sc, net, envs, logdir, opts.fw_python)
-                    elif run == "torchrun-launcher":
-                        run_torchrun_launcher(res, sc, net, envs, logdir)
-                    elif run == "lightning":
-                        run_lightning(res, sc, net, envs, logdir, opts.launch_python)
-                    elif run == "lightning-old-env":
-                        run_lightning_old_env(res, sc, net, envs, logdir, opts.launch_python)
-                    elif run == "accelerate":
-                        run_accelerate(res, sc, net, envs, logdir, opts.launch_python)
-                    elif run == "xgboost":
-                        run_xgboost(res, sc, net, envs, logdir)
-                    elif run == "paddle":
-                        run_paddle(res, sc, net, envs, logdir, opts.launch_python)
+                    fn, extra = RUNNERS[run]
+                    fn(res, sc, net, envs, logdir, *[getattr(opts, a) for a in extra])
                 except (Failure, subprocess.TimeoutExpired, OSError) as e:
                     res.check(False, f"{sc['key']}/{run}: pod namespaces", str(e))
                 finally:

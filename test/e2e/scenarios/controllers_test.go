@@ -308,13 +308,21 @@ func TestJobSetCoordinatorExample(t *testing.T) {
 	waitService(t, ns, "coord", podWait)
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "coord",
 		rjobs: []rjob{{"workers", 1, 4}, {"driver", 1, 1}}, coordinator: "coord-driver-0-0"})
+	checkRanksByHost(t, pods, map[string]string{"coord-driver-0-0": "0", "coord-workers-0-0": "1", "coord-workers-0-3": "4"},
+		"coord-driver-0-0.coord."+ns+".svc.cluster.local")
+}
+
+// checkRanksByHost asserts, written out rather than derived as checkJobSet derives
+// them, the RANK of the pods with the given hostnames and MASTER_ADDR on every pod.
+func checkRanksByHost(t *testing.T, pods []corev1.Pod, ranks map[string]string, master string) {
+	t.Helper()
 	for _, p := range pods {
-		want := map[string]string{"coord-driver-0-0": "0", "coord-workers-0-0": "1", "coord-workers-0-3": "4"}[p.Spec.Hostname]
-		if got, _ := envValue(p.Spec.Containers[0], "RANK"); want != "" && got != want {
+		want, named := ranks[p.Spec.Hostname]
+		if got, _ := envValue(p.Spec.Containers[0], "RANK"); named && got != want {
 			t.Errorf("pod %s: RANK=%q, want %s", p.Name, got, want)
 		}
-		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "coord-driver-0-0.coord."+ns+".svc.cluster.local" {
-			t.Errorf("pod %s: MASTER_ADDR=%q, want the driver coord-driver-0-0.coord.%s.svc.cluster.local", p.Name, got, ns)
+		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != master {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want the coordinator %s", p.Name, got, master)
 		}
 	}
 }
@@ -340,14 +348,9 @@ func TestJobSetCoordinator(t *testing.T) {
 		if got := p.Annotations[jobSetCoordAnn]; got != "coord-workers-1-0.rdzv" {
 			t.Errorf("pod %s: %s=%q, want coord-workers-1-0.rdzv", p.Name, jobSetCoordAnn, got)
 		}
-		want := map[string]string{"coord-workers-1-0": "0", "coord-driver-0-0": "1", "coord-workers-0-0": "2", "coord-workers-0-1": "3", "coord-workers-1-1": "4"}[p.Spec.Hostname]
-		if got, _ := envValue(p.Spec.Containers[0], "RANK"); got != want {
-			t.Errorf("pod %s: RANK=%q, want %s", p.Name, got, want)
-		}
-		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "coord-workers-1-0.rdzv."+ns+".svc.cluster.local" {
-			t.Errorf("pod %s: MASTER_ADDR=%q, want the coordinator coord-workers-1-0.rdzv.%s.svc.cluster.local", p.Name, got, ns)
-		}
 	}
+	checkRanksByHost(t, pods, map[string]string{"coord-workers-1-0": "0", "coord-driver-0-0": "1", "coord-workers-0-0": "2",
+		"coord-workers-0-1": "3", "coord-workers-1-1": "4"}, "coord-workers-1-0.rdzv."+ns+".svc.cluster.local")
 }
 
 // A LeaderWorkerSet of 2 groups of 4 made by the real LeaderWorkerSet controller

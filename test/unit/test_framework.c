@@ -15,27 +15,6 @@
 #include "framework.h"
 #include "testutil.h"
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 static void test_table(void)
 {
 	unsigned seen = 0;
@@ -88,7 +67,7 @@ static const cJSON *find(const cJSON *o, const char *key)
 /* The chart's schema enum of defaults.frameworks is the table's names. */
 static void test_chart_schema(void)
 {
-	char *txt = slurp("charts/distenv/values.schema.json");
+	char *txt = test_read("charts/distenv/values.schema.json", NULL);
 	cJSON *schema = txt ? cJSON_Parse(txt) : NULL;
 	const cJSON *fws = find(schema, "frameworks");
 	const cJSON *en = cJSON_GetObjectItem(cJSON_GetObjectItem(fws, "items"), "enum"), *e;
@@ -111,7 +90,8 @@ static void test_chart_schema(void)
 /* deploy/config.example.yaml and README's framework table name every framework. */
 static void test_docs(void)
 {
-	char *example = slurp("deploy/config.example.yaml"), *readme = slurp("README.md");
+	char *example = test_read("deploy/config.example.yaml", NULL),
+	     *readme = test_read("README.md", NULL);
 	char names[256], want[300];
 	size_t i;
 

@@ -14,23 +14,6 @@
 
 #define DATA_DIR "test/data"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)n, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
 static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
                      struct workload_spec *out, char *err, size_t errlen)
 {
@@ -62,9 +45,9 @@ static void run_case(const char *name, int update)
 	/* the image the integration tier's configs give too: goldens do not follow VERSION */
 	snprintf(cfg.wait_image, sizeof(cfg.wait_image), "distenv:test");
 	snprintf(path, sizeof(path), DATA_DIR "/%s.request.json", name);
-	req = slurp(path, &len);
+	req = test_read(path, &len);
 	snprintf(path, sizeof(path), DATA_DIR "/%s.lookup.json", name);
-	lk_txt = slurp(path, &l2);
+	lk_txt = test_read(path, &l2);
 	cfg.lookups = lk_txt != NULL; /* as serve --no-lookups when there is no look-up answer */
 	if (lk_txt != NULL) {
 		cJSON *l = cJSON_Parse(lk_txt);
@@ -119,7 +102,7 @@ static void run_case(const char *name, int update)
 			fclose(f);
 		free(txt);
 	}
-	want_txt = slurp(path, &l3);
+	want_txt = test_read(path, &l3);
 	want = want_txt ? cJSON_Parse(want_txt) : NULL;
 	CHECK(want != NULL, "%s: no valid %s", name, path);
 	if (want != NULL && got != NULL) {

@@ -221,24 +221,9 @@ static void write_file(const char *path, const char *data)
 	}
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf = calloc(1, 65536);
-	n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static char *b64_of_file(const char *path)
 {
-	char *d = slurp(path);
+	char *d = test_read(path, NULL);
 	struct strbuf sb;
 
 	if (!d)
@@ -808,7 +793,7 @@ static void test_incluster_tls(void)
 	{
 		char src[400], *pem;
 		snprintf(src, sizeof(src), "%s/ca.crt", srv_dir);
-		pem = slurp(src);
+		pem = test_read(src, NULL);
 		write_file(path, pem ? pem : "");
 		free(pem);
 	}

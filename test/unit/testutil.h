@@ -6,8 +6,11 @@
 #ifndef DISTENV_TESTUTIL_H
 #define DISTENV_TESTUTIL_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "file.h"
 
 static int t_pass, t_fail;
 
@@ -32,6 +35,24 @@ static int t_pass, t_fail;
 		printf("unit %s: %d passed, %d failed\n", (name), t_pass, t_fail);                 \
 		return t_fail ? 1 : 0;                                                             \
 	} while (0)
+
+/*
+ * A fixture file's text, NUL-terminated, its length in *len when len is not NULL;
+ * NULL when it cannot be read (and why on stderr, unless it does not exist: some
+ * fixtures are optional, and a caller that needs one says so).
+ */
+static inline char *test_read(const char *path, size_t *len)
+{
+	char err[256];
+	size_t n;
+	char *p = file_read(path, (size_t)16 << 20, &n, err, sizeof(err));
+
+	if (p == NULL && errno != ENOENT)
+		fprintf(stderr, "%s\n", err);
+	else if (len != NULL)
+		*len = n;
+	return p;
+}
 
 /* A struct workload_spec of a StatefulSet or Job look-up answer; the JobSet fields unset. */
 #define WSPEC(replicas_, start_, completions_, parallelism_, indexed_, uid_)                       \

@@ -420,9 +420,8 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		goto out;
 	}
 	plan->n_warnings +=
-	    topology_launcher_warnings(spec, json_get(json_get(pod, "metadata"), "annotations"),
-	                               cfg, plan->warnings[plan->n_warnings], PLAN_WARNING_LEN,
-	                               PLAN_MAX_WARNINGS - plan->n_warnings);
+	    topology_launcher_warnings(&plan->topo, spec, plan->warnings[plan->n_warnings],
+	                               PLAN_WARNING_LEN, PLAN_MAX_WARNINGS - plan->n_warnings);
 	if (plan->topo.wait_seconds > 0 && (wait = wait_container(plan, cfg, addr)) == NULL) {
 		rc = PLAN_NOMEM;
 		goto out;

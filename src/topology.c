@@ -675,7 +675,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 	if (rc != TOPOLOGY_OK)
 		goto out;
-	t->one_process = pod_nproc(t, rs->spec, rs->anns, cfg) == 1;
+	t->processes = pod_nproc(t, rs->spec, rs->anns, cfg);
+	t->one_process = t->processes == 1;
 	rc = TOPOLOGY_OK;
 out:
 	if (rc != TOPOLOGY_OK) {
@@ -705,21 +706,15 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 	return (int)strlen(out);
 }
 
-int topology_launcher_warnings(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
-                               char *out, size_t len, int max)
+int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,
+                               size_t len, int max)
 {
-	struct topology t;
-	char err[256];
-	const char *cname, *fws = json_map_str(anns, ANN_FRAMEWORKS);
-	unsigned frameworks = cfg->default_frameworks;
-	long n = 0;
+	const char *cname;
+	long n = t->processes;
 	int i, found = 0, k = 0;
 
-	memset(&t, 0, sizeof(t));
-	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK)
-		n = pod_nproc(&t, pod_spec, anns, cfg);
-	for (i = 0; n > 1 && i < t.n_targets && !found && k < max; i++) {
-		const cJSON *c = topology_target_container(pod_spec, &t.targets[i]), *e;
+	for (i = 0; n > 1 && i < t->n_targets && !found && k < max; i++) {
+		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *e;
 		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
 		{
 			const char *name = json_str(e, "name");
@@ -735,13 +730,30 @@ int topology_launcher_warnings(const cJSON *pod_spec, const cJSON *anns, const s
 			break;
 		}
 	}
-	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)
-		frameworks = 0; /* a bad annotation is denied on its own */
-	if (n > 1 && (frameworks & FW_XGBOOST) && k < max)
+	if (n > 1 && (t->frameworks & FW_XGBOOST) && k < max)
 		snprintf(out + (size_t)k++ * len, len,
 		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not the %ld "
 		         "processes this pod runs",
 		         n);
+	return k;
+}
+
+int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
+                                        const struct config *cfg, char *out, size_t len, int max)
+{
+	struct topology t;
+	char err[256];
+	const char *fws = json_map_str(anns, ANN_FRAMEWORKS);
+	int k = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.frameworks = cfg->default_frameworks;
+	if (fws != NULL && config_parse_frameworks(fws, &t.frameworks) != 0)
+		t.frameworks = 0; /* a bad annotation is denied on its own */
+	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK) {
+		t.processes = pod_nproc(&t, pod_spec, anns, cfg);
+		k = topology_launcher_warnings(&t, pod_spec, out, len, max);
+	}
 	free(t.targets);
 	return k;
 }

@@ -72,7 +72,9 @@ struct topology {
 	                     rank 0 while the pods before it move one rank up; 0 without one */
 	long port;
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
-	int one_process;           /* 1: the pod is the process (nproc-per-node 1, or no such
+	long processes;            /* the processes the pod says it runs: nproc-per-node's
+	                              number, else its largest GPU limit; 0 when not known */
+	int one_process;           /* 1: processes is 1 (nproc-per-node 1, or no such
 	                              annotation and a largest GPU limit of exactly 1): it gets
 	                              LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1 */
 	unsigned frameworks;       /* FW_* */
@@ -112,19 +114,24 @@ enum topology_status topology_resolve(const cJSON *pod, const char *ns, const st
 void topology_free(struct topology *t);
 
 /*
- * The warnings of a pod (or pod template) whose env a known launcher would
- * misread, when the pod runs more than one process (distenv.dev/nproc-per-node
- * above 1, or no such annotation and a GPU limit above 1):
+ * The warnings of a resolved pod whose env a known launcher would misread, when
+ * the pod runs more than one process (t->processes above 1):
  * - a target container sets LOCAL_RANK itself: Lightning and accelerate then
  *   believe they were launched and start one process, on one device;
  * - it asks for xgboost: DMLC_NUM_WORKER counts one worker a pod, so a tracker
  *   waits for the wrong number if the pod runs several.
  * Writes up to max strings "distenv: ..." of len bytes each into out (an array
- * of max * len bytes) and returns how many; none when the targets cannot be
- * read (topology_resolve reports that).
+ * of max * len bytes) and returns how many.
  */
-int topology_launcher_warnings(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
-                               char *out, size_t len, int max);
+int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,
+                               size_t len, int max);
+
+/*
+ * The same warnings for a pod template, which is not resolved: none when its
+ * targets cannot be read (/validate and /mutate report that on their own).
+ */
+int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
+                                        const struct config *cfg, char *out, size_t len, int max);
 
 /* The pod spec array a target lives in: "containers" or "initContainers". */
 const char *topology_target_array(const struct topology_target *tg);

@@ -297,7 +297,7 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 	int i, k, n;
 
 	for (i = 0; i < w->n_tmpl; i++) {
-		n = topology_launcher_warnings(
+		n = topology_template_launcher_warnings(
 		    json_get(w->tmpl[i], "spec"),
 		    json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg[0],
 		    sizeof(msg[0]), 2);

@@ -20,7 +20,6 @@ CACHE=${DISTENV_CACHE:-/root/.cache/distenv}
 PINS=(tensorflow-cpu==2.20.0 jax==0.7.2 jaxlib==0.7.2
 	numpy==2.4.6 ml_dtypes==0.6.0 protobuf==7.36.2)
 VENV=${FW_VENV:-$CACHE/frameworks-venv}
-STAMP=$VENV/.distenv-pins
 export PIP_CACHE_DIR=$CACHE/pip
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 export PIP_NO_INPUT=1
@@ -36,10 +35,27 @@ apt_install deps-frameworks "${apt_pkgs[@]}"
 /usr/bin/python3 -c 'import torch, torch.distributed, jsonpatch' ||
 	{ log "python3-torch or python3-jsonpatch does not import"; exit 1; }
 
-check_venv() {
-	[ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] &&
-		[ "$(cat "$STAMP")" = "${PINS[*]}" ] &&
-		"$VENV/bin/python" - <<'PY' 2>/dev/null
+# ensure_venv WHAT DIR PINS CHECK INSTALL: keeps the virtualenv DIR whose stamp
+# says PINS and whose CHECK (a function reading DIR/bin/python) passes, else makes
+# it again with INSTALL (a function given DIR) and stamps it.
+ensure_venv() {
+	local what=$1 dir=$2 pins=$3 check=$4 install=$5 start
+	if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.distenv-pins" 2>/dev/null)" = "$pins" ] &&
+		"$check" "$dir/bin/python" >&2 2>/dev/null; then
+		log "$what already installed in $dir"
+		return
+	fi
+	start=$(date +%s)
+	mkdir -p "$CACHE" "$PIP_CACHE_DIR"
+	rm -rf "$dir"
+	"$install" "$dir"
+	printf '%s' "$pins" >"$dir/.distenv-pins"
+	"$check" "$dir/bin/python" >&2 || { log "$what installed but do not import"; exit 1; }
+	log "installed $pins in $(( $(date +%s) - start ))s"
+}
+
+check_frameworks() {
+	"$1" - <<'PY'
 import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
@@ -52,19 +68,13 @@ print("deps-frameworks: tensorflow", tf.__version__, "jax", jax.__version__)
 PY
 }
 
-if check_venv >&2; then
-	log "tensorflow-cpu and jax already installed in $VENV"
-else
-	start=$(date +%s)
-	mkdir -p "$CACHE" "$PIP_CACHE_DIR"
-	rm -rf "$VENV"
-	/usr/bin/python3 -m venv "$VENV"
-	"$VENV/bin/python" -m pip install -q --upgrade pip
-	"$VENV/bin/python" -m pip install -q "${PINS[@]}"
-	printf '%s' "${PINS[*]}" >"$STAMP"
-	check_venv >&2 || { log "tensorflow/jax installed but do not import"; exit 1; }
-	log "installed ${PINS[*]} in $(( $(date +%s) - start ))s"
-fi
+install_frameworks() {
+	/usr/bin/python3 -m venv "$1"
+	"$1/bin/python" -m pip install -q --upgrade pip
+	"$1/bin/python" -m pip install -q "${PINS[@]}"
+}
+
+ensure_venv "tensorflow-cpu and jax" "$VENV" "${PINS[*]}" check_frameworks install_frameworks
 
 # The launchers' virtualenv. pip would read Debian's torch (1.13.0a0+gitunknown,
 # a pre-release of 1.13.0) as too old for pytorch-lightning's torch>=1.13.0 and
@@ -77,14 +87,11 @@ LPINS=(pytorch-lightning==2.2.5 lightning-utilities==0.11.9 torchmetrics==1.4.3
 	accelerate==0.34.2 huggingface-hub==0.24.7 safetensors==0.4.5 filelock==3.16.1)
 DS_PIN=deepspeed==0.16.9
 LVENV=${FW_LAUNCH_VENV:-$CACHE/launchers-venv}
-LSTAMP=$LVENV/.distenv-pins
 DS_DIR=$CACHE/deepspeed-sdist
 DS_SDIST=$DS_DIR/${DS_PIN/==/-}.tar.gz
 
 check_launchers() {
-	[ -x "$LVENV/bin/python" ] && [ -f "$LSTAMP" ] &&
-		[ "$(cat "$LSTAMP")" = "${LPINS_PADDLE[*]} ${LPINS[*]}" ] &&
-		"$LVENV/bin/python" - <<'PY' 2>/dev/null
+	"$1" - <<'PY'
 import numpy, torch, torch.distributed.run
 import pytorch_lightning, accelerate, xgboost, xgboost.tracker
 import paddle.distributed.launch.main
@@ -96,19 +103,13 @@ print("deps-frameworks: torch", torch.__version__, "lightning", pytorch_lightnin
 PY
 }
 
-if check_launchers >&2; then
-	log "launchers already installed in $LVENV"
-else
-	start=$(date +%s)
-	mkdir -p "$CACHE" "$PIP_CACHE_DIR"
-	rm -rf "$LVENV"
-	/usr/bin/python3 -m venv --system-site-packages "$LVENV"
-	"$LVENV/bin/python" -m pip install -q "${LPINS_PADDLE[@]}"
-	"$LVENV/bin/python" -m pip install -q --no-deps "${LPINS[@]}"
-	printf '%s' "${LPINS_PADDLE[*]} ${LPINS[*]}" >"$LSTAMP"
-	check_launchers >&2 || { log "launchers installed but do not import"; exit 1; }
-	log "installed ${LPINS_PADDLE[*]} ${LPINS[*]} in $(( $(date +%s) - start ))s"
-fi
+install_launchers() {
+	/usr/bin/python3 -m venv --system-site-packages "$1"
+	"$1/bin/python" -m pip install -q "${LPINS_PADDLE[@]}"
+	"$1/bin/python" -m pip install -q --no-deps "${LPINS[@]}"
+}
+
+ensure_venv launchers "$LVENV" "${LPINS_PADDLE[*]} ${LPINS[*]}" check_launchers install_launchers
 
 if [ ! -s "$DS_SDIST" ]; then
 	mkdir -p "$DS_DIR"

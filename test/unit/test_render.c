@@ -20,6 +20,15 @@
 	"      annotations: {distenv.dev/frameworks: jax}\n    spec:\n"                            \
 	"      subdomain: train\n      containers: [{name: m, image: x}]\n"
 
+/* A JobSet of 2 one-pod Jobs whose coordinator is the second. */
+#define JS_COORD_YAML                                                                              \
+	"kind: JobSet\nmetadata: {name: js}\nspec:\n  coordinator: {replicatedJob: w, jobIndex: "  \
+	"1}\n"                                                                                     \
+	"  network: {subdomain: net}\n  replicatedJobs:\n  - name: w\n    replicas: 2\n"           \
+	"    template:\n      spec:\n        completions: 1\n        completionMode: Indexed\n"    \
+	"        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"          \
+	"          spec: {containers: [{name: t}]}\n"
+
 static const struct {
 	const char *name;
 	const char *yaml;
@@ -100,23 +109,11 @@ static const struct {
      "--- rank 6/7: JobSet ml/js, pod js-b-0-2, containers t\n"
      "MASTER_ADDR=js-a-0-0.js.ml.svc.cluster.local\nMASTER_PORT=29500\nRANK=6\nWORLD_SIZE=7\n",
      NULL, NULL},
-    {"jobset: a coordinator",
-     "kind: JobSet\nmetadata: {name: js}\nspec:\n  coordinator: {replicatedJob: w, jobIndex: 1}\n"
-     "  network: {subdomain: net}\n  replicatedJobs:\n  - name: w\n    replicas: 2\n"
-     "    template:\n      spec:\n        completions: 1\n        completionMode: Indexed\n"
-     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
-     "          spec: {containers: [{name: t}]}\n",
-     0, RENDER_TEXT,
+    {"jobset: a coordinator", JS_COORD_YAML, 0, RENDER_TEXT,
      "--- rank 1/2: JobSet default/js, pod js-w-0-0, containers t\n"
      "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=1\n",
      NULL, NULL},
-    {"jobset: the coordinator is rank 0",
-     "kind: JobSet\nmetadata: {name: js}\nspec:\n  coordinator: {replicatedJob: w, jobIndex: 1}\n"
-     "  network: {subdomain: net}\n  replicatedJobs:\n  - name: w\n    replicas: 2\n"
-     "    template:\n      spec:\n        completions: 1\n        completionMode: Indexed\n"
-     "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
-     "          spec: {containers: [{name: t}]}\n",
-     0, RENDER_TEXT,
+    {"jobset: the coordinator is rank 0", JS_COORD_YAML, 0, RENDER_TEXT,
      "--- rank 0/2: JobSet default/js, pod js-w-1-0, containers t\n"
      "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=0\n",
      NULL, NULL},

@@ -25,7 +25,13 @@ cc=${CC:-cc}
 pkgs="libcjson yaml-0.1 libcrypto"
 srcdir=${BENCH_SRC:-src}
 core=""
-for m in admission verdict plan topology framework fw_pytorch fw_tensorflow fw_jax fw_xgboost fw_paddle kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate arena jsonparse; do
+# Every kind and framework room (kind_*.c, fw_*.c) of the tree is core; an
+# older tree (BENCH_SRC) may have none, or other modules.
+rooms=""
+for f in "$srcdir"/kind_*.c "$srcdir"/fw_*.c; do
+	[ -f "$f" ] && rooms="$rooms $(basename "$f" .c)"
+done
+for m in admission verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate arena jsonparse; do
 	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
 done
 # shellcheck disable=SC2086

@@ -21,7 +21,11 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-core="admission arena json jsonparse verdict plan topology framework fw_pytorch fw_tensorflow fw_jax fw_xgboost fw_paddle kind kind_statefulset kind_job kind_jobset kind_leaderworkerset envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
+# Every kind and framework room (src/kind_*.c, src/fw_*.c) is core, so a new
+# one needs no line here.
+rooms=""
+for f in src/kind_*.c src/fw_*.c; do rooms="$rooms $(basename "$f" .c)"; done
+core="admission arena json jsonparse verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"

@@ -121,6 +121,18 @@ out:
 	return rc;
 }
 
+/* rc, after an answer that could not be made (rc != 0) is dropped for a bare 500. */
+static int answer_or_500(struct admission_result *res, int rc)
+{
+	if (rc != 0) {
+		free(res->body);
+		res->body = NULL;
+		res->body_len = 0;
+		res->http_status = 500;
+	}
+	return rc;
+}
+
 /*
  * Deletes a parsed tree, unless it lives in the arena: arena_end forgets it
  * whole, and walking ~1,200 nodes to free each was 5 % of the 4 KB pod's
@@ -234,13 +246,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 out:
 	free(v);
 	tree_free(root);
-	if (rc != 0) {
-		free(res->body);
-		res->body = NULL;
-		res->body_len = 0;
-		res->http_status = 500;
-	}
-	return rc;
+	return answer_or_500(res, rc);
 }
 
 /* A look-up as the core calls it, with the arena paused: the cache may keep what it parses. */
@@ -347,13 +353,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	pod_plan_free(&plan);
 out:
 	tree_free(root);
-	if (rc != 0) {
-		free(res->body);
-		res->body = NULL;
-		res->body_len = 0;
-		res->http_status = 500;
-	}
-	return rc;
+	return answer_or_500(res, rc);
 }
 
 void admission_result_free(struct admission_result *res)

@@ -312,6 +312,18 @@ static void handle_give(struct kube_client *kc, CURL *h)
 		curl_easy_cleanup(h);
 }
 
+/*
+ * A PEM blob from the kubeconfig, not copied: the client outlives every
+ * transfer, and NOCOPY keeps curl from making a copy of the key it would not
+ * wipe. curl copies the struct itself.
+ */
+static void set_blob(CURL *h, CURLoption opt, unsigned char *data, size_t len)
+{
+	struct curl_blob blob = {.data = data, .len = len, .flags = CURL_BLOB_NOCOPY};
+
+	curl_easy_setopt(h, opt, &blob);
+}
+
 /* One GET of path within timeout_ms. Returns the CURLcode; fills status, body, errbuf. */
 static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_ms,
                          const char *token, struct strbuf *b, long *status, char *errbuf)
@@ -319,7 +331,6 @@ static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_
 	struct curl_slist *hdrs = NULL, *h2;
 	char url[1024], auth[KUBECONFIG_TOKEN_MAX + 32], noproxy[1024];
 	const char *np = getenv("NO_PROXY") ? getenv("NO_PROXY") : getenv("no_proxy");
-	struct curl_blob blob;
 	CURL *h;
 	CURLcode rc;
 
@@ -378,27 +389,16 @@ static CURLcode http_get(struct kube_client *kc, const char *path, long timeout_
 			curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
 			curl_easy_setopt(h, CURLOPT_CAINFO, kc->k.ca_data ? NULL : kc->k.ca_file);
 		}
-		if (kc->k.ca_data) {
-			blob.data = kc->k.ca_data;
-			blob.len = kc->k.ca_len;
-			blob.flags = CURL_BLOB_NOCOPY; /* the client outlives every transfer */
-			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-		}
+		if (kc->k.ca_data)
+			set_blob(h, CURLOPT_CAINFO_BLOB, kc->k.ca_data, kc->k.ca_len);
 		if (kc->k.cert_data) {
-			blob.data = kc->k.cert_data;
-			blob.len = kc->k.cert_len;
-			blob.flags = CURL_BLOB_NOCOPY;
-			curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
+			set_blob(h, CURLOPT_SSLCERT_BLOB, kc->k.cert_data, kc->k.cert_len);
 			curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
 		} else if (kc->k.cert_file[0]) {
 			curl_easy_setopt(h, CURLOPT_SSLCERT, kc->k.cert_file);
 		}
 		if (kc->k.key_data) {
-			/* NOCOPY also keeps curl from making a copy of the key it would not wipe */
-			blob.data = kc->k.key_data;
-			blob.len = kc->k.key_len;
-			blob.flags = CURL_BLOB_NOCOPY;
-			curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
+			set_blob(h, CURLOPT_SSLKEY_BLOB, kc->k.key_data, kc->k.key_len);
 			curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
 		} else if (kc->k.key_file[0]) {
 			curl_easy_setopt(h, CURLOPT_SSLKEY, kc->k.key_file);

@@ -473,7 +473,10 @@ func TestNode6MissingService(t *testing.T) {
 				if !strings.Contains(logs+term.Message, host) {
 					t.Errorf("wait init container exited %d; logs %q and message %q do not name %s", term.ExitCode, logs, term.Message, host)
 				} else {
-					t.Logf("wait init container exited %d: %s", term.ExitCode, strings.TrimSpace(logs))
+					// A restarted container's earlier logs may be gone; its
+					// termination message (kubectl describe) still says why.
+					t.Logf("wait init container exited %d: logs %q, termination message %q",
+						term.ExitCode, strings.TrimSpace(logs), strings.TrimSpace(term.Message))
 				}
 				if p.Status.Phase == corev1.PodSucceeded || len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Running != nil {
 					t.Errorf("the trainer started although the wait failed")

@@ -121,13 +121,11 @@ out:
 	return rc;
 }
 
-/* rc, after an answer that could not be made (rc != 0) is dropped for a bare 500. */
+/* Returns rc; when it is not 0 the answer could not be made: its body goes, a bare 500. */
 static int answer_or_500(struct admission_result *res, int rc)
 {
 	if (rc != 0) {
-		free(res->body);
-		res->body = NULL;
-		res->body_len = 0;
+		admission_result_free(res);
 		res->http_status = 500;
 	}
 	return rc;

@@ -158,6 +158,12 @@ struct kind {
 	 * distenv.dev/service instead (an Indexed Job).
 	 */
 	const char *no_subdomain_hint;
+	/*
+	 * Why a pod that carries the kind's mark under another controller cannot be
+	 * read ("pod P carries the marks of KIND NS/NAME but is controlled by
+	 * OWNER<hint>"); NULL: such a pod is refused as any other controller's.
+	 */
+	const char *foreign_owner_hint;
 	/* The pod's rank, world and start (topology_resolve's place step). */
 	enum topology_status (*place)(struct resolve *rs);
 	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */

@@ -14,10 +14,16 @@
 #include "util.h"
 #include "json.h"
 
+/* Why a LeaderWorkerSet keyed by hashes cannot be read, and what to do. */
+#define LWS_HASH_HINT                                                                              \
+	"a LeaderWorkerSet with groupIdentity: Hash, whose groups have no index and whose "        \
+	"leaders "                                                                                 \
+	"a Deployment names; distenv reads groupIdentity: Ordinal (<lws>-<group>[-<worker>])"
+
 static enum topology_status place_lws(struct resolve *rs)
 {
 	struct topology *t = rs->t;
-	const char *size = json_map_str(rs->anns, LWS_SIZE), *policy;
+	const char *size = json_map_str(rs->anns, LWS_SIZE), *policy, *gi, *leader;
 	int worker = json_map_str(rs->anns, LWS_LEADER_NAME) != NULL, have;
 	long g = -1, w = -1, world;
 	char want_owner[320];
@@ -27,7 +33,17 @@ static enum topology_status place_lws(struct resolve *rs)
 		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
 		      "between 1 and %ld)",
 		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
-	/* The group index: the LWS webhook's label, else the leader's ordinal or its set's name. */
+	/*
+	 * The group index: the LWS webhook's label, else the leader's ordinal or its
+	 * set's name. A group keyed by a hash (groupIdentity: Hash) has no index, and
+	 * its pods no names distenv can derive.
+	 */
+	gi = resolve_mark(rs, LWS_GROUP_INDEX);
+	if (gi != NULL && gi[strspn(gi, "0123456789")] != '\0')
+		RDENY("pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
+		      "%s",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
+		      LWS_HASH_HINT);
 	if ((rc = resolve_mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
 		return rc;
 	if (!have && !worker)
@@ -59,6 +75,18 @@ static enum topology_status place_lws(struct resolve *rs)
 		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
 		      "%.64s: distenv does not trust labels its owner contradicts",
 		      rs->ns, rs->owner_name, want_owner);
+	/*
+	 * A worker says where its leader is (the controller's leader-name
+	 * annotation): rank 0's host. It must be the leader distenv derives, the
+	 * name every worker of the group is given.
+	 */
+	leader = json_map_str(rs->anns, LWS_LEADER_NAME);
+	if (worker && (leader == NULL || strcmp(leader, want_owner) != 0))
+		RDENY("worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
+		      "(annotation %s), not %s, the leader of group %ld as distenv names it: "
+		      "every worker would meet at a leader that does not exist",
+		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
+		      leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
 	if ((rc = resolve_fixed_world(rs, world, "one group")) != TOPOLOGY_OK)
 		return rc;
 	t->group = g;
@@ -112,6 +140,7 @@ const struct kind kind_leaderworkerset = {
     .count_noun = "pods of a group",
     .no_subdomain_hint = " because its StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
+    .foreign_owner_hint = ": " LWS_HASH_HINT,
     .place = place_lws,
     .hostname = host_lws,
     .view = view_lws,

@@ -442,6 +442,19 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		strcpy(rs->t->workload, name);
 		return TOPOLOGY_OK;
 	}
+	for (i = 0; i < kind_count; i++) {
+		const struct kind *k = kind_table[i];
+		if (k->foreign_owner_hint == NULL || k->mark == NULL ||
+		    (name = resolve_mark(rs, k->mark)) == NULL)
+			continue;
+		rs->t->kind = k->kind;
+		RDENY("pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
+		      "%s",
+		      rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)",
+		      workload_kind_name(k->kind), rs->ns, name, kind ? kind : "nothing",
+		      rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
+		      k->foreign_owner_hint);
+	}
 	RDENY("pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; " SUPPORTED
 	      ": remove the distenv.dev/inject label from other workloads",
 	      rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
@@ -535,6 +548,36 @@ static enum topology_status resolve_service(struct resolve *rs)
 		RDENYR(DENY_LIMIT, "the Service address of %s %s/%s is too long", kname, rs->ns,
 		       t->workload);
 	return TOPOLOGY_OK;
+}
+
+/*
+ * Step: the pod's own DNS name is the host distenv derives for its rank. Every
+ * other rank's host is derived the same way, so a pod named otherwise (a
+ * controller that names pods its own way, a webhook that rewrote spec.hostname)
+ * means that no derived name can be trusted. The pod's name is its
+ * spec.hostname (what its DNS record carries), else metadata.name; a pod with
+ * neither (a bare generateName) has no name to compare.
+ */
+static enum topology_status check_own_name(struct resolve *rs)
+{
+	struct topology *t = rs->t;
+	const char *own = json_str(rs->spec, "hostname"), *from = "spec.hostname";
+	char host[320];
+
+	if (own == NULL || own[0] == '\0') {
+		own = json_str(rs->meta, "name");
+		from = "metadata.name";
+	}
+	if (own == NULL || own[0] == '\0')
+		return TOPOLOGY_OK;
+	if (topology_hostname(t, t->rank, host, sizeof(host)) < 0 || strcmp(own, host) == 0)
+		return TOPOLOGY_OK;
+	RDENY("the pod's own name %.64s (%s) is not %s, the host distenv derives for rank %ld of "
+	      "%s %s/%s, so the addresses it derives for the other ranks cannot be trusted: "
+	      "leave the pod's name as the %s's controllers set it (another webhook or "
+	      "controller renamed it)",
+	      own, from, host, t->rank, workload_kind_name(t->kind), rs->ns, t->workload,
+	      workload_kind_name(t->kind));
 }
 
 /* Step: the checks every kind shares, once rank and world are known. */
@@ -661,8 +704,9 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rc = step(rs, identify(rs, &row), DENY_OWNER);
 	if (rc == TOPOLOGY_OK && (rc = read_annotations(rs)) == TOPOLOGY_OK &&
 	    (rc = step(rs, row->place(rs), DENY_IDENTITY)) == TOPOLOGY_OK &&
-	    (rc = step(rs, check_world(rs), DENY_WORLD)) == TOPOLOGY_OK)
-		rc = step(rs, resolve_service(rs), DENY_SERVICE);
+	    (rc = step(rs, check_world(rs), DENY_WORLD)) == TOPOLOGY_OK &&
+	    (rc = step(rs, resolve_service(rs), DENY_SERVICE)) == TOPOLOGY_OK)
+		rc = step(rs, check_own_name(rs), DENY_IDENTITY);
 	if (rc == TOPOLOGY_NOMEM)
 		goto out;
 	if (rc == TOPOLOGY_DENY && !(t->reason == DENY_WORLD && rs->bad_world) &&

@@ -195,6 +195,11 @@ static const struct {
      "'svc-a'," CTR "}}",
      "ml", NULL, "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n",
      NULL},
+    {"a Job pod with only a generateName and no hostname: no name to compare",
+     "{'metadata':{'generateName':'train-1-','labels':{" LABEL "},'annotations':{'batch."
+     "kubernetes.io/job-completion-index':'1','distenv.dev/world-size':'4'}," JOB_OWNER "},"
+     "'spec':{'subdomain':'train'," CTR "}}",
+     "ml", NULL, "MASTER_ADDR=train-0.train.ml.svc.cluster.local\nRANK=1\nWORLD_SIZE=4\n", NULL},
     {"cached world too small: read again, the new size wins", STS_POD("3", "", ""), "ml",
      &STS2_CACHED, "RANK=3\nWORLD_SIZE=4\n", NULL},
     {"cached answer of a deleted namesake: read again", STS_POD("1", "", ""), "ml",
@@ -662,6 +667,74 @@ static const struct {
      JOB_POD("0", ",'distenv.dev/service':'Bad_Name','distenv.dev/world-size':'2'", ""), NULL,
      DENY_ANNOTATION,
      "distenv: annotation distenv.dev/service: \"Bad_Name\" is not a valid Service name"},
+    {"a Job pod whose spec.hostname another webhook rewrote",
+     "{'metadata':{'generateName':'train-1-','labels':{" LABEL "},'annotations':{'batch."
+     "kubernetes.io/job-completion-index':'1','distenv.dev/world-size':'4'}," JOB_OWNER "},"
+     "'spec':{'hostname':'custom','subdomain':'train'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: the pod's own name custom (spec.hostname) is not train-1, the host distenv "
+     "derives for rank 1 of Job ml/train, so the addresses it derives for the other ranks "
+     "cannot be trusted: leave the pod's name as the Job's controllers set it (another "
+     "webhook or controller renamed it)"},
+    {"a StatefulSet pod named by its name, whose index label says another ordinal",
+     "{'metadata':{'name':'ddp-3','namespace':'ml','labels':{" LABEL ",'apps.kubernetes.io/"
+     "pod-index':'2'},'annotations':{'distenv.dev/world-size':'4'}," STS_OWNER "},'spec':{"
+     "'subdomain':'ddp'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: the pod's own name ddp-3 (metadata.name) is not ddp-2, the host distenv "
+     "derives for rank 2 of StatefulSet ml/ddp, so the addresses it derives for the other "
+     "ranks cannot be trusted: leave the pod's name as the StatefulSet's controllers set "
+     "it (another webhook or controller renamed it)"},
+    {"a JobSet pod renamed: its hostname is not <js>-<rjob>-<j>-<i>",
+     "{'metadata':{'generateName':'js-a-0-1-','namespace':'ml','labels':{" LABEL
+     ",'jobset.sigs.k8s.io/jobset-name':'js','jobset.sigs.k8s.io/replicatedjob-name':'a',"
+     "'jobset.sigs.k8s.io/job-index':'0','jobset.sigs.k8s.io/jobset-uid':'u-js',"
+     "'jobset.sigs.k8s.io/replicatedjob-replicas':'2','jobset.sigs.k8s.io/global-replicas':'2',"
+     "'batch.kubernetes.io/job-completion-index':'1'},'annotations':{'batch.kubernetes.io/"
+     "job-completion-index':'1','distenv.dev/world-size':'4'},'ownerReferences':[{'apiVersion':"
+     "'batch/v1','kind':'Job','name':'js-a-0','uid':'u-job','controller':true}]},'spec':{"
+     "'hostname':'js-a-0-1-x','subdomain':'js'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: the pod's own name js-a-0-1-x (spec.hostname) is not js-a-0-1, the host "
+     "distenv derives for rank 1 of JobSet ml/js, so the addresses it derives for the "
+     "other ranks cannot be trusted: leave the pod's name as the JobSet's controllers set "
+     "it (another webhook or controller renamed it)"},
+    {"a LeaderWorkerSet worker whose leader-name is not its group's leader",
+     "{'metadata':{'name':'lws-1-2','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':'1',"
+     "'apps.kubernetes.io/pod-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/size':'4',"
+     "'leaderworkerset.sigs.k8s.io/leader-name':'lws-7f3a9c'},'ownerReferences':[{'apiVersion':"
+     "'apps/v1','kind':'StatefulSet','name':'lws-1','uid':'u-w','controller':true}]},'spec':{"
+     "'hostname':'lws-1-2','subdomain':'lws'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: worker pod lws-1-2 of LeaderWorkerSet ml/lws says its leader is lws-7f3a9c "
+     "(annotation leaderworkerset.sigs.k8s.io/leader-name), not lws-1, the leader of "
+     "group 1 as distenv names it: every worker would meet at a leader that does not exist"},
+    {"a LeaderWorkerSet worker of a group keyed by a hash (groupIdentity: Hash)",
+     "{'metadata':{'name':'lws-7f3a9c-1','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':"
+     "'9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a','apps.kubernetes.io/pod-index':'1'},"
+     "'annotations':{'leaderworkerset.sigs.k8s.io/size':'4','leaderworkerset.sigs.k8s.io/"
+     "leader-name':'lws-7f3a9c'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+     "'StatefulSet','name':'lws-7f3a9c','uid':'u-w','controller':true}]},'spec':{'hostname':"
+     "'lws-7f3a9c-1','subdomain':'lws'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: pod lws-7f3a9c-1 of LeaderWorkerSet ml/lws has group "
+     "9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a, not a group index: a LeaderWorkerSet with "
+     "groupIdentity: Hash, whose groups have no index and whose leaders a Deployment "
+     "names; distenv reads groupIdentity: Ordinal (<lws>-<group>[-<worker>])"},
+    {"a LeaderWorkerSet leader a ReplicaSet controls (groupIdentity: Hash)",
+     "{'metadata':{'name':'lws-7f3a9c','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a'},"
+     "'annotations':{'leaderworkerset.sigs.k8s.io/size':'4'},'ownerReferences':[{'apiVersion':"
+     "'apps/v1','kind':'ReplicaSet','name':'lws-5d8f7b','uid':'u-rs','controller':true}]},"
+     "'spec':{'hostname':'lws-7f3a9c','subdomain':'lws'," CTR "}}",
+     NULL, DENY_OWNER,
+     "distenv: pod lws-7f3a9c carries the marks of LeaderWorkerSet ml/lws but is "
+     "controlled by ReplicaSet lws-5d8f7b: a LeaderWorkerSet with groupIdentity: Hash, "
+     "whose groups have no index and whose leaders a Deployment names; distenv reads "
+     "groupIdentity: Ordinal (<lws>-<group>[-<worker>])"},
     {"no problem with the annotations: the step's own reason",
      STS_POD("1", "'distenv.dev/port':'80'", ""), NULL, DENY_WORLD,
      "distenv: the world size of StatefulSet ml/ddp is not known: set the annotation "

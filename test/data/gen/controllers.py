@@ -274,6 +274,12 @@ def main():
             "distenv.dev/frameworks": "xgboost"}
     write("jobset-xgboost", review("5f2a3c1e-0211-4d6b-9a1e-000000000211", xpod, job_sa),
           {"kind": "JobSet", "object": xobj})
+    # A second mutating webhook rewrote the Job pod's spec.hostname: distenv
+    # would derive MASTER_ADDR train-0... while the pod is named custom.
+    renamed = job_pod("train", 1, "7d0f5a3c-2b9e-4c61-9f7a-1e2d3c4b5a62")
+    renamed["spec"]["hostname"] = "custom"
+    write("denied-job-renamed", review("5f2a3c1e-0213-4d6b-9a1e-000000000213", renamed, job_sa),
+          {"completions": 3, "parallelism": 3, "indexed": True})
     write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
                                lws_pod("lws", 1, 0, 4), sts_sa))
     write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",

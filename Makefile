@@ -175,6 +175,6 @@ lint:
 		--inline-suppr --suppress=missingIncludeSystem -Isrc src
 
 clean:
-	rm -rf build build-san build-fuzz distenv-webhook
+	rm -rf build build-san build-fuzz distenv-webhook certs/out
 
 -include $(OBJS:.o=.d) $(MAIN_OBJ:.o=.d)

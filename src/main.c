@@ -285,9 +285,9 @@ static void serve_cluster_domain(struct config *cfg)
 		source = "config";
 		if (seen[0] != '\0' && strcmp(seen, cfg->cluster_domain) != 0) {
 			snprintf(msg, sizeof(msg),
-			         "distenv: clusterDomain %s differs from svc.%s in %s; MASTER_ADDR "
-			         "may not resolve",
-			         cfg->cluster_domain, seen, path);
+			         "distenv: clusterDomain %s, but this pod's resolv.conf says svc.%s: "
+			         "MASTER_ADDR may not resolve",
+			         cfg->cluster_domain, seen);
 			log_kv(LOG_WARN, "cluster_domain_mismatch", "message", msg, "domain",
 			       cfg->cluster_domain, "resolv_conf", path, "resolv_conf_domain", seen,
 			       LOG_END);

@@ -578,7 +578,8 @@ static void test_example(void)
 		get(&d, defaults[i].path, want, sizeof(want));
 		CHECK(strcmp(got, want) == 0, "example %s: %s, default %s", defaults[i].path, got,
 		      want);
-	}	CHECK(c.cluster_domain_set == 0, "the example sets clusterDomain: it would stop serve "
+	}
+	CHECK(c.cluster_domain_set == 0, "the example sets clusterDomain: it would stop serve "
 	                                 "reading its pod's resolv.conf");
 }
 

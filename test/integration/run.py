@@ -1439,28 +1439,34 @@ class Suite:
         kubelet = ("search distenv.svc.ml.example svc.ml.example ml.example\n"
                    "nameserver 198.19.128.10\noptions ndots:5\n")
         for name, config, resolv, domain, source, warned in (
-                ("kubelet resolv.conf, no config", "", kubelet, "ml.example", "resolv.conf", False),
+                ("kubelet resolv.conf, no config", "", kubelet, "ml.example", "resolv.conf",
+                 False),
                 ("config differs from resolv.conf", "clusterDomain: corp.example\n", kubelet,
                  "corp.example", "config", True),
                 ("config agrees", "clusterDomain: ml.example\n", kubelet, "ml.example", "config",
                  False),
-                ("host resolv.conf, no config", "", HOST_RESOLV, "cluster.local", "default", False)):
+                ("host resolv.conf, no config", "", HOST_RESOLV, "cluster.local", "default",
+                 False)):
             srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
                          extra=["--no-lookups"], config=config, resolv=resolv)
             try:
                 srv.wait_ready(self.ctx)
                 c = Conn(srv.port, self.ctx)
                 st, _, out = c.call("GET", "/metrics")
-                info = re.findall(r"^distenv_cluster_domain_info\{(.*)\} (\S+)$", out.decode(), re.M)
+                info = re.findall(r"^distenv_cluster_domain_info\{(.*)\} (\S+)$", out.decode(),
+                                  re.M)
                 check(st == 200 and info == [('domain="%s",source="%s"' % (domain, source), "1")],
-                      "%s: /metrics cluster domain %r, want %s from %s" % (name, info, domain, source))
+                      "%s: /metrics cluster domain %r, want %s from %s"
+                      % (name, info, domain, source))
                 pod = sts_pod("ddp", 1, ns="ml", annotations={"distenv.dev/world-size": "2"})
-                st, _, out = c.call("POST", "/mutate", body=json.dumps(review(pod, "dom-%d" % srv.port,
-                                                                                namespace="ml")))
+                body = json.dumps(review(pod, "dom-%d" % srv.port, namespace="ml"))
+                st, _, out = c.call("POST", "/mutate", body=body)
                 c.close()
                 resp = json.loads(out)["response"]
-                check(st == 200 and resp.get("allowed") is True, "%s: %r" % (name, resp.get("status")))
-                patched = jsonpatch.JsonPatch(json.loads(base64.b64decode(resp["patch"]))).apply(pod)
+                check(st == 200 and resp.get("allowed") is True,
+                      "%s: %r" % (name, resp.get("status")))
+                ops = json.loads(base64.b64decode(resp["patch"]))
+                patched = jsonpatch.JsonPatch(ops).apply(pod)
                 env = {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
                 check(env.get("MASTER_ADDR") == "ddp-0.ddp.ml.svc." + domain,
                       "%s: MASTER_ADDR %r" % (name, env.get("MASTER_ADDR")))
@@ -1477,7 +1483,8 @@ class Suite:
                     e.get("level") == "warn" and e["message"].startswith("distenv: ") and
                     "corp.example" in e["message"] and "svc.ml.example" in e["message"] and
                     len(e["message"]) < 120 for e in warn),
-                      "%s: mismatch warning %r, want %s" % (name, warn, "one" if warned else "none"))
+                      "%s: mismatch warning %r, want %s"
+                      % (name, warn, "one" if warned else "none"))
                 dflt = [e for e in evs if e.get("event") == "cluster_domain_default"]
                 check(bool(dflt) == (source == "default") and all(
                     "cluster.local" in e["message"] and "svc.<domain>" in e["message"]

@@ -30,7 +30,7 @@ enum key_kind {
 	K_PATH,       /* char[size]; empty or null clears it */
 	K_LISTEN,     /* char[size], HOST:PORT */
 	K_LISTEN_OPT, /* char[size], HOST:PORT, or null / "" for none */
-	K_DOMAIN,     /* char[size], DNS subdomain */
+	K_DOMAIN,     /* char[size], DNS subdomain; sets cluster_domain_set */
 	K_FRAMEWORKS, /* unsigned FW_* mask, list or comma string */
 	K_RESOURCES,  /* gpu_resources, list or comma string */
 	K_LOGLEVEL,   /* enum log_level */
@@ -352,6 +352,12 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 		return 0;
 	}
 	describe(v, got, sizeof(got));
+	if (k->kind == K_DOMAIN && (is_null(v) || (s && s[0] == '\0'))) {
+		fail_at(w, v, path,
+		        "is empty: leave the key out and serve reads the domain from its pod's "
+		        "/etc/resolv.conf, or name it (such as cluster.local)");
+		return -1;
+	}
 	if (!s || is_null(v)) {
 		fail_at(w, v, path, "must be a string, got %s", got);
 		return -1;
@@ -388,6 +394,9 @@ static int set_string(struct walk *w, const struct key *k, const yaml_node_t *v,
 		return -1;
 	}
 	snprintf(dst, k->size, "%s", s);
+	/* set, not defaulted: serve then checks it against its pod's resolv.conf, no more */
+	if (k->kind == K_DOMAIN)
+		w->cfg->cluster_domain_set = 1;
 	return 0;
 }
 

@@ -31,7 +31,12 @@ struct config {
 	char probe_listen[256]; /* plain-HTTP /healthz, /readyz listener; "" (default): none */
 
 	/* topology */
-	char cluster_domain[254];    /* default "cluster.local" */
+	char cluster_domain[254]; /* default "cluster.local" */
+	/*
+	 * 1: clusterDomain was given in the file. 0: the default above, which
+	 * serve replaces with what its pod's /etc/resolv.conf shows (render keeps it).
+	 */
+	int cluster_domain_set;
 	long default_port;           /* default 29500 */
 	unsigned default_frameworks; /* FW_* bitmask, default FW_PYTORCH|FW_TENSORFLOW */
 	char gpu_resources[CONFIG_MAX_GPU_RESOURCES][128]; /* default nvidia.com/gpu, amd.com/gpu */

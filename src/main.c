@@ -26,10 +26,15 @@
 #include "util.h"
 #include "strbuf.h"
 #include "dns.h"
+#include "file.h"
+#include "metrics.h"
 #include "version.h"
 #include "wait.h"
 
 #define MANIFEST_MAX (16L * 1024 * 1024)
+#define RESOLV_MAX   (64 * 1024) /* kubelet's resolv.conf is a few lines */
+/* Test hook (docs/testing only): the resolv.conf serve reads instead of /etc/resolv.conf. */
+#define RESOLV_ENV "DISTENV_RESOLV_CONF"
 
 static const char usage_main[] =
     "usage: distenv-webhook COMMAND [OPTIONS]\n"
@@ -78,9 +83,11 @@ static const char usage_certs[] =
     "certificate for NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost,\n"
     "127.0.0.1 and every --dns/--ip.\n";
 
-static const char usage_check[] = "usage: distenv-webhook check-config FILE\n"
-                                  "\n"
-                                  "Validates a configuration file; prints 'configuration OK'.\n";
+static const char usage_check[] =
+    "usage: distenv-webhook check-config FILE\n"
+    "\n"
+    "Validates a configuration file; prints 'configuration OK' and where\n"
+    "serve takes the cluster domain from.\n";
 
 static const char usage_version[] = "usage: distenv-webhook version\n";
 
@@ -250,6 +257,57 @@ static int serve_config(const struct serve_flags *f, struct config *cfg)
 	return 0;
 }
 
+/*
+ * The cluster domain serve writes into MASTER_ADDR: the config's when set,
+ * else what its own pod's resolv.conf shows (kubelet wrote it from its
+ * clusterDomain), else cluster.local. Says which and where from (a log line,
+ * distenv_cluster_domain_info), and warns when a configured one differs from
+ * the pod's. The file is read here; dns_cluster_domain_from_resolv reads it.
+ */
+static void serve_cluster_domain(struct config *cfg)
+{
+	const char *path = getenv(RESOLV_ENV), *source;
+	char seen[254] = "", why[128] = "", msg[512];
+	size_t len = 0;
+	char *text;
+
+	if (path == NULL || path[0] == '\0')
+		path = "/etc/resolv.conf";
+	text = file_read(path, RESOLV_MAX, &len, NULL, 0);
+	if (text == NULL) {
+		snprintf(why, sizeof(why), "cannot be read (%s)", strerror(errno));
+	} else {
+		if (dns_cluster_domain_from_resolv(text, len, seen, sizeof(seen)) != 1)
+			snprintf(why, sizeof(why), "its search list has no svc.<domain> entry");
+		free(text);
+	}
+	if (cfg->cluster_domain_set) {
+		source = "config";
+		if (seen[0] != '\0' && strcmp(seen, cfg->cluster_domain) != 0) {
+			snprintf(
+			    msg, sizeof(msg),
+			    "distenv: clusterDomain %s, but this pod's resolv.conf says svc.%s: "
+			    "MASTER_ADDR may not resolve",
+			    cfg->cluster_domain, seen);
+			log_kv(LOG_WARN, "cluster_domain_mismatch", "message", msg, "domain",
+			       cfg->cluster_domain, "resolv_conf", path, "resolv_conf_domain", seen,
+			       LOG_END);
+		}
+	} else if (seen[0] != '\0') {
+		source = "resolv.conf";
+		snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "%s", seen);
+	} else {
+		source = "default";
+		snprintf(msg, sizeof(msg),
+		         "distenv: %s: %s; using %s (set clusterDomain if the cluster's differs)",
+		         path, why, cfg->cluster_domain);
+		log_kv(LOG_INFO, "cluster_domain_default", "message", msg, LOG_END);
+	}
+	log_kv(LOG_INFO, "cluster_domain", "domain", cfg->cluster_domain, "source", source,
+	       "resolv_conf", path, "resolv_conf_domain", seen, LOG_END);
+	metrics_cluster_domain(cfg->cluster_domain, source);
+}
+
 static int cmd_serve(int argc, char **argv)
 {
 	struct serve_flags flags;
@@ -264,6 +322,7 @@ static int cmd_serve(int argc, char **argv)
 	if (serve_config(&flags, &cfg) != 0)
 		return 1;
 	log_set_level(cfg.log_level);
+	serve_cluster_domain(&cfg);
 	/*
 	 * Process-wide, before any thread starts (as nginx does): a write to a
 	 * closed stderr pipe or socket must fail with EPIPE, not kill the server.
@@ -472,6 +531,12 @@ static int cmd_check_config(int argc, char **argv)
 	if (config_load(argv[1], &cfg, err, sizeof(err)) != 0)
 		return fail("%s: %s", argv[1], err);
 	puts("configuration OK");
+	/* set or defaulted: serve treats the two apart */
+	if (cfg.cluster_domain_set)
+		printf("clusterDomain: %s (set here)\n", cfg.cluster_domain);
+	else
+		puts("clusterDomain: not set (serve reads svc.<domain> from its pod's "
+		     "/etc/resolv.conf, else cluster.local)");
 	return 0;
 }
 

@@ -70,6 +70,8 @@ static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {
 static atomic_ullong m_timeouts[METRICS_TIMEOUT_COUNT];
 static const char *const timeout_names[METRICS_TIMEOUT_COUNT] = {"head", "body", "idle"};
 static atomic_llong m_buffered;
+/* Set once at start, before any thread that scrapes exists (metrics_cluster_domain). */
+static char m_domain[254], m_domain_source[16];
 
 static void inc(atomic_ullong *a)
 {
@@ -169,6 +171,12 @@ void metrics_cert_expiry(time_t not_after)
 void metrics_cert_reload(int ok)
 {
 	inc(ok ? &m_reload_ok : &m_reload_fail);
+}
+
+void metrics_cluster_domain(const char *domain, const char *source)
+{
+	snprintf(m_domain, sizeof(m_domain), "%s", domain);
+	snprintf(m_domain_source, sizeof(m_domain_source), "%s", source);
 }
 
 static void header(FILE *f, const char *name, const char *type, const char *help)
@@ -317,6 +325,21 @@ static void build_info_render(FILE *f)
 	        DISTENV_GIT_REV);
 }
 
+/*
+ * distenv_cluster_domain_info: the domain MASTER_ADDR names end in, and its
+ * source, as labels of a constant 1 (a DNS name needs no label escaping).
+ * Absent until serve has said which (never in unit tests that did not).
+ */
+static void cluster_domain_render(FILE *f)
+{
+	if (m_domain[0] == '\0')
+		return;
+	header(f, "distenv_cluster_domain_info", "gauge",
+	       "Cluster DNS domain of the names distenv writes, and where it came from.");
+	fprintf(f, "distenv_cluster_domain_info{domain=\"%s\",source=\"%s\"} 1\n", m_domain,
+	        m_domain_source);
+}
+
 /* distenv_http_requests_total: every path with every code, "other" and "none". */
 static void http_render(FILE *f)
 {
@@ -442,6 +465,7 @@ char *metrics_render(size_t *len)
 		return NULL;
 
 	build_info_render(f);
+	cluster_domain_render(f);
 	http_render(f);
 	admission_render(f);
 	load_render(f);

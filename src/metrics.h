@@ -75,6 +75,13 @@ void metrics_conn_timeout(enum metrics_timeout p);
 void metrics_cert_expiry(time_t not_after);
 void metrics_cert_reload(int ok);
 
+/*
+ * The cluster domain in use and where it came from ("config", "resolv.conf"
+ * or "default"), served as distenv_cluster_domain_info. Both are copied; call
+ * it before the server's threads start (nothing guards it against a scrape).
+ */
+void metrics_cluster_domain(const char *domain, const char *source);
+
 /* Returns malloc'd text and its length in *len, or NULL when memory ran out. */
 char *metrics_render(size_t *len);
 

@@ -270,8 +270,12 @@ def assert_webhook(r, service=True):
         eq(v["clientConfig"]["service"]["path"], "/validate", "validating path")
 
 
-def dns_names():
-    return [f"{RELEASE}.{NS}.svc", RELEASE, f"{RELEASE}.{NS}", f"{RELEASE}.{NS}.svc.cluster.local"]
+def dns_names(domain=None):
+    """The serving certificate's names: the fully-qualified one only when the chart is given
+    the cluster's domain (by default the server reads it from its pod; the API server calls
+    <svc>.<ns>.svc)."""
+    names = [f"{RELEASE}.{NS}.svc", RELEASE, f"{RELEASE}.{NS}"]
+    return names + [f"{RELEASE}.{NS}.svc.{domain}"] if domain else names
 
 
 # --------------------------------------------------------------------------
@@ -367,6 +371,9 @@ def t_cert_manager(helm):
     eq(srv["issuerRef"], {"group": "cert-manager.io", "kind": "Issuer", "name": f"{RELEASE}-ca"},
        "serving Certificate issuerRef")
     eq(srv["dnsNames"], dns_names(), "serving dnsNames")
+    dom = helm.template("--set", "certificates.mode=certManager", "--set", "config.clusterDomain=corp.example")
+    eq({o["metadata"]["name"]: o["spec"] for o in dom.all("Certificate")}[f"{RELEASE}-tls"]["dnsNames"],
+       dns_names("corp.example"), "serving dnsNames with config.clusterDomain set")
     eq(srv["ipAddresses"], ["127.0.0.1"], "serving ipAddresses")
     assert "server auth" in srv["usages"], srv["usages"]
     vol = r.pod()["spec"]["volumes"][0]["projected"]["sources"][1]["secret"]["name"]
@@ -892,6 +899,8 @@ REJECT = [
     (["--set", "config.listen=:1"], "listen"),
     (["--set", "config.lookups.kubeconfig=/k"], "kubeconfig"),
     (["--set", "config.defaults.port=0"], "/config/defaults/port"),
+    (["--set", "config.clusterDomain=Cluster.Local"], "/config/clusterDomain"),
+    (["--set", "config.clusterDomain=cluster.local."], "/config/clusterDomain"),
     (["--set", "certificates.extraIPAddresses={not-an-ip}"], "/certificates/extraIPAddresses"),
     (["--set", "image.digest=latest"], "/image/digest"),
     (["--set", "terminationGracePeriodSeconds=30"], "must be larger than"),
@@ -932,6 +941,11 @@ def t_check_config(helm, binary, tmp):
         r = subprocess.run([binary, "check-config", path], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0 and "configuration OK" in r.stdout, \
             f"check-config {args}: rc {r.returncode} {r.stdout}{r.stderr}"
+        # The chart writes no clusterDomain unless given one: the server reads its pod's.
+        given = "config.clusterDomain=corp.example" in args
+        assert ("clusterDomain" in yaml.safe_load(text)) == given, f"{args}: config.yaml {text}"
+        want = "clusterDomain: corp.example (set here)" if given else "clusterDomain: not set"
+        assert want in r.stdout, f"check-config {args}: {r.stdout!r} lacks {want!r}"
     # And a bad value that slipped past the schema would be caught at start.
     bad = os.path.join(tmp, "bad.yaml")
     open(bad, "w").write("defaults:\n  port: 0\n")
@@ -956,9 +970,14 @@ def t_serve_chart_cert(helm, binary, tmp):
     port = free_port()
     log = open(os.path.join(d, "serve.log"), "w")
     probe = free_port()
+    # The chart sets no clusterDomain: the server takes its pod's, as kubelet wrote it
+    # (serve's test hook stands in for the pod's /etc/resolv.conf).
+    resolv = os.path.join(d, "resolv.conf")
+    open(resolv, "w").write(f"search {NS}.svc.ml.example svc.ml.example ml.example\n"
+                            "nameserver 10.96.0.10\noptions ndots:5\n")
     proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
                              "--listen", f"127.0.0.1:{port}", "--probe-listen", f"127.0.0.1:{probe}"],
-                            stdout=log, stderr=log)
+                            stdout=log, stderr=log, env=dict(os.environ, DISTENV_RESOLV_CONF=resolv))
     host = f"{RELEASE}.{NS}.svc"
     curl = ["curl", "-sS", "--max-time", "5", "--cacert", os.path.join(d, "ca.crt"),
             "--resolve", f"{host}:{port}:127.0.0.1"]
@@ -983,6 +1002,8 @@ def t_serve_chart_cert(helm, binary, tmp):
             assert out.returncode == 0, f"GET {path}: {out.stderr}"
             if path == "/metrics":
                 assert "# TYPE" in out.stdout, out.stdout[:300]
+                assert 'distenv_cluster_domain_info{domain="ml.example",source="resolv.conf"} 1' \
+                    in out.stdout, [ln for ln in out.stdout.splitlines() if "cluster_domain" in ln]
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": "chart-cert-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "resource": {"group": "", "version": "v1", "resource": "pods"},
@@ -1002,7 +1023,7 @@ def t_serve_chart_cert(helm, binary, tmp):
         eq((resp["uid"], resp["allowed"]), ("chart-cert-1", True), "answer")
         patch = json.loads(base64.b64decode(resp["patch"]))
         text = json.dumps(patch)
-        assert "w-0.w.team-a.svc.cluster.local" in text and '"WORLD_SIZE"' in text, text[:400]
+        assert "w-0.w.team-a.svc.ml.example" in text and '"WORLD_SIZE"' in text, text[:400]
         # A client that checks another name must be refused.
         bad = subprocess.run(["curl", "-sS", "--max-time", "5", "--cacert", os.path.join(d, "ca.crt"),
                               "--resolve", f"other.{NS}.svc:{port}:127.0.0.1",
@@ -1072,9 +1093,11 @@ def t_hot_reload_projected(helm, binary, tmp):
                      "tls/tls.key": pairs[0]["tls.key"]}, "gen1")
     port = free_port()
     log = open(os.path.join(tmp, "reload.log"), "w")
+    open(os.path.join(tmp, "resolv.conf"), "w").write("nameserver 127.0.0.53\n")  # not the machine's
     proc = subprocess.Popen([binary, "serve", "--config", os.path.join(d, "config.yaml"), "--no-lookups",
                              "--listen", f"127.0.0.1:{port}", "--probe-listen", f"127.0.0.1:{free_port()}"],
-                            stdout=log, stderr=log)
+                            stdout=log, stderr=log,
+                            env=dict(os.environ, DISTENV_RESOLV_CONF=os.path.join(tmp, "resolv.conf")))
     host = f"{RELEASE}.{NS}.svc"
 
     def served_by(i):

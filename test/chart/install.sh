@@ -173,14 +173,26 @@ users:
     token: $token
 EOF
 chmod 600 "$work/webhook/kubeconfig"
-"$binary" serve --config "$work/webhook/config.yaml" --listen "127.0.0.1:$port" \
-	--kubeconfig "$work/webhook/kubeconfig" >"$work/webhook.log" 2>&1 &
+# The chart sets no clusterDomain; this control plane has no node and so no pod
+# resolv.conf: the server reads a host's (serve's test hook, not this machine's,
+# which inside a CI pod would name that cluster's domain) and falls back to
+# cluster.local, which the checks below expect.
+printf 'nameserver 127.0.0.53\nsearch example.internal\n' >"$work/webhook/resolv.conf"
+DISTENV_RESOLV_CONF="$work/webhook/resolv.conf" "$binary" serve --config "$work/webhook/config.yaml" \
+	--listen "127.0.0.1:$port" --kubeconfig "$work/webhook/kubeconfig" >"$work/webhook.log" 2>&1 &
 webhook_pid=$!
 echo "$webhook_pid" >"$cluster_dir/pids/distenv-webhook.pid"
 if wait_for 20 curl -fsS --max-time 2 --cacert "$work/webhook/ca.crt" "https://127.0.0.1:$port/healthz"; then
 	ok "./distenv-webhook serves the chart's certificate (verified with the chart's CA) on 127.0.0.1:$port"
 else
 	nok "local webhook did not come up: $(tail -n 5 "$work/webhook.log")"
+fi
+if grep -q '"event":"cluster_domain","domain":"cluster.local","source":"default"' "$work/webhook.log" &&
+	grep -q '"event":"cluster_domain_default"' "$work/webhook.log" &&
+	! grep -q '^clusterDomain:' "$work/webhook/config.yaml"; then
+	ok "the chart's config sets no clusterDomain; without a svc.<domain> in resolv.conf the server says it uses cluster.local (default)"
+else
+	nok "cluster domain at start: $(grep -h cluster_domain "$work/webhook.log" "$work/webhook/config.yaml" | head -c 600)"
 fi
 
 # --- helm test: no kubelet runs the test Pod here, so check what can be checked --
@@ -548,6 +560,7 @@ need = {
     "certificate expiry": vals.get("distenv_certificate_expiry_timestamp_seconds", 0),
     "process RSS": vals.get("process_resident_memory_bytes", 0),
 }
+need["cluster domain (default)"] = vals.get('distenv_cluster_domain_info{domain="cluster.local",source="default"}', 0)
 empty = [k for k, v in need.items() if not v > 0]
 assert not empty, f"no data for {empty}"
 print(f"{len(served)} metric names as listed; {int(need['mutate patched'])} patched, "

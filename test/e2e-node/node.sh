@@ -15,6 +15,8 @@
 #                          (exit 1) naming every difference
 #   node.sh state          print what `check` compares
 #
+# Cluster domain: ml.example (DISTENV_NODE_CLUSTER_DOMAIN), kubelet's clusterDomain
+# and CoreDNS's zone both.
 # Addresses (all inside 198.19.0.0/16, DISTENV_NODE_NET to move them): the bridge
 # and node 198.19.0.1/24 (API server, CoreDNS, CNI gateway), pods 198.19.0.0/24,
 # Services 198.19.128.0/20 (set by run.sh for cluster.sh). Fixed ports 19548-19581.
@@ -35,6 +37,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 e2e=$(cd "$here/../e2e" && pwd)
 
 net=${DISTENV_NODE_NET:-198.19}
+# Not cluster.local: kubelet writes it into every pod's resolv.conf and CoreDNS
+# serves only it, so a name distenv wrote with another domain would not resolve.
+cluster_domain=${DISTENV_NODE_CLUSTER_DOMAIN:-ml.example}
 node_ip=$net.0.1
 pod_cidr=$net.0.0/24
 bridge=distenv-node0
@@ -261,7 +266,7 @@ EOF
     errors
     health $node_ip:$dns_health
     ready $node_ip:$dns_ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
+    kubernetes $cluster_domain in-addr.arpa ip6.arpa {
         kubeconfig $dir/admin.kubeconfig distenv-e2e
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
@@ -308,7 +313,7 @@ cgroupRoot: /$cgroup_root
 failSwapOn: false
 protectKernelDefaults: false
 clusterDNS: [$node_ip]
-clusterDomain: cluster.local
+clusterDomain: $cluster_domain
 resolvConf: $nd/resolv.conf
 podLogsDir: $nd/pod-logs
 serializeImagePulls: false

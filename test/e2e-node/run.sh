@@ -16,7 +16,8 @@
 #
 # Needs root (kubelet, containerd, network). Environment: DISTENV_E2E_KEEP=1
 # keeps the directory and logs; DISTENV_E2E_FIGURES_OUT=FILE also writes the
-# figures to FILE; DISTENV_E2E_MANAGERS (default "jobset lws") as for test/e2e.
+# figures to FILE; DISTENV_E2E_MANAGERS (default "jobset lws") as for test/e2e;
+# DISTENV_NODE_CLUSTER_DOMAIN (default ml.example) the cluster's DNS domain.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -106,6 +107,9 @@ trap cleanup EXIT
 . "$e2e/lib/gotest.sh"
 trap on_signal INT TERM
 
+# The cluster's domain is not cluster.local (kubelet and CoreDNS, node.sh): the
+# chart sets none, and the jobs form only if distenv reads this one.
+export DISTENV_NODE_CLUSTER_DOMAIN=${DISTENV_NODE_CLUSTER_DOMAIN:-ml.example}
 t0=$(date +%s%N)
 "$here/node.sh" net-up "$dir"
 net=${DISTENV_NODE_NET:-198.19}

@@ -164,9 +164,15 @@ class Conn(http.client.HTTPSConnection):
         return resp.status, resp, data
 
 
+# What a host outside a cluster has: no svc.<domain> in the search list. Every server
+# reads this (or the case's own) through serve's test hook, never the machine's
+# /etc/resolv.conf, which inside a CI pod would name that cluster's domain.
+HOST_RESOLV = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.internal\n"
+
+
 class Server:
     def __init__(self, binary, workdir, cert, key, valgrind, extra=None, config=None,
-                 listen=None):
+                 listen=None, resolv=HOST_RESOLV):
         self.port = free_port()
         self.log_path = os.path.join(workdir, "server-%d.log" % self.port)
         self.vg_path = os.path.join(workdir, "valgrind-%d.log" % self.port)
@@ -185,10 +191,14 @@ class Server:
             cmd = ["valgrind", "--error-exitcode=99", "--leak-check=full",
                    "--log-file=" + self.vg_path] + cmd
         self.cmd = cmd
+        self.resolv_path = os.path.join(workdir, "resolv-%d.conf" % self.port)
+        with open(self.resolv_path, "w") as f:
+            f.write(resolv)
         self.logf = open(self.log_path, "wb")
         self.started = time.time()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.logf,
-                                     stderr=self.logf, cwd=workdir)
+                                     stderr=self.logf, cwd=workdir,
+                                     env=dict(os.environ, DISTENV_RESOLV_CONF=self.resolv_path))
 
     def wait_ready(self, ctx, host="127.0.0.1"):
         def healthy():
@@ -1420,6 +1430,68 @@ class Suite:
         if not v6:
             log("     (no IPv6 on this host: [::1] not tried)")
 
+    def case_cluster_domain(self):
+        """The cluster domain: from a kubelet resolv.conf when the config sets none, the
+        config's (with a warning when the pod's differs), cluster.local when neither says;
+        each named in the log and on /metrics, and in the MASTER_ADDR written."""
+        crt = os.path.join(self.certs1, "tls.crt")
+        key = os.path.join(self.certs1, "tls.key")
+        kubelet = ("search distenv.svc.ml.example svc.ml.example ml.example\n"
+                   "nameserver 198.19.128.10\noptions ndots:5\n")
+        for name, config, resolv, domain, source, warned in (
+                ("kubelet resolv.conf, no config", "", kubelet, "ml.example", "resolv.conf",
+                 False),
+                ("config differs from resolv.conf", "clusterDomain: corp.example\n", kubelet,
+                 "corp.example", "config", True),
+                ("config agrees", "clusterDomain: ml.example\n", kubelet, "ml.example", "config",
+                 False),
+                ("host resolv.conf, no config", "", HOST_RESOLV, "cluster.local", "default",
+                 False)):
+            srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
+                         extra=["--no-lookups"], config=config, resolv=resolv)
+            try:
+                srv.wait_ready(self.ctx)
+                c = Conn(srv.port, self.ctx)
+                st, _, out = c.call("GET", "/metrics")
+                info = re.findall(r"^distenv_cluster_domain_info\{(.*)\} (\S+)$", out.decode(),
+                                  re.M)
+                check(st == 200 and info == [('domain="%s",source="%s"' % (domain, source), "1")],
+                      "%s: /metrics cluster domain %r, want %s from %s"
+                      % (name, info, domain, source))
+                pod = sts_pod("ddp", 1, ns="ml", annotations={"distenv.dev/world-size": "2"})
+                body = json.dumps(review(pod, "dom-%d" % srv.port, namespace="ml"))
+                st, _, out = c.call("POST", "/mutate", body=body)
+                c.close()
+                resp = json.loads(out)["response"]
+                check(st == 200 and resp.get("allowed") is True,
+                      "%s: %r" % (name, resp.get("status")))
+                ops = json.loads(base64.b64decode(resp["patch"]))
+                patched = jsonpatch.JsonPatch(ops).apply(pod)
+                env = {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
+                check(env.get("MASTER_ADDR") == "ddp-0.ddp.ml.svc." + domain,
+                      "%s: MASTER_ADDR %r" % (name, env.get("MASTER_ADDR")))
+                rc = srv.stop()
+                check(rc == 0, "%s: exit %d" % (name, rc))
+                evs = srv.events()
+                said = [e for e in evs if e.get("event") == "cluster_domain"]
+                check(len(said) == 1 and said[0].get("domain") == domain and
+                      said[0].get("source") == source and
+                      said[0].get("resolv_conf") == srv.resolv_path,
+                      "%s: start-up line %r" % (name, said))
+                warn = [e for e in evs if e.get("event") == "cluster_domain_mismatch"]
+                check(bool(warn) == warned and all(
+                    e.get("level") == "warn" and e["message"].startswith("distenv: ") and
+                    "corp.example" in e["message"] and "svc.ml.example" in e["message"] and
+                    len(e["message"]) < 120 for e in warn),
+                      "%s: mismatch warning %r, want %s"
+                      % (name, warn, "one" if warned else "none"))
+                dflt = [e for e in evs if e.get("event") == "cluster_domain_default"]
+                check(bool(dflt) == (source == "default") and all(
+                    "cluster.local" in e["message"] and "svc.<domain>" in e["message"]
+                    for e in dflt), "%s: default line %r" % (name, dflt))
+            finally:
+                srv.kill()
+
     def case_start_errors(self):
         """Start-up failures: a named error and a non-zero exit, no hang."""
         key = os.path.join(self.certs1, "tls.key")
@@ -1829,6 +1901,8 @@ def main():
                  suite.case_cert_swap)
         run_case("listen forms: :PORT (dual stack), [::1]:PORT, 0.0.0.0:PORT",
                  suite.case_listen_forms)
+        run_case("cluster domain: resolv.conf, config (mismatch warned), default; log, "
+                 "/metrics and MASTER_ADDR", suite.case_cluster_domain)
         run_case("start-up errors: bad listen, missing file, key mismatch",
                  suite.case_start_errors)
         run_case("logs: every line JSON, admission fields, start-up line", suite.case_log_lines)

@@ -278,7 +278,11 @@ static const struct {
      1},
     {"domain trailing dot", "clusterDomain: cluster.local.\n", "key 'clusterDomain'", 0},
     {"domain leading dash", "clusterDomain: -a.b\n", "key 'clusterDomain'", 0},
-    {"domain empty", "clusterDomain: \"\"\n", "key 'clusterDomain'", 0},
+    {"domain empty", "clusterDomain: \"\"\n",
+     "line 1: key 'clusterDomain': is empty: leave the key out and serve reads the domain from "
+     "its pod's /etc/resolv.conf, or name it (such as cluster.local)",
+     1},
+    {"domain null", "clusterDomain:\n", "key 'clusterDomain': is empty: leave the key out", 0},
     {"domain label too long",
      "clusterDomain: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b\n",
      "key 'clusterDomain'", 0},
@@ -373,6 +377,34 @@ static void test_bad(void)
 			      bad_cases[i].name, err, bad_cases[i].err);
 		CHECK(strncmp(err, "line ", 5) == 0, "%s: '%s' names no line", bad_cases[i].name,
 		      err);
+	}
+}
+
+/* clusterDomain set in the file, or the default that serve replaces from resolv.conf. */
+static void test_domain_set(void)
+{
+	static const struct {
+		const char *name, *yaml, *domain;
+		int set;
+	} cases[] = {
+	    {"no file content: defaulted", "", "cluster.local", 0},
+	    {"other keys only: defaulted", "server: {threads: 2}\n", "cluster.local", 0},
+	    {"set to the default's value: set", "clusterDomain: cluster.local\n", "cluster.local",
+	     1},
+	    {"set to another", "clusterDomain: ml.example\n", "ml.example", 1},
+	    {"a bad value is not set", "clusterDomain: Bad.Example\n", "cluster.local", 0},
+	};
+	struct config c;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_defaults(&c);
+		CHECK(c.cluster_domain_set == 0, "%s: defaults say set", cases[i].name);
+		(void)!config_parse(cases[i].yaml, strlen(cases[i].yaml), &c, err, sizeof(err));
+		CHECK(c.cluster_domain_set == cases[i].set, "%s: set %d, want %d", cases[i].name,
+		      c.cluster_domain_set, cases[i].set);
+		CHECK_STR(S(c.cluster_domain), cases[i].domain, cases[i].name);
 	}
 }
 
@@ -547,6 +579,8 @@ static void test_example(void)
 		CHECK(strcmp(got, want) == 0, "example %s: %s, default %s", defaults[i].path, got,
 		      want);
 	}
+	CHECK(c.cluster_domain_set == 0, "the example sets clusterDomain: it would stop serve "
+	                                 "reading its pod's resolv.conf");
 }
 
 static const struct {
@@ -608,6 +642,7 @@ int main(void)
 	test_ok();
 	test_bad();
 	test_full();
+	test_domain_set();
 	test_long_values();
 	test_load();
 	test_example();

@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 20
+#define FAMILIES 21
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -110,6 +110,8 @@ static const struct {
     {"distenv_certificate_reloads_total{result=\"failure\"}", 1, "one bad reload"},
     {"distenv_build_info{version=\"" DISTENV_VERSION "\",revision=\"" DISTENV_GIT_REV "\"}", 1,
      "build info"},
+    {"distenv_cluster_domain_info{domain=\"ml.example\",source=\"resolv.conf\"}", 1,
+     "the cluster domain and its source, the last set"},
 };
 
 int main(void)
@@ -123,7 +125,11 @@ int main(void)
 	CHECK(text != NULL &&
 	          sample(text, "distenv_admission_duration_seconds_count{webhook=\"mutate\"}") == 0,
 	      "empty histogram has count 0");
+	CHECK(text != NULL && strstr(text, "distenv_cluster_domain_info") == NULL,
+	      "no cluster domain series before serve said which");
 	free(text);
+	metrics_cluster_domain("cluster.local", "default");
+	metrics_cluster_domain("ml.example", "resolv.conf");
 
 	metrics_admission(METRICS_MUTATE, ADMISSION_SKIPPED, DENY_NONE, 0.0);
 	metrics_admission(METRICS_MUTATE, ADMISSION_PATCHED, DENY_NONE, 0.0001);
@@ -191,6 +197,8 @@ int main(void)
 	CHECK(count_lines_starting(text, "# TYPE ") == FAMILIES, "%d metric families, got %d",
 	      FAMILIES, count_lines_starting(text, "# TYPE "));
 	CHECK(count_lines_starting(text, "# HELP ") == FAMILIES, "%d HELP lines", FAMILIES);
+	CHECK(count_lines_starting(text, "distenv_cluster_domain_info{") == 1,
+	      "one cluster domain series: a second call replaces the first");
 	CHECK(count_lines_starting(text, "distenv_overload_rejections_total{") ==
 	          METRICS_OVERLOAD_COUNT,
 	      "one series per overload reason");

@@ -61,7 +61,11 @@ app.kubernetes.io/component: admission-webhook
 {{- define "distenv.dnsNames" -}}
 {{- $svc := include "distenv.fullname" . }}
 {{- $ns := .Release.Namespace }}
-{{- $names := list (printf "%s.%s.svc" $svc $ns) $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.config.clusterDomain) }}
+{{- $names := list (printf "%s.%s.svc" $svc $ns) $svc (printf "%s.%s" $svc $ns) }}
+{{- /* the fully-qualified name only for a domain the chart knows (the API server calls <svc>.<ns>.svc) */}}
+{{- with .Values.config.clusterDomain }}
+{{- $names = append $names (printf "%s.%s.svc.%s" $svc $ns .) }}
+{{- end }}
 {{- range .Values.certificates.extraDNSNames }}
 {{- $names = append $names . }}
 {{- end }}
@@ -84,6 +88,10 @@ true
 {{/* config.yaml as the server reads it: the user's config plus what the chart owns. */}}
 {{- define "distenv.configYaml" -}}
 {{- $cfg := deepCopy .Values.config }}
+{{- /* no domain given: the server reads its pod's resolv.conf (a key left out, not an empty one) */}}
+{{- if not $cfg.clusterDomain }}
+{{- $_ := unset $cfg "clusterDomain" }}
+{{- end }}
 {{- $_ := set $cfg "listen" (printf ":%d" (int .Values.containerPort)) }}
 {{- $tls := default (dict) $cfg.tls }}
 {{- $_ = set $tls "certFile" "/etc/distenv/tls/tls.crt" }}

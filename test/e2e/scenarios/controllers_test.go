@@ -284,8 +284,8 @@ func TestJobSetTwoReplicatedJobs(t *testing.T) {
 	}
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "train", subdomain: "train", rjobs: []rjob{{"a", 2, 2}, {"b", 1, 3}}})
 	for _, p := range pods {
-		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "train-a-0-0.train."+ns+".svc.cluster.local" {
-			t.Errorf("pod %s: MASTER_ADDR=%q, want train-a-0-0.train.%s.svc.cluster.local", p.Name, got, ns)
+		if got, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); got != "train-a-0-0.train."+ns+".svc."+clusterDomain {
+			t.Errorf("pod %s: MASTER_ADDR=%q, want train-a-0-0.train.%s.svc.%s", p.Name, got, ns, clusterDomain)
 		}
 		if got, _ := envValue(p.Spec.Containers[0], "WORLD_SIZE"); got != "7" {
 			t.Errorf("pod %s: WORLD_SIZE=%q, want 7", p.Name, got)
@@ -309,7 +309,7 @@ func TestJobSetCoordinatorExample(t *testing.T) {
 	pods := checkJobSet(t, jobSetCheck{ns: ns, js: "coord", subdomain: "coord",
 		rjobs: []rjob{{"workers", 1, 4}, {"driver", 1, 1}}, coordinator: "coord-driver-0-0"})
 	checkRanksByHost(t, pods, map[string]string{"coord-driver-0-0": "0", "coord-workers-0-0": "1", "coord-workers-0-3": "4"},
-		"coord-driver-0-0.coord."+ns+".svc.cluster.local")
+		"coord-driver-0-0.coord."+ns+".svc."+clusterDomain)
 }
 
 // checkRanksByHost asserts, written out rather than derived as checkJobSet derives
@@ -350,7 +350,7 @@ func TestJobSetCoordinator(t *testing.T) {
 		}
 	}
 	checkRanksByHost(t, pods, map[string]string{"coord-workers-1-0": "0", "coord-driver-0-0": "1", "coord-workers-0-0": "2",
-		"coord-workers-0-1": "3", "coord-workers-1-1": "4"}, "coord-workers-1-0.rdzv."+ns+".svc.cluster.local")
+		"coord-workers-0-1": "3", "coord-workers-1-1": "4"}, "coord-workers-1-0.rdzv."+ns+".svc."+clusterDomain)
 }
 
 // A LeaderWorkerSet of 2 groups of 4 made by the real LeaderWorkerSet controller
@@ -427,7 +427,7 @@ spec:
 		t.Fatalf("groups %v, want 0 and 1", masters)
 	}
 	for g := 0; g < 2; g++ {
-		want := fmt.Sprintf("serve-%d.serve.%s.svc.cluster.local", g, ns)
+		want := fmt.Sprintf("serve-%d.serve.%s.svc.%s", g, ns, clusterDomain)
 		if len(masters[g]) != 1 || !masters[g][want] {
 			t.Errorf("group %d: MASTER_ADDR values %v, want only %s", g, masters[g], want)
 		}
@@ -480,7 +480,7 @@ spec:
 				hosts[w], svc)
 		}
 		checkInjected(t, p, expectation{ns: ns, svc: svc, hosts: hosts, rank: w, port: 29500, others: lwsEnv})
-		want := fmt.Sprintf("%s.%s.%s.svc.cluster.local", svc, svc, ns)
+		want := fmt.Sprintf("%s.%s.%s.svc.%s", svc, svc, ns, clusterDomain)
 		if a, _ := envValue(p.Spec.Containers[0], "MASTER_ADDR"); a != want {
 			t.Errorf("pod %s: MASTER_ADDR=%q, want %s", p.Name, a, want)
 		}

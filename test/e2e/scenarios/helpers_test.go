@@ -20,7 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-const clusterDomain = "cluster.local"
+// clusterDomain is the domain of the names distenv writes. The host tier's
+// webhook reads a resolv.conf with no svc.<domain> entry (hostResolvConf) and so
+// falls back to cluster.local; the node tier's kubelet and CoreDNS serve
+// $DISTENV_NODE_CLUSTER_DOMAIN (test/e2e-node/run.sh), which the chart, given
+// no domain, reads from its pod's resolv.conf (setupNode sets it).
+var clusterDomain = "cluster.local"
 
 func ctxT(t *testing.T) context.Context {
 	t.Helper()

@@ -278,6 +278,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// hostResolvConf is a resolv.conf outside a cluster: a search list without svc.<domain>.
+const hostResolvConf = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.internal\n"
+
 func webhookPIDFile() string { return filepath.Join(env.dir, "pids", "distenv-webhook.pid") }
 
 // startWebhook starts `distenv-webhook serve` and waits until it completes a TLS
@@ -296,12 +299,21 @@ func startWebhook() error {
 		logf.Close()
 		return err
 	}
+	// No clusterDomain in the config: serve reads it from a resolv.conf, here a
+	// host's without svc.<domain> (its test hook; never this machine's, which in a
+	// CI pod would name that cluster's domain), and falls back to cluster.local.
+	resolv := filepath.Join(env.whDir, "resolv.conf")
+	if err := os.WriteFile(resolv, []byte(hostResolvConf), 0o644); err != nil {
+		logf.Close()
+		return err
+	}
 	cmd := exec.Command(env.bin, "serve", "--config", cfgPath,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", env.whPort),
 		"--tls-cert", filepath.Join(certDir, "tls.crt"),
 		"--tls-key", filepath.Join(certDir, "tls.key"),
 		"--kubeconfig", filepath.Join(env.whDir, "webhook.kubeconfig"))
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "DISTENV_RESOLV_CONF="+resolv)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -8,7 +8,8 @@ package scenarios
 //
 // Extra environment (run.sh sets it): DISTENV_HELM (helm binary), DISTENV_CHART
 // (chart directory), DISTENV_NODE_IMAGE_DISTENV and DISTENV_NODE_IMAGE_TRAIN
-// (image references imported into the node's containerd).
+// (image references imported into the node's containerd), DISTENV_NODE_CLUSTER_DOMAIN
+// (the domain kubelet and CoreDNS use: not cluster.local).
 
 import (
 	"context"
@@ -56,7 +57,8 @@ func runNode(m *testing.M) int {
 
 func setupNode() error {
 	if err := connect(envVar{&node.helm, "DISTENV_HELM"}, envVar{&node.chart, "DISTENV_CHART"},
-		envVar{&node.distenvImage, "DISTENV_NODE_IMAGE_DISTENV"}, envVar{&node.train, "DISTENV_NODE_IMAGE_TRAIN"}); err != nil {
+		envVar{&node.distenvImage, "DISTENV_NODE_IMAGE_DISTENV"}, envVar{&node.train, "DISTENV_NODE_IMAGE_TRAIN"},
+		envVar{&clusterDomain, "DISTENV_NODE_CLUSTER_DOMAIN"}); err != nil {
 		return err
 	}
 	node.kubectl = filepath.Join(env.dir, "bin", "kubectl")
@@ -66,8 +68,9 @@ func setupNode() error {
 	}
 	node.repo, node.tag = node.distenvImage[:i], node.distenvImage[i+1:]
 	// The product as users install it: the chart, its image, 2 replicas behind a
-	// Service, failurePolicy Fail, selfSigned certificates; --wait returns once
-	// both replicas are Ready through their probes.
+	// Service, failurePolicy Fail, selfSigned certificates, no clusterDomain (the
+	// replicas read their pods' resolv.conf); --wait returns once both replicas
+	// are Ready through their probes.
 	node.installArgs = []string{"--namespace", chartNS,
 		"--set", "image.repository=" + node.repo, "--set", "image.tag=" + node.tag,
 		"--set", "image.pullPolicy=Never", "--set", "replicaCount=2",

@@ -5,7 +5,13 @@ package scenarios
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"regexp"
 	"sort"
@@ -314,6 +320,91 @@ func TestNode1Chart(t *testing.T) {
 		t.Errorf("helm test output has no Succeeded phase:\n%s", out)
 	}
 	t.Logf("helm test passed in %.1f s:\n%s", time.Since(t0).Seconds(), out)
+}
+
+// TestNode1ClusterDomain: the chart sets no clusterDomain and the cluster's is
+// not cluster.local (node.sh: kubelet and CoreDNS use $DISTENV_NODE_CLUSTER_DOMAIN).
+// Each replica's check-config init container says none is set; the replica
+// itself says at start, in its log and on /metrics, that it uses the domain of
+// its pod's resolv.conf. The training scenarios then show the jobs forming over it.
+func TestNode1ClusterDomain(t *testing.T) {
+	requireNode(t)
+	if clusterDomain == "cluster.local" {
+		t.Fatalf("the node tier runs with cluster.local: it must prove another domain is read")
+	}
+	cm, err := env.cs.CoreV1().ConfigMaps(chartNS).Get(ctxT(t), chartRelease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(cm.Data["config.yaml"], "clusterDomain") {
+		t.Errorf("the chart's config.yaml names a clusterDomain:\n%s", cm.Data["config.yaml"])
+	}
+	sec, err := env.cs.CoreV1().Secrets(chartNS).Get(ctxT(t), chartRelease+"-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(sec.Data["ca.crt"]) {
+		t.Fatalf("no CA in Secret %s-tls", chartRelease)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: pool, ServerName: chartRelease + "." + chartNS + ".svc"}}}
+	wantInfo := fmt.Sprintf(`distenv_cluster_domain_info{domain=%q,source="resolv.conf"} 1`, clusterDomain)
+	seen := 0
+	for _, p := range chartPods(t) {
+		if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
+			continue
+		}
+		seen++
+		c := p.Spec.Containers[0]
+		// The server's start-up line: {"event":"cluster_domain","domain":...,"source":...}.
+		var said map[string]any
+		for _, line := range strings.Split(podLogs(t, chartNS, p.Name, c.Name), "\n") {
+			var ev map[string]any
+			if json.Unmarshal([]byte(line), &ev) == nil && ev["event"] == "cluster_domain" {
+				said = ev
+			}
+		}
+		if said == nil || said["domain"] != clusterDomain || said["source"] != "resolv.conf" ||
+			said["resolv_conf"] != "/etc/resolv.conf" {
+			t.Errorf("%s: start-up line %v, want domain %s from /etc/resolv.conf", p.Name, said, clusterDomain)
+		} else {
+			t.Logf("%s log: %v", p.Name, said)
+		}
+		if len(p.Spec.InitContainers) > 0 {
+			if out := podLogs(t, chartNS, p.Name, p.Spec.InitContainers[0].Name); !strings.Contains(out, "clusterDomain: not set") {
+				t.Errorf("%s: check-config printed %q, want clusterDomain: not set", p.Name, out)
+			}
+		}
+		var port int32
+		for _, cp := range c.Ports {
+			if cp.Name == "https" {
+				port = cp.ContainerPort
+			}
+		}
+		url := "https://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(port))) + "/metrics"
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Errorf("%s: GET %s: %v", p.Name, url, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var info []string
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "distenv_cluster_domain_info") {
+				info = append(info, line)
+			}
+		}
+		if resp.StatusCode != 200 || len(info) != 1 || info[0] != wantInfo {
+			t.Errorf("%s: GET /metrics %d: %q, want %s", p.Name, resp.StatusCode, info, wantInfo)
+		} else {
+			t.Logf("%s /metrics: %s", p.Name, info[0])
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no replica to ask")
+	}
 }
 
 func keys(m map[string]bool) []string {

@@ -51,7 +51,7 @@ func TestStatefulSetParallel(t *testing.T) {
 	// The SPEC example, spelled out: ddp-2.
 	c := pods[2].Spec.Containers[0]
 	for name, want := range map[string]string{
-		"MASTER_ADDR": "ddp-0.ddp." + ns + ".svc.cluster.local", "MASTER_PORT": "29500", "RANK": "2", "WORLD_SIZE": "4",
+		"MASTER_ADDR": "ddp-0.ddp." + ns + ".svc." + clusterDomain, "MASTER_PORT": "29500", "RANK": "2", "WORLD_SIZE": "4",
 	} {
 		if got, n := envValue(c, name); n != 1 || got != want {
 			t.Errorf("ddp-2: %s=%q (%d entries), want %q once", name, got, n, want)
@@ -372,7 +372,7 @@ func TestAnnotationsThroughAPIServer(t *testing.T) {
 	tmpl.Spec.InitContainers = []corev1.Container{container("setup")}
 	createSTS(t, ns, statefulSet("ddp", "ddp", 3, tmpl))
 	pods := waitPods(t, ns, map[string]string{"app": "ddp"}, 3, podWait)
-	a := "ddp-0.ddp." + ns + ".svc.cluster.local"
+	a := "ddp-0.ddp." + ns + ".svc." + clusterDomain
 	for i := range pods {
 		p := &pods[i]
 		r := strconv.Itoa(i)

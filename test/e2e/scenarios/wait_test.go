@@ -62,7 +62,7 @@ func TestWaitForMasterInitContainer(t *testing.T) {
 		if v, n := envValue(w, "RANK"); n != 1 || v != wantRank {
 			t.Errorf("pod %s: wait RANK=%q (%d), want %q", p.Name, v, n, wantRank)
 		}
-		if v, _ := envValue(w, "MASTER_ADDR"); v != "ddp-0.ddp."+ns+".svc.cluster.local" {
+		if v, _ := envValue(w, "MASTER_ADDR"); v != "ddp-0.ddp."+ns+".svc."+clusterDomain {
 			t.Errorf("pod %s: wait MASTER_ADDR=%q", p.Name, v)
 		}
 		if len(w.VolumeMounts) != 1 || w.VolumeMounts[0].Name != "distenv-no-token" ||

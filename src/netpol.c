@@ -27,8 +27,8 @@ static enum tri tri_or(enum tri a, enum tri b)
 
 /* The labels distenv knows a pod (or the namespace) has; every other key is unknown. */
 struct labels {
-	const cJSON *map;         /* a template's metadata.labels, or NULL */
-	const char *key, *value;  /* one more known label, or NULL */
+	const cJSON *map;        /* a template's metadata.labels, or NULL */
+	const char *key, *value; /* one more known label, or NULL */
 };
 
 static const char *label_value(const struct labels *l, const char *key)
@@ -56,16 +56,24 @@ static enum tri expression(const cJSON *e, const struct labels *l)
 {
 	const char *key = json_str(e, "key"), *op = json_str(e, "operator"), *have;
 	const cJSON *values = json_get(e, "values"), *it;
-	int n = list_len(values), in = 0, vals = strcmp(op ? op : "", "In") == 0 ||
-	                                          strcmp(op ? op : "", "NotIn") == 0;
+	int n = list_len(values), in = 0,
+	    vals = strcmp(op ? op : "", "In") == 0 || strcmp(op ? op : "", "NotIn") == 0;
 
 	if (key == NULL || op == NULL || n < 0 || (vals ? n == 0 : n != 0))
 		return U; /* the API rejects it: In/NotIn need values, Exists/DoesNotExist none */
-	cJSON_ArrayForEach(it, values) if (!cJSON_IsString(it)) return U;
+	cJSON_ArrayForEach(it, values)
+	{
+		if (!cJSON_IsString(it))
+			return U;
+	}
 	have = label_value(l, key);
 	if (have == NULL)
 		return U; /* the pod may carry the key or not */
-	cJSON_ArrayForEach(it, values) if (strcmp(it->valuestring, have) == 0) in = 1;
+	cJSON_ArrayForEach(it, values)
+	{
+		if (strcmp(it->valuestring, have) == 0)
+			in = 1;
+	}
 	if (strcmp(op, "In") == 0)
 		return in ? T : F;
 	if (strcmp(op, "NotIn") == 0)
@@ -80,7 +88,8 @@ static enum tri expression(const cJSON *e, const struct labels *l)
 /* A LabelSelector: every matchLabels entry and matchExpressions term; empty selects all. */
 static enum tri selector(const cJSON *sel, const struct labels *l)
 {
-	const cJSON *ml = json_get(sel, "matchLabels"), *me = json_get(sel, "matchExpressions"), *it;
+	const cJSON *ml = json_get(sel, "matchLabels"), *me = json_get(sel, "matchExpressions"),
+	            *it;
 	enum tri r = T;
 
 	if (!cJSON_IsObject(sel) || (ml != NULL && !cJSON_IsNull(ml) && !cJSON_IsObject(ml)) ||
@@ -93,7 +102,10 @@ static enum tri selector(const cJSON *sel, const struct labels *l)
 			return U;
 		r = tri_and(r, have == NULL ? U : strcmp(have, it->valuestring) == 0 ? T : F);
 	}
-	cJSON_ArrayForEach(it, me) r = tri_and(r, expression(it, l));
+	cJSON_ArrayForEach(it, me)
+	{
+		r = tri_and(r, expression(it, l));
+	}
 	return r;
 }
 
@@ -144,11 +156,13 @@ static enum tri named_port(const cJSON *target, const char *name, long port)
 				return U;
 			cJSON_ArrayForEach(cp, json_get(c, "ports"))
 			{
-				const char *n = json_str(cp, "name"), *proto = json_str(cp, "protocol");
+				const char *n = json_str(cp, "name"),
+				           *proto = json_str(cp, "protocol");
 				if (n == NULL || strcmp(n, name) != 0 ||
 				    (proto != NULL && strcmp(proto, "TCP") != 0))
 					continue;
-				return whole(json_get(cp, "containerPort"), 1, 65535) == port ? T : F;
+				return whole(json_get(cp, "containerPort"), 1, 65535) == port ? T
+				                                                              : F;
 			}
 		}
 	}
@@ -192,10 +206,16 @@ static enum tri ingress_rule(const cJSON *rule, const cJSON *target, const cJSON
 	/* absent or empty ports: every port; absent or empty from: every source */
 	if (list_len(ports) == 0)
 		ok_port = T;
-	cJSON_ArrayForEach(it, ports) ok_port = tri_or(ok_port, port_entry(it, target, port));
+	cJSON_ArrayForEach(it, ports)
+	{
+		ok_port = tri_or(ok_port, port_entry(it, target, port));
+	}
 	if (list_len(from) == 0)
 		ok_from = T;
-	cJSON_ArrayForEach(it, from) ok_from = tri_or(ok_from, peer(it, src, ns));
+	cJSON_ArrayForEach(it, from)
+	{
+		ok_from = tri_or(ok_from, peer(it, src, ns));
+	}
 	return tri_and(ok_port, ok_from);
 }
 
@@ -209,8 +229,11 @@ static enum tri for_ingress(const cJSON *spec)
 		return U;
 	if (n == 0)
 		return T;
-	cJSON_ArrayForEach(it, types) if (cJSON_IsString(it) &&
-	                                  strcmp(it->valuestring, "Ingress") == 0) return T;
+	cJSON_ArrayForEach(it, types)
+	{
+		if (cJSON_IsString(it) && strcmp(it->valuestring, "Ingress") == 0)
+			return T;
+	}
 	return F;
 }
 
@@ -246,25 +269,31 @@ enum netpol_verdict netpol_check(const cJSON *policies, const char *ns, const cJ
 
 		cJSON_ArrayForEach(pol, policies)
 		{
-			const cJSON *meta = json_get(pol, "metadata"), *spec = json_get(pol, "spec"),
-			            *rules = json_get(spec, "ingress"), *sel = json_get(spec, "podSelector"),
-			            *r;
+			const cJSON *meta = json_get(pol, "metadata"),
+			            *spec = json_get(pol, "spec"),
+			            *rules = json_get(spec, "ingress"),
+			            *sel = json_get(spec, "podSelector"), *r;
 			const char *pns = json_str(meta, "namespace");
 			enum tri selects, admits = F;
 
 			if (!cJSON_IsObject(pol) || list_len(rules) < 0)
 				return out->verdict;
 			if (pns != NULL && strcmp(pns, ns) != 0)
-				continue; /* another namespace's policy selects no pod of this one */
-			/* an absent podSelector reads as the empty one: every pod of the namespace */
-			selects = tri_and(for_ingress(spec), sel == NULL || cJSON_IsNull(sel)
-			                                         ? T
-			                                         : selector(sel, &tl));
+				continue; /* another namespace's policy selects no pod of this one
+				           */
+			/* an absent podSelector reads as the empty one: every pod of the namespace
+			 */
+			selects =
+			    tri_and(for_ingress(spec),
+			            sel == NULL || cJSON_IsNull(sel) ? T : selector(sel, &tl));
 			if (selects == F)
 				continue;
 			/* absent or empty ingress: the policy admits nothing */
-			cJSON_ArrayForEach(r, rules) admits =
-			    tri_or(admits, ingress_rule(r, target, sources[s], ns, port));
+			cJSON_ArrayForEach(r, rules)
+			{
+				admits =
+				    tri_or(admits, ingress_rule(r, target, sources[s], ns, port));
+			}
 			admitted = tri_or(admitted, tri_and(selects, admits));
 			isolated = tri_or(isolated, selects);
 			if (selects == T && first == NULL)

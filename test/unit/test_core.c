@@ -532,7 +532,7 @@ static void test_plans(void)
 	for (i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
 		char *txt = dq(plan_cases[i].pod), err[512] = "", why[256] = "";
 		cJSON *pod = cJSON_Parse(txt);
-		struct workload_lookup lk = {table_get, (void *)plan_cases[i].lookup, NULL};
+		struct workload_lookup lk = {table_get, (void *)plan_cases[i].lookup, NULL, NULL};
 		struct pod_plan plan;
 		enum plan_status st;
 

@@ -34,10 +34,11 @@ static char *dq(const char *s)
 	    "'ports':[{'protocol':'TCP','port':6379}]}],"                                          \
 	    "'egress':[{'to':[{'ipBlock':{'cidr':'10.0.0.0/24'}}],"                                \
 	    "'ports':[{'protocol':'TCP','port':5978}]}]")
-#define DENY_INGRESS     POL("default-deny-ingress", "'podSelector':{},'policyTypes':['Ingress']")
-#define ALLOW_ALL        POL("allow-all-ingress", "'podSelector':{},'ingress':[{}],'policyTypes':['Ingress']")
-#define DENY_EGRESS      POL("default-deny-egress", "'podSelector':{},'policyTypes':['Egress']")
-#define DENY_ALL         POL("default-deny-all", "'podSelector':{},'policyTypes':['Ingress','Egress']")
+#define DENY_INGRESS POL("default-deny-ingress", "'podSelector':{},'policyTypes':['Ingress']")
+#define ALLOW_ALL                                                                                  \
+	POL("allow-all-ingress", "'podSelector':{},'ingress':[{}],'policyTypes':['Ingress']")
+#define DENY_EGRESS POL("default-deny-egress", "'podSelector':{},'policyTypes':['Egress']")
+#define DENY_ALL    POL("default-deny-all", "'podSelector':{},'policyTypes':['Ingress','Egress']")
 /* The docs' multi-port-egress, and the same ports on an Ingress rule. */
 #define DOCS_ENDPORT                                                                               \
 	POL("multi-port-egress",                                                                   \
@@ -61,14 +62,14 @@ static char *dq(const char *s)
 /* Admits pods of role db from peers on ports. */
 #define ADMIT(name, from, ports)                                                                   \
 	POL(name, "'podSelector':{'matchLabels':{'role':'db'}},'ingress':[{" from ports "}]")
-#define FROM_DB "'from':[{'podSelector':{'matchLabels':{'role':'db'}}}]"
+#define FROM_DB  "'from':[{'podSelector':{'matchLabels':{'role':'db'}}}]"
 #define PORTS(p) ",'ports':[" p "]"
 
 /* Pod templates: labels, and the containers' ports. */
 #define TMPL(labels, spec)                                                                         \
 	"{'metadata':{'labels':{" labels "}},'spec':{'containers':[{'name':'c','ports':[{'name':"  \
-	"'rdzv','containerPort':29500},{'name':'dns','containerPort':29500,'protocol':'UDP'}]}]" spec \
-	"}}"
+	"'rdzv','containerPort':29500},{'name':'dns','containerPort':29500,'protocol':'UDP'}]}"    \
+	"]" spec "}}"
 #define DB       TMPL("'role':'db'", "")
 #define FRONTEND TMPL("'role':'frontend'", "")
 #define NOLABELS TMPL("", "")
@@ -99,8 +100,8 @@ static const struct {
      "[" DOCS_TEST_POLICY "]", DB, NULL, "ml", 6379, NETPOL_UNKNOWN, ""},
     {"docs test-network-policy: 29500 is no port of it", "[" DOCS_TEST_POLICY "]", DB, FRONTEND,
      "ml", 29500, NETPOL_DROPPED, "test-network-policy"},
-    {"docs test-network-policy: selects no frontend pod", "[" DOCS_TEST_POLICY "]", FRONTEND,
-     NULL, "ml", 29500, NETPOL_ADMITTED, ""},
+    {"docs test-network-policy: selects no frontend pod", "[" DOCS_TEST_POLICY "]", FRONTEND, NULL,
+     "ml", 29500, NETPOL_ADMITTED, ""},
     {"docs test-network-policy: the target's label unknown", "[" DOCS_TEST_POLICY "]", NOLABELS,
      NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
     {"docs multi-port-egress: Egress only", "[" DOCS_ENDPORT "]", DB, NULL, "ml", 29500,
@@ -112,22 +113,22 @@ static const struct {
      "multi-port-ingress"},
     {"docs one peer: unknown namespace label", "[" ONE_PEER("db") "]", DB, NULL, "ml", 29500,
      NETPOL_UNKNOWN, ""},
-    {"docs one peer: the pod label fails, so the peer", "[" ONE_PEER("client") "]", DB, NULL,
-     "ml", 29500, NETPOL_DROPPED, "alice-one-peer"},
+    {"docs one peer: the pod label fails, so the peer", "[" ONE_PEER("client") "]", DB, NULL, "ml",
+     29500, NETPOL_DROPPED, "alice-one-peer"},
     {"docs two peers: the pod peer admits", "[" TWO_PEERS("db") "]", DB, NULL, "ml", 29500,
      NETPOL_ADMITTED, ""},
-    {"docs two peers: the namespace peer is unknown", "[" TWO_PEERS("client") "]", DB, NULL,
-     "ml", 29500, NETPOL_UNKNOWN, ""},
+    {"docs two peers: the namespace peer is unknown", "[" TWO_PEERS("client") "]", DB, NULL, "ml",
+     29500, NETPOL_UNKNOWN, ""},
     /* edges of the API reference */
     {"policyTypes absent: Ingress", "[" POL("p", "'podSelector':{}") "]", DB, NULL, "ml", 29500,
      NETPOL_DROPPED, "p"},
-    {"policyTypes empty: Ingress", "[" POL("p", "'podSelector':{},'policyTypes':[]") "]", DB,
-     NULL, "ml", 29500, NETPOL_DROPPED, "p"},
+    {"policyTypes empty: Ingress", "[" POL("p", "'podSelector':{},'policyTypes':[]") "]", DB, NULL,
+     "ml", 29500, NETPOL_DROPPED, "p"},
     {"policyTypes absent, egress rules: still Ingress",
      "[" POL("p", "'podSelector':{},'egress':[{}]") "]", DB, NULL, "ml", 29500, NETPOL_DROPPED,
      "p"},
-    {"podSelector absent: every pod", "[" POL("p", "'policyTypes':['Ingress']") "]", DB, NULL,
-     "ml", 29500, NETPOL_DROPPED, "p"},
+    {"podSelector absent: every pod", "[" POL("p", "'policyTypes':['Ingress']") "]", DB, NULL, "ml",
+     29500, NETPOL_DROPPED, "p"},
     {"ingress empty: deny", "[" POL("p", "'podSelector':{},'ingress':[]") "]", DB, NULL, "ml",
      29500, NETPOL_DROPPED, "p"},
     {"from absent, ports absent: all", "[" ADMIT("p", "", "") "]", DB, NULL, "ml", 29500,
@@ -136,26 +137,25 @@ static const struct {
      FRONTEND, "ml", 29500, NETPOL_ADMITTED, ""},
     {"ports empty: all ports", "[" ADMIT("p", FROM_DB, ",'ports':[]") "]", DB, NULL, "ml", 29500,
      NETPOL_ADMITTED, ""},
-    {"from db: the frontend source is dropped", "[" ADMIT("p", FROM_DB, "") "]", DB, FRONTEND,
-     "ml", 29500, NETPOL_DROPPED, "p"},
-    {"port without protocol: TCP", "[" ADMIT("p", FROM_DB, PORTS("{'port':29500}")) "]", DB,
-     NULL, "ml", 29500, NETPOL_ADMITTED, ""},
+    {"from db: the frontend source is dropped", "[" ADMIT("p", FROM_DB, "") "]", DB, FRONTEND, "ml",
+     29500, NETPOL_DROPPED, "p"},
+    {"port without protocol: TCP", "[" ADMIT("p", FROM_DB, PORTS("{'port':29500}")) "]", DB, NULL,
+     "ml", 29500, NETPOL_ADMITTED, ""},
     {"protocol UDP: not the rendezvous",
      "[" ADMIT("p", FROM_DB, PORTS("{'protocol':'UDP','port':29500}")) "]", DB, NULL, "ml", 29500,
      NETPOL_DROPPED, "p"},
     {"protocol TCP, no port: every TCP port",
-     "[" ADMIT("p", FROM_DB, PORTS("{'protocol':'SCTP'},{'protocol':'TCP'}")) "]", DB, NULL,
-     "ml", 29500, NETPOL_ADMITTED, ""},
+     "[" ADMIT("p", FROM_DB, PORTS("{'protocol':'SCTP'},{'protocol':'TCP'}")) "]", DB, NULL, "ml",
+     29500, NETPOL_ADMITTED, ""},
     {"an unknown protocol: unknown",
-     "[" ADMIT("p", FROM_DB, PORTS("{'protocol':'QUIC','port':29500}")) "]", DB, NULL, "ml",
-     29500, NETPOL_UNKNOWN, ""},
-    {"another numeric port", "[" ADMIT("p", FROM_DB, PORTS("{'port':29501}")) "]", DB, NULL,
-     "ml", 29500, NETPOL_DROPPED, "p"},
-    {"named port of the target's container",
-     "[" ADMIT("p", FROM_DB, PORTS("{'port':'rdzv'}")) "]", DB, NULL, "ml", 29500,
-     NETPOL_ADMITTED, ""},
-    {"named port is another port", "[" ADMIT("p", FROM_DB, PORTS("{'port':'rdzv'}")) "]", DB,
-     NULL, "ml", 29501, NETPOL_DROPPED, "p"},
+     "[" ADMIT("p", FROM_DB, PORTS("{'protocol':'QUIC','port':29500}")) "]", DB, NULL, "ml", 29500,
+     NETPOL_UNKNOWN, ""},
+    {"another numeric port", "[" ADMIT("p", FROM_DB, PORTS("{'port':29501}")) "]", DB, NULL, "ml",
+     29500, NETPOL_DROPPED, "p"},
+    {"named port of the target's container", "[" ADMIT("p", FROM_DB, PORTS("{'port':'rdzv'}")) "]",
+     DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
+    {"named port is another port", "[" ADMIT("p", FROM_DB, PORTS("{'port':'rdzv'}")) "]", DB, NULL,
+     "ml", 29501, NETPOL_DROPPED, "p"},
     {"named port is UDP: TCP has no such name",
      "[" ADMIT("p", FROM_DB, PORTS("{'port':'dns'}")) "]", DB, NULL, "ml", 29500, NETPOL_DROPPED,
      "p"},
@@ -182,20 +182,25 @@ static const struct {
      "[" ADMIT("p", "'from':[{'namespaceSelector':{}}]", "") "]", DB, FRONTEND, "ml", 29500,
      NETPOL_ADMITTED, ""},
     {"namespaceSelector by metadata.name: this one",
-     "[" ADMIT("p", "'from':[{'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'ml'}}}]",
-               "") "]",
+     "[" ADMIT(
+         "p", "'from':[{'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'ml'}}}]",
+         "") "]",
      DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
     {"namespaceSelector by metadata.name: another",
-     "[" ADMIT("p", "'from':[{'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'web'}}}]",
-               "") "]",
+     "[" ADMIT(
+         "p",
+         "'from':[{'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'web'}}}]",
+         "") "]",
      DB, NULL, "ml", 29500, NETPOL_DROPPED, "p"},
     {"namespaceSelector NotIn metadata.name, podSelector: both known",
-     "[" ADMIT("p", "'from':[{'namespaceSelector':{'matchExpressions':[{'key':'kubernetes.io/"
-                    "metadata.name','operator':'NotIn','values':['web']}]},'podSelector':{}}]",
+     "[" ADMIT("p",
+               "'from':[{'namespaceSelector':{'matchExpressions':[{'key':'kubernetes.io/"
+               "metadata.name','operator':'NotIn','values':['web']}]},'podSelector':{}}]",
                "") "]",
      DB, FRONTEND, "ml", 29500, NETPOL_ADMITTED, ""},
-    {"policy podSelector In", "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role',"
-                                           "'operator':'In','values':['web','db']}]}") "]",
+    {"policy podSelector In",
+     "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role',"
+                  "'operator':'In','values':['web','db']}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_DROPPED, "p"},
     {"policy podSelector NotIn",
      "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role','operator':'NotIn','values':['"
@@ -205,17 +210,19 @@ static const struct {
      "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role','operator':'Exists'}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_DROPPED, "p"},
     {"policy podSelector DoesNotExist on a template label",
-     "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role','operator':'DoesNotExist'}]}") "]",
+     "[" POL("p",
+             "'podSelector':{'matchExpressions':[{'key':'role','operator':'DoesNotExist'}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
     {"policy podSelector on a label the controller may add",
-     "[" POL("p", "'podSelector':{'matchLabels':{'job-name':'train'}}") "]", DB, NULL, "ml",
-     29500, NETPOL_UNKNOWN, ""},
+     "[" POL("p", "'podSelector':{'matchLabels':{'job-name':'train'}}") "]", DB, NULL, "ml", 29500,
+     NETPOL_UNKNOWN, ""},
     {"policy podSelector: matchLabels and matchExpressions, one fails",
      "[" POL("p", "'podSelector':{'matchLabels':{'role':'db'},'matchExpressions':[{'key':'role',"
                   "'operator':'In','values':['web']}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
-    {"an unknown operator", "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role',"
-                                         "'operator':'Gt','values':['1']}]}") "]",
+    {"an unknown operator",
+     "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role',"
+                  "'operator':'Gt','values':['1']}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
     {"In without values: the API rejects it",
      "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role','operator':'In'}]}") "]", DB,
@@ -223,16 +230,18 @@ static const struct {
     {"from podSelector on a label the controller may add",
      "[" ADMIT("p", "'from':[{'podSelector':{'matchLabels':{'job-name':'train'}}}]", "") "]", DB,
      NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
-    {"another namespace's policy", "[{'metadata':{'name':'x','namespace':'web'},'spec':{"
-                                   "'podSelector':{}}}]",
+    {"another namespace's policy",
+     "[{'metadata':{'name':'x','namespace':'web'},'spec':{"
+     "'podSelector':{}}}]",
      DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
     {"hostNetwork pods: left to the implementation", "[" DENY_INGRESS "]",
      TMPL("'role':'db'", ",'hostNetwork':true"), NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
     {"a source without the label: unknown", "[" ADMIT("p", FROM_DB, "") "]", DB,
      TMPL("'app':'x'", ""), "ml", 29500, NETPOL_UNKNOWN, ""},
     {"one source unknown, the other dropped: dropped",
-     "[" ADMIT("p", "'from':[{'podSelector':{'matchExpressions':[{'key':'role','operator':'NotIn',"
-                    "'values':['frontend']},{'key':'job-name','operator':'Exists'}]}}]",
+     "[" ADMIT("p",
+               "'from':[{'podSelector':{'matchExpressions':[{'key':'role','operator':'NotIn',"
+               "'values':['frontend']},{'key':'job-name','operator':'Exists'}]}}]",
                "") "]",
      DB, FRONTEND, "ml", 29500, NETPOL_DROPPED, "p"},
     {"a leader template admits its workers' pods, not others",
@@ -281,12 +290,12 @@ int main(void)
 		CHECK(pj != NULL && tj != NULL && (o == NULL || oj != NULL), "%s: bad row JSON",
 		      cases[i].what);
 		got = netpol_check(pj, cases[i].ns, tj, src, o ? 2 : 1, cases[i].port, &r);
-		CHECK(got == cases[i].want && r.verdict == got, "%s: got %d, want %d", cases[i].what,
-		      got, cases[i].want);
+		CHECK(got == cases[i].want && r.verdict == got, "%s: got %d, want %d",
+		      cases[i].what, got, cases[i].want);
 		CHECK_STR(r.policy, cases[i].policy, cases[i].what);
 		if (got == NETPOL_DROPPED)
-			CHECK(r.source >= 0 && r.source < (o ? 2 : 1), "%s: source %d", cases[i].what,
-			      r.source);
+			CHECK(r.source >= 0 && r.source < (o ? 2 : 1), "%s: source %d",
+			      cases[i].what, r.source);
 		cJSON_Delete(pj);
 		cJSON_Delete(tj);
 		cJSON_Delete(oj);

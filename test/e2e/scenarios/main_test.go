@@ -224,7 +224,8 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 	}
 	token := tr.Status.Token
 
-	// The identity must be able to get statefulsets, jobs and jobsets, and nothing more.
+	// The identity must be able to get statefulsets, jobs, jobsets and services and
+	// list networkpolicies, and nothing more.
 	cfg := &rest.Config{Host: env.server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: env.caFile}}
 	sacs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -238,6 +239,9 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 		{"jobset.x-k8s.io", "jobsets", "get", true}, {"jobset.x-k8s.io", "jobsets", "list", false},
 		{"leaderworkerset.x-k8s.io", "leaderworkersets", "get", false},
 		{"apps", "statefulsets", "list", false}, {"", "pods", "get", false}, {"", "secrets", "get", false},
+		{"", "services", "get", true}, {"", "services", "list", false},
+		{"networking.k8s.io", "networkpolicies", "list", true}, {"networking.k8s.io", "networkpolicies", "get", false},
+		{"networking.k8s.io", "networkpolicies", "watch", false},
 	} {
 		r, err := sacs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{

@@ -229,6 +229,8 @@ static void fit(char (*s)[254], int n, size_t budget)
 	}
 }
 
+#define NETPOL_WARNING "NetworkPolicy %s/%s drops port %ld between pods of %s %s: admit it"
+
 /*
  * The NetworkPolicies of the namespace let every template's pods reach rank 0
  * on the rendezvous port (netpol_check). Only a certain drop is warned about;
@@ -239,8 +241,6 @@ static void check_netpols(const struct view *w, const struct config *cfg,
 {
 	const cJSON *anns = json_get(json_get(w->rank0, "metadata"), "annotations");
 	const char *ps = json_str(anns, ANN_PORT);
-	static const char fixed[] =
-	    "NetworkPolicy / drops port 65535 between the pods of  : admit it";
 	char names[3][254], err[256];
 	struct netpol_result r;
 	cJSON *list = NULL;
@@ -257,12 +257,11 @@ static void check_netpols(const struct view *w, const struct config *cfg,
 		snprintf(names[0], sizeof(names[0]), "%s", w->ns);
 		snprintf(names[1], sizeof(names[1]), "%s", r.policy);
 		snprintf(names[2], sizeof(names[2]), "%s", w->name);
+		/* the names share what the rest of the warning leaves of its 119 characters */
 		fit(names, 3,
-		    VALIDATE_WARNING_LEN - 1 - strlen("distenv: ") - (sizeof(fixed) - 1) -
-		        strlen(w->kind));
-		view_warn(v,
-		          "NetworkPolicy %s/%s drops port %ld between the pods of %s %s: admit it",
-		          names[0], names[1], port, w->kind, names[2]);
+		    VALIDATE_WARNING_LEN - 1 - strlen("distenv: ") -
+		        (size_t)snprintf(NULL, 0, NETPOL_WARNING, "", "", port, w->kind, ""));
+		view_warn(v, NETPOL_WARNING, names[0], names[1], port, w->kind, names[2]);
 	}
 	cJSON_Delete(list);
 }

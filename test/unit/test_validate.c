@@ -272,35 +272,35 @@ static const struct {
 	const char *warn;     /* the whole warning; NULL: none */
 } np_cases[] = {
     {"a default deny", "StatefulSet", NP_STS(""), "ml", DENY_ALL,
-     "distenv: NetworkPolicy ml/deny-all drops port 29500 between the pods of StatefulSet ddp: "
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of StatefulSet ddp: "
      "admit it"},
     {"no policies", "StatefulSet", NP_STS(""), "ml", "[]", NULL},
     {"the list failed: nothing said", "StatefulSet", NP_STS(""), "ml", "fail", NULL},
     {"admitted on the port", "StatefulSet", NP_STS(""), "ml", ADMIT("app", "ddp", "29500"), NULL},
     {"the port annotation is the rendezvous", "StatefulSet", NP_STS("'distenv.dev/port':'23456'"),
      "ml", ADMIT("app", "ddp", "29500"),
-     "distenv: NetworkPolicy ml/deny-all drops port 23456 between the pods of StatefulSet ddp: "
+     "distenv: NetworkPolicy ml/deny-all drops port 23456 between pods of StatefulSet ddp: "
      "admit it"},
     {"long names cut to fit", "StatefulSet", NP_STS(""),
      "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh",
      "[{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-"
      "abcdefghij-abcdefghij'},'spec':{'podSelector':{}}}]",
-     "distenv: NetworkPolicy abcdefghij-abcde/abcdefghij-abcde drops port 29500 between the pods "
+     "distenv: NetworkPolicy abcdefghij-abcdefg/abcdefghij-abcdefg drops port 29500 between pods "
      "of StatefulSet ddp: admit it"},
     {"LWS: the workers are dropped at the leader", "LeaderWorkerSet",
      LWS(",'leaderTemplate':" PTMPL("'role':'leader'", "")), "ml", ADMIT("role", "leader", "29500"),
-     "distenv: NetworkPolicy ml/deny-all drops port 29500 between the pods of LeaderWorkerSet "
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of LeaderWorkerSet "
      "lws: admit it"},
     {"LWS: workers admitted, leader from the worker template", "LeaderWorkerSet", LWS(""), "ml",
      ADMIT("role", "worker", "29500"), NULL},
     {"JobSet: rank 0 in a, b's pods not admitted", "JobSet", JS(""), "ml",
      ADMIT("rj", "a", "29500"),
-     "distenv: NetworkPolicy ml/deny-all drops port 29500 between the pods of JobSet js: admit "
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of JobSet js: admit "
      "it"},
     {"JobSet: the coordinator's rank 0 in b", "JobSet",
      JS("'coordinator':{'replicatedJob':'b','jobIndex':0,'podIndex':1},"), "ml",
      "[{'metadata':{'name':'b-only'},'spec':{'podSelector':{'matchLabels':{'rj':'b'}}}}]",
-     "distenv: NetworkPolicy ml/b-only drops port 29500 between the pods of JobSet js: admit "
+     "distenv: NetworkPolicy ml/b-only drops port 29500 between pods of JobSet js: admit "
      "it"},
     {"JobSet: rank 0 in a, b isolated (not rank 0)", "JobSet", JS(""), "ml",
      "[{'metadata':{'name':'b-only'},'spec':{'podSelector':{'matchLabels':{'rj':'b'}}}}]", NULL},

@@ -159,7 +159,7 @@ func TestNetworkPolicyDropsRendezvous(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl apply: %v", err)
 	}
-	want := fmt.Sprintf("distenv: NetworkPolicy %s/default-deny-ingress drops port 29500 between the pods of "+
+	want := fmt.Sprintf("distenv: NetworkPolicy %s/default-deny-ingress drops port 29500 between pods of "+
 		"StatefulSet ddp: admit it", ns)
 	if got := distenvWarnings(stderr); len(got) != 1 || got[0] != want {
 		t.Errorf("kubectl apply printed %q, want the one warning %q", stderr, want)

@@ -220,6 +220,14 @@ static const struct {
      "[" POL("p", "'podSelector':{'matchLabels':{'role':'db'},'matchExpressions':[{'key':'role',"
                   "'operator':'In','values':['web']}]}") "]",
      DB, NULL, "ml", 29500, NETPOL_ADMITTED, ""},
+    {"a controller's label in the template: the controller's value wins",
+     "[" POL("p", "'podSelector':{'matchLabels':{'job-name':'other'}}") "]",
+     TMPL("'role':'db','job-name':'train'", ""), NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
+    {"a controller's label prefix in the template",
+     "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'apps.kubernetes.io/pod-index',"
+                  "'operator':'DoesNotExist'}]}") "]",
+     TMPL("'role':'db','apps.kubernetes.io/pod-index':'0'", ""), NULL, "ml", 29500, NETPOL_UNKNOWN,
+     ""},
     {"an unknown operator",
      "[" POL("p", "'podSelector':{'matchExpressions':[{'key':'role',"
                   "'operator':'Gt','values':['1']}]}") "]",

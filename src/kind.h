@@ -118,6 +118,9 @@ struct view {
 	const char *kind, *name, *ns;
 	const cJSON *tmpl[WORKLOAD_MAX_RJOBS + 1]; /* the opted-in pod templates */
 	int n_tmpl;
+	const cJSON *pods[WORKLOAD_MAX_RJOBS + 1]; /* every pod template, opted in or not */
+	int n_pods;
+	const cJSON *rank0;  /* rank 0's pod template; NULL: not known */
 	long count;          /* replicas / completions / all pods / group size */
 	const char *service; /* the Service to check; NULL when the controller makes it */
 	struct topology t;   /* ranks and hosts (no targets) */
@@ -129,7 +132,7 @@ void view_problem(struct validation *v, const char *fmt, ...) __attribute__((for
 /* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
 void view_warn(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Adds tmpl to the view's pod templates when it carries the opt-in label. */
+/* Adds tmpl to the view's pod templates (and the opted-in ones when it carries the label). */
 void view_add_template(struct view *w, const cJSON *tmpl);
 
 /* The checks of an Indexed Job's spec (a Job's, or a JobSet's replicated Job's). */

@@ -92,6 +92,7 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 
 	(void)cfg;
 	view_add_template(w, tmpl);
+	w->rank0 = tmpl;
 	w->count = json_long(spec, "completions", INT_MAX, -1);
 	w->t.kind = WORKLOAD_JOB;
 	if (w->n_tmpl == 0)

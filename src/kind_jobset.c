@@ -365,6 +365,8 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 {
 	const cJSON *rj, *net = json_get(spec, "network");
 	const char *sub = json_str(net, "subdomain");
+	const cJSON *tmpls[WORKLOAD_MAX_RJOBS];
+	const struct topology_rjob *r0;
 	long first = 0;
 
 	(void)cfg;
@@ -382,6 +384,7 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 			             WORKLOAD_MAX_RJOBS);
 			break;
 		}
+		tmpls[w->t.n_rjobs] = json_get(jspec, "template");
 		r = &w->t.rjobs[w->t.n_rjobs++];
 		snprintf(r->name, sizeof(r->name), "%s", rname ? rname : "");
 		r->jobs = json_long(rj, "replicas", INT_MAX, 1);
@@ -395,6 +398,9 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	if (w->n_tmpl == 0)
 		return;
 	view_coordinator(json_get(spec, "coordinator"), w, v);
+	/* rank 0: the coordinator's pod, else the first pod of the first replicated Job */
+	if ((r0 = topology_rjob_of(&w->t, 0)) != NULL)
+		w->rank0 = tmpls[r0 - w->t.rjobs];
 	if (cJSON_IsFalse(json_get(net, "enableDNSHostnames")))
 		view_problem(
 		    v,

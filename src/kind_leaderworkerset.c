@@ -118,6 +118,10 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 
 	view_add_template(w, json_get(lwt, "workerTemplate"));
 	view_add_template(w, json_get(lwt, "leaderTemplate"));
+	/* the leader is rank 0; without a leaderTemplate it is made from the workerTemplate */
+	w->rank0 = cJSON_IsObject(json_get(lwt, "leaderTemplate"))
+	               ? json_get(lwt, "leaderTemplate")
+	               : json_get(lwt, "workerTemplate");
 	w->count = json_long(lwt, "size", INT_MAX, 1);
 	w->t.kind = WORKLOAD_LWS;
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */

@@ -122,6 +122,7 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 	const char *policy = json_str(spec, "podManagementPolicy");
 
 	view_add_template(w, json_get(spec, "template"));
+	w->rank0 = json_get(spec, "template");
 	w->count = json_long(spec, "replicas", INT_MAX, 1);
 	w->t.kind = WORKLOAD_STATEFULSET;
 	w->t.start = json_long(json_get(spec, "ordinals"), "start", INT_MAX, 0);

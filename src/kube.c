@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "kubeconfig.h"
 #include "lookupcache.h"
+#include "netpol.h"
 #include "util.h"
 #include "strbuf.h"
 #include "dns.h"
@@ -38,7 +39,8 @@
 #define KUBE_MAX_BODY (4L * 1024 * 1024) /* a StatefulSet/Job is far smaller */
 #define TOKEN_REFRESH_MS                                                                           \
 	60000LL /* the kubelet rotates projected tokens; client-go re-reads each minute */
-#define POOL_MAX 8
+#define POOL_MAX         8
+#define KUBE_MAX_NETPOLS NETPOL_MAX_POLICIES /* one page of the list; more: not judged */
 
 struct kube_client {
 	struct kubeconfig k; /* where and who; k.token is guarded by token_lock */
@@ -142,7 +144,7 @@ static struct kube_client *client_alloc(const struct config *cfg, char *err, siz
 	pthread_mutex_init(&kc->pool_lock, NULL);
 	kc->timeout_ms = cfg->lookup_timeout_ms > 0 ? cfg->lookup_timeout_ms : 3000;
 	if (cfg->cache_ttl_ms > 0 && cfg->cache_entries > 0) {
-		struct workload_lookup inner = {fetch_now, kc, NULL};
+		struct workload_lookup inner = {fetch_now, kc, NULL, NULL};
 		struct lookup_cache_opts o = {cfg->cache_ttl_ms, cfg->cache_entries, kc->timeout_ms,
 		                              NULL};
 		if (!(kc->cache = lookup_cache_new(&inner, &o, err, errlen))) {
@@ -591,6 +593,60 @@ int kube_get_service(void *ctx, const char *ns, const char *name, struct service
 	return rc_out;
 }
 
+int kube_list_netpols(void *ctx, const char *ns, cJSON **out, char *err, size_t errlen)
+{
+	struct kube_client *kc = ctx;
+	struct strbuf b;
+	struct api_noun noun = {"", "", ""};
+	char path[600], errbuf[CURL_ERROR_SIZE];
+	const char *more;
+	long status = 0;
+	CURLcode rc;
+	cJSON *list = NULL;
+	int rc_out = -1;
+
+	*out = NULL;
+	strbuf_init_max(&b, KUBE_MAX_BODY);
+	if (errlen)
+		err[0] = '\0';
+	if (!ns || !dns_label_valid(ns)) {
+		errf(err, errlen, "'%.64s' is not a valid namespace", ns ? ns : "");
+		return -1;
+	}
+	/* one page; a longer list is not judged (continue set below) */
+	snprintf(path, sizeof(path),
+	         "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies?limit=%d", ns,
+	         KUBE_MAX_NETPOLS);
+	rc = api_get(kc, path, deadline_from_now(kc->timeout_ms), &b, &status, errbuf);
+	if (rc == CURLE_OK && status == 403) {
+		errf(err, errlen,
+		     "forbidden: the webhook's service account may not list networkpolicies in "
+		     "namespace %s (grant list on networkpolicies.networking.k8s.io)",
+		     ns);
+	} else if (rc != CURLE_OK || status != 200) {
+		api_noun_of("NetworkPolicy", "networkpolicies", "networking.k8s.io", &noun);
+		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, "*", kc->timeout_ms, err,
+		                 errlen);
+	} else if ((list = cJSON_ParseWithLength(b.buf ? b.buf : "", b.len)) == NULL ||
+	           !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(list, "items"))) {
+		errf(err, errlen, "the API server's NetworkPolicyList of %s is not one", ns);
+	} else if ((more = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	                cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue"))) != NULL &&
+	           more[0] != '\0') {
+		errf(err, errlen, "namespace %s has more than %d NetworkPolicies", ns,
+		     KUBE_MAX_NETPOLS);
+	} else {
+		*out = list;
+		list = NULL;
+		rc_out = 0;
+	}
+	if (rc_out < 0) /* no warning comes of it: /validate says nothing it cannot know */
+		log_kv(LOG_INFO, "netpol_list_failed", "namespace", ns, "error", err, LOG_END);
+	cJSON_Delete(list);
+	strbuf_free(&b);
+	return rc_out;
+}
+
 /* One look-up within a deadline shared with the wait for a look-up in flight. */
 struct fetch_call {
 	struct kube_client *kc;
@@ -658,7 +714,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 {
 	struct kube_client *kc = ctx;
 	struct fetch_call call = {kc, deadline_from_now(kc->timeout_ms)};
-	struct workload_lookup inner = {fetch, &call, NULL};
+	struct workload_lookup inner = {fetch, &call, NULL, NULL};
 	int rc;
 
 	if (!kc->cache)

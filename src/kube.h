@@ -1,8 +1,8 @@
 /*
- * Kubernetes API client for the two look-ups distenv needs (GET StatefulSet,
- * GET Job), over libcurl/OpenSSL, with credentials from a kubeconfig or the
- * in-cluster service account, a deadline and a short-lived cache.
- * The client owns its credentials (key material is wiped on free).
+ * Kubernetes API client for the look-ups distenv needs (GET of a workload or
+ * a Service, LIST of a namespace's NetworkPolicies), over libcurl/OpenSSL, with credentials from a
+ * kubeconfig or the in-cluster service account, a deadline and a short-lived cache. The client owns
+ * its credentials (key material is wiped on free).
  */
 #ifndef DISTENV_KUBE_H
 #define DISTENV_KUBE_H
@@ -58,6 +58,15 @@ int kube_get_workload(void *kc, const struct workload_ref *ref, int fresh,
  */
 int kube_get_service(void *kc, const char *ns, const char *name, struct service_info *out,
                      char *err, size_t errlen);
+
+/*
+ * LISTs the NetworkPolicies of namespace ns (one page of at most
+ * NETPOL_MAX_POLICIES, not cached: /validate is called once per apply).
+ * Matches struct workload_lookup's list_netpols: 0 and *out, the
+ * NetworkPolicyList (caller frees with cJSON_Delete), or -1 with err (a
+ * longer list included).
+ */
+int kube_list_netpols(void *kc, const char *ns, cJSON **out, char *err, size_t errlen);
 
 /*
  * Caps the look-ups this thread makes from now on: they end by deadline_ms

@@ -19,6 +19,7 @@
 #include "util.h"
 #include "dns.h"
 #include "json.h"
+#include "netpol.h"
 
 void view_problem(struct validation *v, const char *fmt, ...)
 {
@@ -65,6 +66,8 @@ static int opted_in(const cJSON *tmpl)
 
 void view_add_template(struct view *w, const cJSON *tmpl)
 {
+	if (cJSON_IsObject(tmpl) && w->n_pods < (int)(sizeof(w->pods) / sizeof(w->pods[0])))
+		w->pods[w->n_pods++] = tmpl;
 	if (cJSON_IsObject(tmpl) && opted_in(tmpl) &&
 	    w->n_tmpl < (int)(sizeof(w->tmpl) / sizeof(w->tmpl[0])))
 		w->tmpl[w->n_tmpl++] = tmpl;
@@ -200,6 +203,67 @@ static void check_service(const struct view *w, const struct workload_lookup *lo
 		    "Service %.40s lacks publishNotReadyAddresses: true; rank 0 resolves only when "
 		    "Ready",
 		    w->service);
+}
+
+/*
+ * Cuts the longest of the n strings (each at most 253 bytes, in bufs of 254)
+ * one byte at a time until together they take at most budget bytes.
+ */
+static void fit(char (*s)[254], int n, size_t budget)
+{
+	size_t total, len[3];
+	int i, longest;
+
+	for (;;) {
+		total = 0;
+		longest = 0;
+		for (i = 0; i < n; i++) {
+			len[i] = strlen(s[i]);
+			total += len[i];
+			if (len[i] > len[longest])
+				longest = i;
+		}
+		if (total <= budget || len[longest] == 0)
+			return;
+		s[longest][len[longest] - 1] = '\0';
+	}
+}
+
+#define NETPOL_WARNING "NetworkPolicy %s/%s drops port %ld between pods of %s %s: admit it"
+
+/*
+ * The NetworkPolicies of the namespace let every template's pods reach rank 0
+ * on the rendezvous port (netpol_check). Only a certain drop is warned about;
+ * a failed list, or a policy distenv cannot judge, says nothing.
+ */
+static void check_netpols(const struct view *w, const struct config *cfg,
+                          const struct workload_lookup *lookup, struct validation *v)
+{
+	const cJSON *anns = json_get(json_get(w->rank0, "metadata"), "annotations");
+	const char *ps = json_str(anns, ANN_PORT);
+	char names[3][254], err[256];
+	struct netpol_result r;
+	cJSON *list = NULL;
+	long port = cfg->default_port;
+
+	if (lookup == NULL || lookup->list_netpols == NULL || w->rank0 == NULL || w->n_pods == 0)
+		return;
+	if (ps != NULL && parse_long(ps, 1, 65535, &port) != 0)
+		return; /* a bad port is a problem of its own */
+	if (lookup->list_netpols(lookup->ctx, w->ns, &list, err, sizeof(err)) != 0)
+		return;
+	if (netpol_check(json_get(list, "items"), w->ns, w->rank0, w->pods, w->n_pods, port, &r) ==
+	    NETPOL_DROPPED) {
+		snprintf(names[0], sizeof(names[0]), "%s", w->ns);
+		snprintf(names[1], sizeof(names[1]), "%s", r.policy);
+		snprintf(names[2], sizeof(names[2]), "%s", w->name);
+		/* the names share what the rest of the warning leaves of its 119 characters */
+		fit(names, 3,
+		    VALIDATE_WARNING_LEN - 1 - strlen("distenv: ") -
+		        (size_t)snprintf(NULL, 0, NETPOL_WARNING, "", "", port, w->kind, ""));
+		view_warn(v, NETPOL_WARNING, names[0], names[1], port, w->kind, names[2]);
+	}
+	cJSON_Delete(list);
 }
 
 /* Every host a DNS label; the TF_CONFIG of the world within the exec limit. */
@@ -365,5 +429,6 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	check_world(w, cfg, world, v);
 	check_launchers(w, cfg, v);
 	check_service(w, lookup, services, v);
+	check_netpols(w, cfg, lookup, v);
 	free(w);
 }

@@ -2,7 +2,8 @@
  * Apply-time checks of an opted-in workload (StatefulSet, Job, JobSet,
  * LeaderWorkerSet): what can never work (denied, every problem in one message)
  * and what will probably not work (warnings, each under 120 characters). Pure
- * apart from the optional Service look-up. The result is plain data.
+ * apart from the optional look-ups (the Service, the namespace's NetworkPolicies). The result is
+ * plain data.
  */
 #ifndef DISTENV_VALIDATE_H
 #define DISTENV_VALIDATE_H
@@ -28,7 +29,8 @@ struct validation {
 /*
  * Checks obj, a workload of kind ("StatefulSet", "Job", "JobSet",
  * "LeaderWorkerSet") in namespace ns. lookup may be NULL, or have no
- * get_service: then the Service checks are skipped. services, when not NULL,
+ * get_service: then the Service checks are skipped; without list_netpols the
+ * NetworkPolicy check is. services, when not NULL,
  * is an array of Service objects to check against instead (render reads them
  * from the manifest). Always fills v.
  */

@@ -9,6 +9,7 @@
 #define DISTENV_WORKLOAD_H
 
 #include <stddef.h>
+#include <cjson/cJSON.h>
 
 enum workload_kind {
 	WORKLOAD_NONE = 0,
@@ -91,6 +92,12 @@ struct workload_lookup {
 	 */
 	int (*get_service)(void *ctx, const char *ns, const char *name, struct service_info *out,
 	                   char *err, size_t errlen);
+	/*
+	 * Optional (NULL: not listed): the NetworkPolicies of namespace ns for the
+	 * checks of /validate. Returns 0 and *out, a NetworkPolicyList the caller
+	 * frees with cJSON_Delete, or -1 with err when the API could not say.
+	 */
+	int (*list_netpols)(void *ctx, const char *ns, cJSON **out, char *err, size_t errlen);
 };
 
 /* How the Kubernetes API names and serves one kind. */

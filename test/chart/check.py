@@ -213,6 +213,7 @@ def assert_service_rbac(r):
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["services"], "verbs": ["get"]},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["list"]},
     ], "ClusterRole rules")
     binding = r.one("ClusterRoleBinding")
     eq(binding["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",

@@ -237,6 +237,8 @@ fi
 sa="system:serviceaccount:$ns:distenv"
 can=""
 for q in "get statefulsets.apps" "get jobs.batch" "get services" \
+	"list networkpolicies.networking.k8s.io" "get networkpolicies.networking.k8s.io" \
+	"watch networkpolicies.networking.k8s.io" \
 	"list statefulsets.apps" "watch jobs.batch" "list services" \
 	"get pods" "get secrets" "create statefulsets.apps"; do
 	can+="$q=$(kc auth can-i $q --as "$sa" --all-namespaces 2>/dev/null || true) "
@@ -252,8 +254,8 @@ EOF
 }
 can+="get jobsets=$(sar get jobset.x-k8s.io jobsets) list jobsets=$(sar list jobset.x-k8s.io jobsets) "
 can+="get leaderworkersets=$(sar get leaderworkerset.x-k8s.io leaderworkersets) "
-if [[ "$can" == "get statefulsets.apps=yes get jobs.batch=yes get services=yes list statefulsets.apps=no watch jobs.batch=no list services=no get pods=no get secrets=no create statefulsets.apps=no get jobsets=true list jobsets=false get leaderworkersets=false " ]]; then
-	ok "RBAC: the webhook's ServiceAccount can get statefulsets, jobs, jobsets and services, and not list/watch them, leaderworkersets, pods or secrets"
+if [[ "$can" == "get statefulsets.apps=yes get jobs.batch=yes get services=yes list networkpolicies.networking.k8s.io=yes get networkpolicies.networking.k8s.io=no watch networkpolicies.networking.k8s.io=no list statefulsets.apps=no watch jobs.batch=no list services=no get pods=no get secrets=no create statefulsets.apps=no get jobsets=true list jobsets=false get leaderworkersets=false " ]]; then
+	ok "RBAC: the webhook's ServiceAccount can get statefulsets, jobs, jobsets and services and list networkpolicies, and nothing else of them, leaderworkersets, pods or secrets"
 else
 	nok "RBAC of $sa: $can"
 fi

@@ -1592,7 +1592,8 @@ class WaitSuite:
 
 
 class FakeAPI:
-    """A loopback HTTPS stand-in for the API server's GET statefulset/job, with a bearer token."""
+    """A loopback HTTPS stand-in for the API server's GET statefulset/job (and, for /validate,
+    GET service and LIST networkpolicies), with a bearer token."""
 
     TOKEN = "distenv-it-token"
 
@@ -1601,6 +1602,7 @@ class FakeAPI:
 
         api = self
         self.expect = None  # (path, object) served for the fixture being run
+        self.extra = {}  # more paths served for it: path -> object
         self.seen = []
         self.unexpected = []
 
@@ -1616,6 +1618,8 @@ class FakeAPI:
                     return self.reply(401, {"kind": "Status", "code": 401,
                                             "reason": "Unauthorized"})
                 exp = api.expect
+                if self.path.split("?")[0] in api.extra:
+                    return self.reply(200, api.extra[self.path.split("?")[0]])
                 if exp is None or self.path.split("?")[0] != exp[0]:
                     if exp is not None:
                         api.unexpected.append(self.path)
@@ -1717,6 +1721,8 @@ class LookupSuite:
         req = json.load(open(os.path.join(DATA, name + ".request.json")))
         want = json.load(open(os.path.join(DATA, name + ".response.json")))
         spec = json.load(open(os.path.join(DATA, name + ".lookup.json")))
+        if name.startswith("validate-"):
+            return self.validate_golden(req, want, spec)
         path = workload_of(req)
         self.api.expect = (path, workload_object(path, spec))
         before = len(self.api.seen)
@@ -1729,6 +1735,45 @@ class LookupSuite:
         ann = req["request"]["object"]["metadata"].get("annotations") or {}
         if "patch" in got["response"] and "distenv.dev/world-size" not in ann:
             check(len(self.api.seen) > before, "patched without a look-up reaching the API")
+
+    def case_netpol_list_fails(self):
+        """A default-deny namespace whose list fails (here 404): no warning, still allowed."""
+        name = "validate-sts-netpol-deny"
+        req = json.load(open(os.path.join(DATA, name + ".request.json")))
+        want = json.load(open(os.path.join(DATA, name + ".response.json")))
+        del want["response"]["warnings"]
+        self.validate_golden(req, want, {"networkPolicies": []}, listed=False)
+
+    def validate_golden(self, req, want, spec, listed=True):
+        """/validate with look-ups: the namespace's NetworkPolicies as the lookup file lists
+        them, and a Service that passes every check (the golden harness looks up none)."""
+        r = req["request"]
+        ns, obj = r["namespace"], r["object"]
+        lst = "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies" % ns
+        self.api.expect = None
+        self.api.extra = {lst: {"apiVersion": "networking.k8s.io/v1",
+                                "kind": "NetworkPolicyList", "metadata": {"resourceVersion": "1"},
+                                "items": spec.get("networkPolicies", [])}} if listed else {}
+        svc = obj["spec"].get("serviceName")
+        if svc:
+            labels = obj["spec"]["template"]["metadata"]["labels"]
+            self.api.extra["/api/v1/namespaces/%s/services/%s" % (ns, svc)] = {
+                "apiVersion": "v1", "kind": "Service", "metadata": {"name": svc},
+                "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                         "selector": {"app": labels["app"]}}}
+        before = len(self.api.seen)
+        try:
+            c = Conn(self.server.port, self.ctx, timeout=30)
+            st, _, out = c.call("POST", "/validate", body=json.dumps(req))
+            c.close()
+        finally:
+            self.api.extra = {}
+        check(st == 200, "HTTP %d: %r" % (st, out[:200]))
+        got = json.loads(out)
+        check(got == want, "response differs:\n got: %s\nwant: %s"
+              % (json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True)))
+        lists = [p for p in self.api.seen[before:] if p.split("?")[0] == lst]
+        check(len(lists) == 1 and "limit=" in lists[0], "LISTs of %s: %r" % (lst, lists))
 
     def case_recreated_job(self):
         """A Job deleted and created again under the same name with more completions,
@@ -1926,6 +1971,8 @@ def main():
                          "TTL: new pods get the new world", lk.case_recreated_job)
                 run_case("look-ups: a failed look-up denies with the reason",
                          lk.case_lookup_failure)
+                run_case("look-ups: a failed NetworkPolicy list gives no warning",
+                         lk.case_netpol_list_fails)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)
                 run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
         finally:

@@ -2,6 +2,8 @@
  * Golden AdmissionReviews: test/data/NAME.request.json in, NAME.response.json
  * out (with the patch shown decoded), compared exactly as JSON. An optional
  * NAME.lookup.json answers the workload look-up; without it look-ups are off.
+ * Its "networkPolicies", when present, is the namespace's NetworkPolicyList
+ * (its items) that /validate lists.
  * GOLDEN_UPDATE=1 rewrites the expected files (review the diff before committing).
  */
 #include <dirent.h>
@@ -14,6 +16,12 @@
 
 #define DATA_DIR "test/data"
 
+/* What the look-ups of one case answer. */
+struct table {
+	struct workload_spec spec;
+	cJSON *netpols; /* the items of the NetworkPolicyList; NULL: not listed */
+};
+
 static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
                      struct workload_spec *out, char *err, size_t errlen)
 {
@@ -21,7 +29,21 @@ static int table_get(void *ctx, const struct workload_ref *ref, int fresh,
 	(void)fresh;
 	(void)err;
 	(void)errlen;
-	*out = *(const struct workload_spec *)ctx;
+	*out = ((const struct table *)ctx)->spec;
+	return 0;
+}
+
+/* The case's NetworkPolicyList: a copy of its items (the case keeps its own). */
+static int table_netpols(void *ctx, const char *ns, cJSON **out, char *err, size_t errlen)
+{
+	(void)ns;
+	(void)err;
+	(void)errlen;
+	*out = cJSON_CreateObject();
+	if (*out == NULL ||
+	    !cJSON_AddItemToObject(*out, "items",
+	                           cJSON_Duplicate(((const struct table *)ctx)->netpols, 1)))
+		return -1; /* *out owns the copy */
 	return 0;
 }
 
@@ -36,8 +58,9 @@ static void run_case(const char *name, int update)
 	char path[512], *req, *lk_txt, *want_txt;
 	size_t len, l2, l3;
 	struct config cfg;
-	struct workload_spec spec = WSPEC(-1, -1, -1, -1, 0, "");
-	struct workload_lookup lk = {table_get, &spec, NULL};
+	struct table tb = {WSPEC(-1, -1, -1, -1, 0, ""), NULL};
+	struct workload_spec *spec = &tb.spec;
+	struct workload_lookup lk = {table_get, &tb, NULL, NULL};
 	struct admission_result res;
 	cJSON *got = NULL, *want = NULL, *resp, *p;
 
@@ -57,16 +80,20 @@ static void run_case(const char *name, int update)
 		if (kind != NULL && strcmp(kind, "JobSet") == 0) {
 			char *obj = cJSON_PrintUnformatted(cJSON_GetObjectItem(l, "object"));
 			char perr[256];
-			CHECK(obj != NULL && workload_parse(WORKLOAD_JOBSET, obj, strlen(obj),
-			                                    &spec, perr, sizeof(perr)) == 0,
+			CHECK(obj != NULL && workload_parse(WORKLOAD_JOBSET, obj, strlen(obj), spec,
+			                                    perr, sizeof(perr)) == 0,
 			      "%s: lookup object: %s", name, obj ? perr : "missing");
 			free(obj);
 		}
-		spec.replicas = num(l, "replicas", -1);
-		spec.ordinals_start = num(l, "ordinalsStart", -1);
-		spec.completions = num(l, "completions", -1);
-		spec.parallelism = num(l, "parallelism", -1);
-		spec.indexed = cJSON_IsTrue(cJSON_GetObjectItem(l, "indexed"));
+		spec->replicas = num(l, "replicas", -1);
+		spec->ordinals_start = num(l, "ordinalsStart", -1);
+		spec->completions = num(l, "completions", -1);
+		spec->parallelism = num(l, "parallelism", -1);
+		spec->indexed = cJSON_IsTrue(cJSON_GetObjectItem(l, "indexed"));
+		if (cJSON_IsArray(cJSON_GetObjectItem(l, "networkPolicies"))) {
+			tb.netpols = cJSON_DetachItemFromObject(l, "networkPolicies"); /* ours */
+			lk.list_netpols = table_netpols;
+		}
 		cJSON_Delete(l);
 	}
 	CHECK(req != NULL, "%s: cannot read request", name);
@@ -117,6 +144,7 @@ out:
 	cJSON_Delete(want);
 	free(req);
 	free(lk_txt);
+	cJSON_Delete(tb.netpols);
 }
 
 int main(void)

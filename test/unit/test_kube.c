@@ -1109,6 +1109,61 @@ struct worker {
 	int ok;
 };
 
+/* LIST of NetworkPolicies: the path, one page, the list's end, and what a failure says. */
+static void test_netpols(void)
+{
+	struct fake f;
+	struct config cfg;
+	struct kube_client *kc;
+	cJSON *list = NULL;
+	char cl[8192], path[400], err[512];
+
+	if (fake_start(&f, FAKE_PLAIN) != 0) {
+		CHECK(0, "fake server did not start");
+		return;
+	}
+	config_defaults(&cfg);
+	snprintf(cl, sizeof(cl), "    server: http://127.0.0.1:%d\n", f.port);
+	kubeconfig(path, sizeof(path), cl, "    token: proxy\n");
+	snprintf(cfg.kubeconfig, sizeof(cfg.kubeconfig), "%s", path);
+	kc = kube_client_new(&cfg, err, sizeof(err));
+	CHECK(kc != NULL, "http kubeconfig: %s", err);
+	if (kc == NULL) {
+		fake_stop(&f);
+		return;
+	}
+	fake_answer(
+	    &f, 200,
+	    "{\"kind\":\"NetworkPolicyList\",\"metadata\":{\"resourceVersion\":\"7\"},"
+	    "\"items\":[{\"metadata\":{\"name\":\"deny\"},\"spec\":{\"podSelector\":{}}}]}");
+	CHECK(kube_list_netpols(kc, "ml", &list, err, sizeof(err)) == 0, "list: %s", err);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")) == 1, "one item");
+	pthread_mutex_lock(&f.mu);
+	CHECK_STR(S(f.path), "/apis/networking.k8s.io/v1/namespaces/ml/networkpolicies?limit=256",
+	          "list path");
+	pthread_mutex_unlock(&f.mu);
+	cJSON_Delete(list);
+	fake_answer(&f, 200,
+	            "{\"kind\":\"NetworkPolicyList\",\"metadata\":{\"continue\":\"abc\"},"
+	            "\"items\":[]}");
+	CHECK(kube_list_netpols(kc, "ml", &list, err, sizeof(err)) == -1 && list == NULL &&
+	          strstr(err, "more than 256 NetworkPolicies") != NULL,
+	      "a second page: %s", err);
+	fake_answer(&f, 200, "{\"kind\":\"Status\"}");
+	CHECK(kube_list_netpols(kc, "ml", &list, err, sizeof(err)) == -1 && list == NULL &&
+	          strstr(err, "is not one") != NULL,
+	      "no items: %s", err);
+	fake_answer(&f, 403, "{\"kind\":\"Status\",\"message\":\"forbidden\"}");
+	CHECK(kube_list_netpols(kc, "ml", &list, err, sizeof(err)) == -1 &&
+	          strstr(err, "may not list networkpolicies in namespace ml") != NULL,
+	      "403: %s", err);
+	CHECK(kube_list_netpols(kc, "Not/A-Namespace", &list, err, sizeof(err)) == -1 &&
+	          strstr(err, "not a valid namespace") != NULL,
+	      "bad namespace: %s", err);
+	kube_client_free(kc);
+	fake_stop(&f);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1260,6 +1315,7 @@ int main(void)
 		test_incluster_tls();
 		test_kubeconfig_tls();
 		test_plain_and_cache();
+		test_netpols();
 		test_threads();
 		test_refused();
 		test_timeout();

@@ -219,10 +219,130 @@ static void test_start(void)
 	}
 }
 
+/* The fake list: ctx is the items, quoted with '; "fail" fails. */
+static int fake_netpols(void *ctx, const char *ns, cJSON **out, char *err, size_t errlen)
+{
+	char *txt, *list;
+	size_t n;
+
+	(void)ns;
+	*out = NULL;
+	if (strcmp(ctx, "fail") == 0) {
+		snprintf(err, errlen, "forbidden");
+		return -1;
+	}
+	n = strlen(ctx) + 32;
+	list = malloc(n);
+	snprintf(list, n, "{'items':%s}", (const char *)ctx);
+	txt = dq(list);
+	*out = cJSON_Parse(txt);
+	free(txt);
+	free(list);
+	return *out ? 0 : -1;
+}
+
+#define DENY_ALL "[{'metadata':{'name':'deny-all'},'spec':{'podSelector':{}}}]"
+/* Admits pods labelled key=value on port (to every pod of the namespace). */
+#define ADMIT(key, value, port)                                                                    \
+	"[{'metadata':{'name':'deny-all'},'spec':{'podSelector':{}}},{'metadata':{'name':'rdzv'}," \
+	"'spec':{'podSelector':{},'ingress':[{'from':[{'podSelector':{'matchLabels':{'" key        \
+	"':'" value "'}}}],'ports':[{'port':" port "}]}]}}]"
+#define PTMPL(labels, anns)                                                                        \
+	"{'metadata':{'labels':{'distenv.dev/inject':'true'," labels "},'annotations':{" anns      \
+	"}},'spec':{'containers':[{'name':'t'}]}}"
+#define LWS(leader)                                                                                \
+	"{'metadata':{'name':'lws'},'spec':{'replicas':1,'leaderWorkerTemplate':{'size':3,"        \
+	"'workerTemplate':" PTMPL("'role':'worker'", "") leader "}}}"
+#define JS(coord)                                                                                  \
+	"{'metadata':{'name':'js'},'spec':{" coord "'replicatedJobs':[{'name':'a','replicas':1,"   \
+	"'template':{'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed',"          \
+	"'template':" PTMPL(                                                                       \
+	    "'rj':'a'",                                                                            \
+	    "") "}}},{'name':'b','replicas':1,'template':{'spec':{"                                \
+	        "'completions':2,'parallelism':2,'completionMode':'Indexed','template':" PTMPL(    \
+	            "'rj':'b'", "") "}}}]}}"
+#define NP_STS(anns)                                                                               \
+	"{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','"                    \
+	"podManagementPolicy':"                                                                    \
+	"'Parallel','template':" PTMPL("'app':'ddp'", anns) "}}"
+
+static const struct {
+	const char *name, *kind, *obj, *ns;
+	const char *policies; /* the fake list's items; "fail": the list fails */
+	const char *warn;     /* the whole warning; NULL: none */
+} np_cases[] = {
+    {"a default deny", "StatefulSet", NP_STS(""), "ml", DENY_ALL,
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of StatefulSet ddp: "
+     "admit it"},
+    {"no policies", "StatefulSet", NP_STS(""), "ml", "[]", NULL},
+    {"the list failed: nothing said", "StatefulSet", NP_STS(""), "ml", "fail", NULL},
+    {"admitted on the port", "StatefulSet", NP_STS(""), "ml", ADMIT("app", "ddp", "29500"), NULL},
+    {"the port annotation is the rendezvous", "StatefulSet", NP_STS("'distenv.dev/port':'23456'"),
+     "ml", ADMIT("app", "ddp", "29500"),
+     "distenv: NetworkPolicy ml/deny-all drops port 23456 between pods of StatefulSet ddp: "
+     "admit it"},
+    {"long names cut to fit", "StatefulSet", NP_STS(""),
+     "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh",
+     "[{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-"
+     "abcdefghij-abcdefghij'},'spec':{'podSelector':{}}}]",
+     "distenv: NetworkPolicy abcdefghij-abcdefg/abcdefghij-abcdefg drops port 29500 between pods "
+     "of StatefulSet ddp: admit it"},
+    {"LWS: the workers are dropped at the leader", "LeaderWorkerSet",
+     LWS(",'leaderTemplate':" PTMPL("'role':'leader'", "")), "ml", ADMIT("role", "leader", "29500"),
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of LeaderWorkerSet "
+     "lws: admit it"},
+    {"LWS: workers admitted, leader from the worker template", "LeaderWorkerSet", LWS(""), "ml",
+     ADMIT("role", "worker", "29500"), NULL},
+    {"JobSet: rank 0 in a, b's pods not admitted", "JobSet", JS(""), "ml",
+     ADMIT("rj", "a", "29500"),
+     "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of JobSet js: admit "
+     "it"},
+    {"JobSet: the coordinator's rank 0 in b", "JobSet",
+     JS("'coordinator':{'replicatedJob':'b','jobIndex':0,'podIndex':1},"), "ml",
+     "[{'metadata':{'name':'b-only'},'spec':{'podSelector':{'matchLabels':{'rj':'b'}}}}]",
+     "distenv: NetworkPolicy ml/b-only drops port 29500 between pods of JobSet js: admit "
+     "it"},
+    {"JobSet: rank 0 in a, b isolated (not rank 0)", "JobSet", JS(""), "ml",
+     "[{'metadata':{'name':'b-only'},'spec':{'podSelector':{'matchLabels':{'rj':'b'}}}}]", NULL},
+};
+
+static void test_netpols(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(np_cases) / sizeof(np_cases[0]); i++) {
+		struct workload_lookup lk = {NULL, (void *)np_cases[i].policies, NULL,
+		                             fake_netpols};
+		char *txt = dq(np_cases[i].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+		int w, found = 0;
+
+		CHECK(obj != NULL, "%s: JSON", np_cases[i].name);
+		validate_workload(obj, np_cases[i].kind, np_cases[i].ns, &cfg, &lk, NULL, &v);
+		CHECK(v.n_problems == 0, "%s: denied '%s'", np_cases[i].name, v.denial);
+		for (w = 0; w < v.n_warnings; w++) {
+			CHECK(strlen(v.warnings[w]) < 120, "%s: '%s' is too long", np_cases[i].name,
+			      v.warnings[w]);
+			if (strstr(v.warnings[w], "NetworkPolicy") != NULL) {
+				found++;
+				CHECK_STR(v.warnings[w], np_cases[i].warn ? np_cases[i].warn : "",
+				          np_cases[i].name);
+			}
+		}
+		CHECK(found == (np_cases[i].warn != NULL), "%s: %d NetworkPolicy warnings",
+		      np_cases[i].name, found);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
-	struct workload_lookup lk = {NULL, NULL, fake_service};
+	struct workload_lookup lk = {NULL, NULL, fake_service, NULL};
 	size_t i;
 
 	config_defaults(&cfg);
@@ -283,5 +403,6 @@ int main(void)
 		free(txt);
 	}
 	test_start();
+	test_netpols();
 	TEST_MAIN_END("validate");
 }

@@ -5,7 +5,8 @@
 //
 // TestMain sets distenv up the way a cluster operator would: a serving
 // certificate from `distenv-webhook certs`, a ServiceAccount whose ClusterRole
-// only allows get on statefulsets, jobs and jobsets, a kubeconfig with that
+// only allows what the chart's does (get on statefulsets, jobs, jobsets and
+// services, list on networkpolicies), a kubeconfig with that
 // account's token for `distenv-webhook serve --kubeconfig`, and a
 // MutatingWebhookConfiguration pointing at the webhook over HTTPS. Each test then
 // creates real workloads and checks what the API server stored.
@@ -155,8 +156,7 @@ func setup() error {
 		}
 	}
 
-	// 2. The webhook's identity: a ServiceAccount that may only get statefulsets, jobs
-	// and jobsets.
+	// 2. The webhook's identity: a ServiceAccount with the chart's ClusterRole.
 	if err := setupRBAC(ctx); err != nil {
 		return fmt.Errorf("RBAC: %w", err)
 	}
@@ -196,6 +196,9 @@ func setupRBAC(ctx context.Context) error {
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get"}},
 			// As the chart's rbac.yaml: a JobSet's replicated Jobs are read from the JobSet.
 			{APIGroups: []string{"jobset.x-k8s.io"}, Resources: []string{"jobsets"}, Verbs: []string{"get"}},
+			// and, for the checks of /validate, the Service and the namespace's NetworkPolicies
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"list"}},
 		},
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -221,7 +224,8 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 	}
 	token := tr.Status.Token
 
-	// The identity must be able to get statefulsets, jobs and jobsets, and nothing more.
+	// The identity must be able to get statefulsets, jobs, jobsets and services and
+	// list networkpolicies, and nothing more.
 	cfg := &rest.Config{Host: env.server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: env.caFile}}
 	sacs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -235,6 +239,9 @@ func writeWebhookKubeconfig(ctx context.Context) error {
 		{"jobset.x-k8s.io", "jobsets", "get", true}, {"jobset.x-k8s.io", "jobsets", "list", false},
 		{"leaderworkerset.x-k8s.io", "leaderworkersets", "get", false},
 		{"apps", "statefulsets", "list", false}, {"", "pods", "get", false}, {"", "secrets", "get", false},
+		{"", "services", "get", true}, {"", "services", "list", false},
+		{"networking.k8s.io", "networkpolicies", "list", true}, {"networking.k8s.io", "networkpolicies", "get", false},
+		{"networking.k8s.io", "networkpolicies", "watch", false},
 	} {
 		r, err := sacs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{

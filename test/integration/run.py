@@ -1490,6 +1490,12 @@ class WaitSuite:
                               "rank0.distenv-never.invalid to resolve"), last)
         check("waiting for rank0.distenv-never.invalid to resolve" in err,
               "no progress line: %s" % err)
+        # the line before names the likely causes, a hostNetwork pod's DNS policy among them
+        causes = err.strip().splitlines()[-2]
+        check(causes.startswith("distenv-webhook wait: rank0.distenv-never.invalid does not "
+                                "resolve in this pod; likely causes:") and
+              "hostNetwork without dnsPolicy: ClusterFirstWithHostNet" in causes and
+              "headless Service" in causes, causes)
 
     def case_refused_timeout(self):
         port = free_port()  # nothing listens

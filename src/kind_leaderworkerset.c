@@ -88,8 +88,6 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
 	long groups = json_long(spec, "replicas", INT_MAX, 1);
 
-	view_add_template(w, json_get(lwt, "workerTemplate"));
-	view_add_template(w, json_get(lwt, "leaderTemplate"));
 	w->count = json_long(lwt, "size", INT_MAX, 1);
 	w->t.kind = WORKLOAD_LWS;
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
@@ -113,6 +111,12 @@ const struct kind kind_leaderworkerset = {
     .no_subdomain_hint = " because its StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
     .place = place_lws,
+    /* Without a leaderTemplate the leader is made from the workerTemplate. */
+    .templates =
+        (const struct kind_template[]){
+            {"spec.leaderWorkerTemplate.leaderTemplate", "leader template"},
+            {"spec.leaderWorkerTemplate.workerTemplate", "worker template"},
+            {NULL, NULL}},
     .hostname = host_lws,
     .view = view_lws,
 };

@@ -38,36 +38,70 @@ void view_problem(struct validation *v, const char *fmt, ...)
 		v->reason = DENY_WORKLOAD; /* the first problem names the reason */
 }
 
-/* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
+/* Keeps "distenv: <text>" (text cut to fit under 120), once. */
+static void warn_text(struct validation *v, const char *text)
+{
+	char w[VALIDATE_WARNING_LEN];
+	int i;
+
+	snprintf(w, sizeof(w), "distenv: %s", text);
+	for (i = 0; i < v->n_warnings; i++)
+		if (strcmp(v->warnings[i], w) == 0)
+			return;
+	if (v->n_warnings >= VALIDATE_MAX_WARNINGS) {
+		v->n_more++; /* past the list: counted (each distinct one is not known) */
+		return;
+	}
+	memcpy(v->warnings[v->n_warnings++], w, sizeof(w));
+}
+
 void view_warn(struct validation *v, const char *fmt, ...)
 {
 	char buf[VALIDATE_WARNING_LEN];
 	va_list ap;
 
-	if (v->n_warnings >= VALIDATE_MAX_WARNINGS)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	/* "distenv: " and the text, cut to fit (the API server's guidance: under 120) */
-	memcpy(v->warnings[v->n_warnings], "distenv: ", 9);
-	memcpy(v->warnings[v->n_warnings] + 9, buf, VALIDATE_WARNING_LEN - 10);
-	v->warnings[v->n_warnings][VALIDATE_WARNING_LEN - 1] = '\0';
-	v->n_warnings++;
+	warn_text(v, buf);
 }
 
-static int opted_in(const cJSON *tmpl)
+void view_warn_template(struct validation *v, const struct view *w, int i, const char *fmt, ...)
 {
-	const char *v = json_str(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
+	char msg[VALIDATE_WARNING_LEN], buf[2 * VALIDATE_WARNING_LEN + 96]; /* warn_text cuts */
+	const char *what = w->tmpl_what[i];
+	/* room for the name: under 120 with "distenv: ", ": " and the message */
+	int room = VALIDATE_WARNING_LEN - 1 - 9 - 2, len;
+	va_list ap;
 
-	return v != NULL && strcmp(v, "true") == 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (what[0] == '\0') {
+		warn_text(v, msg);
+		return;
+	}
+	room -= (int)strlen(msg);
+	len = (int)strlen(what);
+	if (room < 16)
+		room = 16; /* the name matters more than the message's last words */
+	if (len <= room)
+		snprintf(buf, sizeof(buf), "%s: %s", what, msg);
+	else
+		snprintf(buf, sizeof(buf), "%.*s...: %s", room - 3, what, msg);
+	warn_text(v, buf);
 }
 
-void view_add_template(struct view *w, const cJSON *tmpl)
+/* Keeps tmpl among the view's pod templates when it opts in (kind_each_template's fn). */
+static void add_template(void *ctx, const cJSON *tmpl, const char *what)
 {
-	if (cJSON_IsObject(tmpl) && opted_in(tmpl) &&
-	    w->n_tmpl < (int)(sizeof(w->tmpl) / sizeof(w->tmpl[0])))
-		w->tmpl[w->n_tmpl++] = tmpl;
+	struct view *w = ctx;
+
+	if (!kind_template_opts_in(tmpl) ||
+	    w->n_tmpl >= (int)(sizeof(w->tmpl) / sizeof(w->tmpl[0])))
+		return;
+	snprintf(w->tmpl_what[w->n_tmpl], sizeof(w->tmpl_what[0]), "%s", what);
+	w->tmpl[w->n_tmpl++] = tmpl;
 }
 
 /* -- each kind into the view -- */
@@ -116,7 +150,7 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 				v->reason = DENY_ANNOTATION;
 		}
 		if (n_unknown > 0)
-			view_warn(v, "unknown annotation %.80s (ignored)", unknown);
+			view_warn_template(v, w, i, "unknown annotation %.80s (ignored)", unknown);
 		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
 			*world = n;
 	}
@@ -302,8 +336,19 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 		    json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg[0],
 		    sizeof(msg[0]), 2);
 		for (k = 0; k < n; k++)
-			view_warn(v, "%s", msg[k] + strlen("distenv: "));
+			view_warn_template(v, w, i, "%s", msg[k] + strlen("distenv: "));
 	}
+}
+
+/* What name resolution a pod template gives its pods (topology_dns_warning). */
+static void check_dns(const struct view *w, struct validation *v)
+{
+	char msg[VALIDATE_WARNING_LEN];
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++)
+		if (topology_dns_warning(json_get(w->tmpl[i], "spec"), msg, sizeof(msg)))
+			view_warn_template(v, w, i, "%s", msg);
 }
 
 int validate_kind_known(const char *group, const char *kind)
@@ -331,8 +376,10 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	w->name = name ? name : "";
 	w->ns = ns;
 	w->t.group = -1;
-	if ((k = kind_named(NULL, kind)) != NULL)
+	if ((k = kind_named(NULL, kind)) != NULL) {
+		kind_each_template(k, obj, add_template, w);
 		k->view(spec, cfg, w, v);
+	}
 	v->opted_in = k != NULL && w->n_tmpl > 0;
 	if (!v->opted_in) {
 		/* only opted-in workloads are checked: what a kind view found does not count */
@@ -364,6 +411,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		world = w->count;
 	check_world(w, cfg, world, v);
 	check_launchers(w, cfg, v);
+	check_dns(w, v);
 	check_service(w, lookup, services, v);
 	free(w);
 }

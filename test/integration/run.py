@@ -678,8 +678,7 @@ class Suite:
                       annotations={"distenv.dev/world-size": "2"},
                       containers=[container("trainer", env=own, gpus=8)])
         resp = self.admit(pod, ns="train")
-        want = ("distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8 "
-                "per pod; remove it")
+        want = "distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8; remove it"
         check(resp.get("allowed") is True and resp.get("warnings") == [want],
               "own LOCAL_RANK with 8 GPUs: %r" % resp.get("warnings"))
 

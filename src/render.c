@@ -342,7 +342,8 @@ static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
 {
 	struct rctx *c = ctx;
 
-	if (c->warn == NULL || kind_template_opts_in(tmpl))
+	/* beside one that opts in, /validate names it (its pods are counted, not injected) */
+	if (c->warn == NULL || kind_template_opts_in(tmpl) || (c->opted && what[0] != '\0'))
 		return;
 	strbuf_printf(
 	    c->warn,
@@ -646,8 +647,8 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 			return -1;
 		}
 		/* every pod template of the kind (kind.h), as /validate and the chart see them */
-		kind_each_template(kind_of(k->kind), doc, warn_label, &c);
 		kind_each_template(kind_of(k->kind), doc, any_opted, &c.opted);
+		kind_each_template(kind_of(k->kind), doc, warn_label, &c);
 		/* What /validate would say at apply time: its denial is an error, its warnings
 		 * are printed (the Service checks against the manifest's own Services) */
 		if ((v = malloc(sizeof(*v))) == NULL) {

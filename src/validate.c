@@ -66,17 +66,13 @@ void view_warn(struct validation *v, const char *fmt, ...)
 	warn_text(v, buf);
 }
 
-void view_warn_template(struct validation *v, const struct view *w, int i, const char *fmt, ...)
+/* "distenv: <what>: <msg>", what shortened so that msg fits; msg alone when what is "". */
+static void warn_named(struct validation *v, const char *what, const char *msg)
 {
-	char msg[VALIDATE_WARNING_LEN], buf[2 * VALIDATE_WARNING_LEN + 96]; /* warn_text cuts */
-	const char *what = w->tmpl_what[i];
+	char buf[2 * VALIDATE_WARNING_LEN + 96]; /* warn_text cuts */
 	/* room for the name: under 120 with "distenv: ", ": " and the message */
 	int room = VALIDATE_WARNING_LEN - 1 - 9 - 2, len;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (what[0] == '\0') {
 		warn_text(v, msg);
 		return;
@@ -90,6 +86,30 @@ void view_warn_template(struct validation *v, const struct view *w, int i, const
 	else
 		snprintf(buf, sizeof(buf), "%.*s...: %s", room - 3, what, msg);
 	warn_text(v, buf);
+}
+
+void view_warn_template(struct validation *v, const struct view *w, int i, const char *fmt, ...)
+{
+	char msg[VALIDATE_WARNING_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn_named(v, w->tmpl_what[i], msg);
+}
+
+/*
+ * A pod template of an opted-in workload that does not opt in itself (a
+ * kind_each_template fn): its pods are counted in the world (every pod of a
+ * JobSet, every pod of a LeaderWorkerSet group) but get nothing.
+ */
+static void warn_not_opted(void *ctx, const cJSON *tmpl, const char *what)
+{
+	if (kind_template_opts_in(tmpl) || what[0] == '\0')
+		return;
+	warn_named(ctx, what,
+	           "no label " LABEL_INJECT ", so its pods get no env, yet WORLD_SIZE counts them");
 }
 
 /* Keeps tmpl among the view's pod templates when it opts in (kind_each_template's fn). */
@@ -387,6 +407,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		free(w);
 		return;
 	}
+	kind_each_template(k, obj, warn_not_opted, v);
 	check_annotations(w, cfg, v, &world);
 	if (world > 0 && w->count >= 0 && world != w->count) {
 		if (k->fixed_world)

@@ -193,6 +193,21 @@ static const struct {
          "'distenv.dev/wolrd-size':'2'", "") "}}}]}}",
      1, NULL,
      "distenv: replicated Job workers: unknown annotation distenv.dev/wolrd-size (ignored)"},
+    {"a LeaderWorkerSet whose worker template does not opt in: its pods are counted",
+     "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/"
+     "inject':'true'}},'spec':{}},'workerTemplate':{'spec':{}}}}}",
+     1, NULL,
+     "distenv: worker template: no label distenv.dev/inject, so its pods get no env, yet "
+     "WORLD_SIZE counts them"},
+    {"a JobSet replicated Job that does not opt in: its pods are counted", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'driver','template':{'spec':{"
+     "'completions':1,'parallelism':1,'completionMode':'Indexed','template':{'spec':{}}}}},"
+     "{'name':'w','template':{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'"
+     "," TMPL("", "") "}}}]}}",
+     1, NULL,
+     "distenv: replicated Job driver: no label distenv.dev/inject, so its pods get no env"},
     {"a LeaderWorkerSet no template of which opts in", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
      "'spec':{}},'workerTemplate':{'spec':{}}}}}",

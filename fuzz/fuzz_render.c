@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct config cfg;
 	static int init;
 	struct render_opts opts = {NULL, 0, RENDER_TEXT};
-	char warn[1024], err[512];
+	struct strbuf warn;
+	char err[512];
 	char *out;
 
 	if (!init) {
@@ -28,13 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size > 0)
 		opts.format = data[size - 1] & 1 ? RENDER_JSON : RENDER_TEXT;
-	warn[0] = err[0] = '\0';
-	out = render_manifest((const char *)data, size, &cfg, &opts, warn, sizeof(warn), err,
-			      sizeof(err));
+	err[0] = '\0';
+	strbuf_init(&warn);
+	out = render_manifest((const char *)data, size, &cfg, &opts, &warn, err, sizeof(err));
 	if (out == NULL && err[0] == '\0')
 		abort(); /* a failure always says why */
-	if (memchr(err, '\0', sizeof(err)) == NULL || memchr(warn, '\0', sizeof(warn)) == NULL)
+	if (memchr(err, '\0', sizeof(err)) == NULL || (warn.len > 0 && strlen(warn.buf) != warn.len))
 		abort();
+	strbuf_free(&warn);
 	free(out);
 	return 0;
 }

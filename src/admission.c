@@ -195,6 +195,35 @@ static cJSON *envelope(const char *body, size_t len, struct admission_result *re
 	return root;
 }
 
+/*
+ * The answer's warnings: the n texts (each "distenv: ...", stride bytes apart)
+ * and the more that were counted but not kept. All of them when they fit;
+ * else the first ADMISSION_MAX_WARNINGS - 1 and a last one that says how many
+ * more there are. They are joined into res->message for the log line.
+ */
+static void answer_warnings(struct admission_result *res, const char *texts, size_t stride, int n,
+                            int more)
+{
+	int total = n + more, keep = n, i;
+
+	if (total > ADMISSION_MAX_WARNINGS)
+		keep = ADMISSION_MAX_WARNINGS - 1;
+	for (i = 0; i < keep; i++)
+		snprintf(res->warnings[i], sizeof(res->warnings[i]), "%s",
+		         texts + (size_t)i * stride);
+	if (keep < total)
+		snprintf(res->warnings[keep], sizeof(res->warnings[keep]),
+		         "distenv: %d more warning%s not shown%s", total - keep,
+		         total - keep == 1 ? "" : "s",
+		         more == 0 ? " (render prints them all)" : "");
+	res->n_warnings = keep < total ? keep + 1 : keep;
+	for (i = 0; i < res->n_warnings; i++) {
+		size_t used = strlen(res->message);
+		snprintf(res->message + used, sizeof(res->message) - used, "%s%s", i ? "; " : "",
+		         res->warnings[i]);
+	}
+}
+
 int admission_validate(const char *body, size_t len, const struct config *cfg,
                        const struct workload_lookup *lookup, struct admission_result *res)
 {
@@ -202,7 +231,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	const char *op, *k, *name;
 	struct validation *v = NULL;
 	cJSON *root;
-	int rc = -1, i;
+	int rc = -1;
 
 	root = envelope(body, len, res, &req, &rc);
 	if (root == NULL)
@@ -222,13 +251,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	validate_workload(obj, k, res->ns, cfg, lookup, NULL, v);
 	name = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
-	for (i = 0; i < v->n_warnings && i < PLAN_MAX_WARNINGS; i++) {
-		size_t used = strlen(res->message);
-		snprintf(res->warnings[i], sizeof(res->warnings[i]), "%s", v->warnings[i]);
-		snprintf(res->message + used, sizeof(res->message) - used, "%s%s", i ? "; " : "",
-		         v->warnings[i]);
-	}
-	res->n_warnings = i;
+	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
 	if (!v->opted_in) {
 		res->outcome = ADMISSION_SKIPPED;
 		rc = review_response(res, NULL, NULL);
@@ -340,13 +363,8 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", workload_kind_name(plan.topo.kind),
 	         plan.topo.workload);
 	res->rank = plan.topo.rank;
-	for (int w = 0; w < plan.n_warnings; w++) {
-		size_t used = strlen(res->message);
-		memcpy(res->warnings[w], plan.warnings[w], sizeof(res->warnings[w]));
-		snprintf(res->message + used, sizeof(res->message) - used, "%s%s", w ? "; " : "",
-		         plan.warnings[w]);
-	}
-	res->n_warnings = plan.n_warnings;
+	answer_warnings(res, plan.warnings[0], sizeof(plan.warnings[0]), plan.n_warnings,
+	                plan.n_more);
 	res->outcome = cJSON_GetArraySize(plan.patch) > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
 	rc = review_response(res, plan.patch, NULL);
 	pod_plan_free(&plan);

@@ -17,6 +17,14 @@
 #include "log.h"
 #include <cjson/cJSON.h>
 
+/*
+ * Warnings in one answer. The API server keeps about 4,096 characters of
+ * warnings per request, from every webhook and its own (apiserver's
+ * WithWarningRecorder): 24 of under 120 leave a quarter of it to others. Past
+ * it, the last warning says how many more there are.
+ */
+#define ADMISSION_MAX_WARNINGS 24
+
 struct admission_result {
 	int http_status; /* 200 or 400 */
 	char *body;      /* malloc'd JSON; caller frees via admission_result_free */
@@ -28,7 +36,7 @@ struct admission_result {
 	long rank;               /* -1 when not known */
 	enum deny_reason reason; /* ADMISSION_DENIED: why (a bounded set, for metrics) */
 	char message[1024];      /* denial or error text, or the warnings joined by "; " */
-	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* the response's warnings */
+	char warnings[ADMISSION_MAX_WARNINGS][PLAN_WARNING_LEN]; /* the response's warnings */
 	int n_warnings;
 };
 

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "strbuf.h"
 #include "topology.h"
 #include "validate.h"
 #include "workload.h"
@@ -117,6 +118,8 @@ int workload_read_job_spec(const cJSON *spec, const char *path, long *completion
 struct view {
 	const char *kind, *name, *ns;
 	const cJSON *tmpl[WORKLOAD_MAX_RJOBS + 1]; /* the opted-in pod templates */
+	/* how a warning names each ("replicated Job w", "leader template"); "": the only one */
+	char tmpl_what[WORKLOAD_MAX_RJOBS + 1][96];
 	int n_tmpl;
 	const cJSON *pods[WORKLOAD_MAX_RJOBS + 1]; /* every pod template, opted in or not */
 	int n_pods;
@@ -129,16 +132,40 @@ struct view {
 /* A problem (what can never work): joined into v's denial. */
 void view_problem(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
+/*
+ * A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters; one
+ * already given is not given again.
+ */
 void view_warn(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Adds tmpl to the view's pod templates (and the opted-in ones when it carries the label). */
-void view_add_template(struct view *w, const cJSON *tmpl);
+/*
+ * A warning about pod template i of w, named first ("distenv: replicated Job
+ * w: ...") when the workload has several; a long name is shortened so that
+ * the text fits.
+ */
+void view_warn_template(struct validation *v, const struct view *w, int i, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The checks of an Indexed Job's spec (a Job's, or a JobSet's replicated Job's). */
 void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const char *what);
 
 /* ---- the kinds (kind.c: the table; kind_<name>.c: each kind) ---- */
+
+/*
+ * Where a kind's pod templates are: a path from the workload object, its
+ * members joined by "." and "[*]" after a list whose every item holds one
+ * ("spec.replicatedJobs[*].template.spec.template"). The one definition of
+ * which templates opt in: /validate and render read the templates through
+ * it, and the chart's matchConditions are made from it (kind_opt_in_cel).
+ */
+struct kind_template {
+	const char *path;
+	/*
+	 * How a warning names the template: "leader template"; after a "[*]" the
+	 * item's name follows ("replicated Job" + " w"); NULL: the workload's only one.
+	 */
+	const char *what;
+};
 
 struct kind {
 	enum workload_kind kind;
@@ -169,6 +196,8 @@ struct kind {
 	const char *foreign_owner_hint;
 	/* The pod's rank, world and start (topology_resolve's place step). */
 	enum topology_status (*place)(struct resolve *rs);
+	/* Its pod templates (ending with a NULL path). */
+	const struct kind_template *templates;
 	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */
 	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
@@ -194,5 +223,23 @@ const struct kind *kind_of(enum workload_kind k);
  * NULL when distenv has none.
  */
 const struct kind *kind_named(const char *group, const char *name);
+
+/*
+ * Calls fn once for every pod template of obj, a workload of kind k, in the
+ * order of k->templates (and of a list's items), with what names it for a
+ * warning ("" for the workload's only template). what lives until fn returns.
+ */
+void kind_each_template(const struct kind *k, const cJSON *obj,
+                        void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx);
+
+/* 1 when the pod template tmpl carries the opt-in label distenv.dev/inject: "true". */
+int kind_template_opts_in(const cJSON *tmpl);
+
+/*
+ * Appends to out the CEL expression that is true when any pod template of any
+ * kind opts in, one alternative a line (the chart's matchConditions, so that
+ * the API server sends /validate exactly the workloads distenv checks).
+ */
+void kind_opt_in_cel(struct strbuf *out);
 
 #endif

@@ -91,7 +91,6 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 	char what[300];
 
 	(void)cfg;
-	view_add_template(w, tmpl);
 	w->rank0 = tmpl;
 	w->count = json_long(spec, "completions", INT_MAX, -1);
 	w->t.kind = WORKLOAD_JOB;
@@ -114,6 +113,7 @@ const struct kind kind_job = {
     .owner_group = "batch",
     .count_noun = "completions",
     .place = place_job,
+    .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_job,
     .view = view_indexed_job,
 };

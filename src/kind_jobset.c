@@ -378,7 +378,6 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		struct topology_rjob *r;
 		char what[300];
 
-		view_add_template(w, json_get(jspec, "template"));
 		if (w->t.n_rjobs >= WORKLOAD_MAX_RJOBS) {
 			view_problem(v, "JobSet %s has more than %d replicated Jobs", w->name,
 			             WORKLOAD_MAX_RJOBS);
@@ -429,6 +428,9 @@ const struct kind kind_jobset = {
     .no_subdomain_hint = ": leave the JobSet's spec.network.enableDNSHostnames on (the "
                          "default) so that its pods have stable names",
     .place = place_jobset,
+    .templates =
+        (const struct kind_template[]){
+            {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
     .hostname = host_jobset,
     .view = view_jobset,
 };

@@ -116,8 +116,6 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
 	long groups = json_long(spec, "replicas", INT_MAX, 1);
 
-	view_add_template(w, json_get(lwt, "workerTemplate"));
-	view_add_template(w, json_get(lwt, "leaderTemplate"));
 	/* the leader is rank 0; without a leaderTemplate it is made from the workerTemplate */
 	w->rank0 = cJSON_IsObject(json_get(lwt, "leaderTemplate"))
 	               ? json_get(lwt, "leaderTemplate")
@@ -146,6 +144,12 @@ const struct kind kind_leaderworkerset = {
                          "spec.serviceName to a headless Service that selects its pods",
     .foreign_owner_hint = ": " LWS_HASH_HINT,
     .place = place_lws,
+    /* Without a leaderTemplate the leader is made from the workerTemplate. */
+    .templates =
+        (const struct kind_template[]){
+            {"spec.leaderWorkerTemplate.leaderTemplate", "leader template"},
+            {"spec.leaderWorkerTemplate.workerTemplate", "worker template"},
+            {NULL, NULL}},
     .hostname = host_lws,
     .view = view_lws,
 };

@@ -121,7 +121,6 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 {
 	const char *policy = json_str(spec, "podManagementPolicy");
 
-	view_add_template(w, json_get(spec, "template"));
 	w->rank0 = json_get(spec, "template");
 	w->count = json_long(spec, "replicas", INT_MAX, 1);
 	w->t.kind = WORKLOAD_STATEFULSET;
@@ -158,6 +157,7 @@ const struct kind kind_statefulset = {
     .no_subdomain_hint = " because the StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
     .place = place_statefulset,
+    .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_statefulset,
     .view = view_statefulset,
 };

@@ -18,6 +18,7 @@
 #include "certs.h"
 #include "config.h"
 #include "framework.h"
+#include "kind.h"
 #include "kube.h"
 #include "log.h"
 #include "render.h"
@@ -403,7 +404,8 @@ static int cmd_render(int argc, char **argv)
 	struct render_opts ro = {NULL, 0, RENDER_TEXT};
 	const char *config = NULL;
 	struct config cfg;
-	char err[1280], warn[2048], *text, *out;
+	char err[1280], *text, *out;
+	struct strbuf warn;
 	size_t len = 0;
 	int c;
 
@@ -447,9 +449,14 @@ static int cmd_render(int argc, char **argv)
 	text = read_input(argv[optind], MANIFEST_MAX, &len, err, sizeof(err));
 	if (text == NULL)
 		return fail("%s: %s", argv[optind], err);
-	out = render_manifest(text, len, &cfg, &ro, warn, sizeof(warn), err, sizeof(err));
+	strbuf_init(&warn);
+	out = render_manifest(text, len, &cfg, &ro, &warn, err, sizeof(err));
 	free(text);
-	fputs(warn, stderr);
+	if (warn.len > 0)
+		fputs(warn.buf, stderr);
+	if (warn.oom)
+		fputs("distenv-webhook render: out of memory: warnings cut short\n", stderr);
+	strbuf_free(&warn);
 	if (out == NULL)
 		return fail("%s: %s", argv[optind], err);
 	fputs(out, stdout);
@@ -663,6 +670,21 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0)
 		argv[1] = (char *)"version";
+	/*
+	 * Not in the usage: the CEL of the chart's matchConditions, made from the
+	 * kinds' pod template paths (charts/distenv/files/opt-in.cel; make chart
+	 * checks that the two agree).
+	 */
+	if (strcmp(argv[1], "opt-in-cel") == 0 && argc == 2) {
+		struct strbuf sb;
+		int ok;
+
+		strbuf_init(&sb);
+		kind_opt_in_cel(&sb);
+		ok = !sb.oom && sb.buf != NULL && fputs(sb.buf, stdout) >= 0 && fflush(stdout) == 0;
+		strbuf_free(&sb);
+		return ok ? 0 : 1;
+	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;

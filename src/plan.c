@@ -21,15 +21,30 @@
 static void plan_warn(struct pod_plan *plan, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Keeps the warning w ("distenv: ..."), once; one past the list is counted. */
+static void plan_warn_text(struct pod_plan *plan, const char *w)
+{
+	int i;
+
+	for (i = 0; i < plan->n_warnings; i++)
+		if (strncmp(plan->warnings[i], w, PLAN_WARNING_LEN - 1) == 0)
+			return;
+	if (plan->n_warnings >= PLAN_MAX_WARNINGS) {
+		plan->n_more++;
+		return;
+	}
+	snprintf(plan->warnings[plan->n_warnings++], PLAN_WARNING_LEN, "%s", w);
+}
+
 static void plan_warn(struct pod_plan *plan, const char *fmt, ...)
 {
+	char buf[PLAN_WARNING_LEN];
 	va_list ap;
 
-	if (plan->n_warnings >= PLAN_MAX_WARNINGS)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(plan->warnings[plan->n_warnings++], PLAN_WARNING_LEN, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	plan_warn_text(plan, buf);
 }
 
 const struct env_list *pod_plan_target_env(const struct pod_plan *plan, int i)
@@ -419,9 +434,16 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		plan->topo.reason = DENY_LIMIT;
 		goto out;
 	}
-	plan->n_warnings +=
-	    topology_launcher_warnings(&plan->topo, spec, plan->warnings[plan->n_warnings],
-	                               PLAN_WARNING_LEN, PLAN_MAX_WARNINGS - plan->n_warnings);
+	{
+		char lw[2][PLAN_WARNING_LEN], dns[PLAN_WARNING_LEN];
+		int k,
+		    n = topology_launcher_warnings(&plan->topo, spec, lw[0], PLAN_WARNING_LEN, 2);
+
+		for (k = 0; k < n; k++)
+			plan_warn_text(plan, lw[k]);
+		if (topology_dns_warning(spec, dns, sizeof(dns)))
+			plan_warn(plan, "distenv: %s", dns);
+	}
 	if (plan->topo.wait_seconds > 0 && (wait = wait_container(plan, cfg, addr)) == NULL) {
 		rc = PLAN_NOMEM;
 		goto out;

@@ -25,6 +25,7 @@
 /* The init container distenv.dev/wait-for-master adds. */
 #define WAIT_CONTAINER "distenv-wait-for-master"
 
+/* Warnings one pod keeps (a pod has a few at most); one past them is counted in n_more. */
 #define PLAN_MAX_WARNINGS 8
 #define PLAN_WARNING_LEN  120 /* the API server's guidance for admission warnings */
 
@@ -34,8 +35,9 @@ struct pod_plan {
 	struct env_list *own_env; /* per target: non-empty when the container sets MASTER_* */
 	cJSON *patch;             /* JSON Patch array, empty when there is nothing to add */
 	char omitted[32];         /* variables left out ("TF_CONFIG"), "" when none */
-	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN];
+	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* each once, in order */
 	int n_warnings;
+	int n_more; /* distinct warnings past PLAN_MAX_WARNINGS: counted, not kept */
 };
 
 enum plan_status { PLAN_OK = 0, PLAN_DENY = 1, PLAN_NOMEM = -1 };

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "admission.h"
+#include "kind.h"
 #include "validate.h"
 #include "util.h"
 #include "strbuf.h"
@@ -235,65 +236,11 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 	}
 }
 
-static void warn_add(char *warn, size_t warnlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void warn_add(char *warn, size_t warnlen, const char *fmt, ...)
-{
-	size_t used;
-	va_list ap;
-
-	if (warn == NULL)
-		return;
-	used = strlen(warn);
-	if (used >= warnlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(warn + used, warnlen - used, fmt, ap);
-	va_end(ap);
-}
-
-static int render_pod(const cJSON *pod, const char *ns, const struct config *cfg,
-                      const struct workload_lookup *lk, const struct render_opts *o,
-                      struct strbuf *out, cJSON *jarr, char *warn, size_t warnlen, char *err,
-                      size_t errlen)
-{
-	struct pod_plan plan;
-	enum plan_status ps;
-	int rc, w;
-
-	ps = pod_plan_build(pod, ns, 0, cfg, lk, &plan, err, errlen);
-	if (ps == PLAN_NOMEM)
-		snprintf(err, errlen, "out of memory");
-	if (ps != PLAN_OK)
-		return -1;
-	for (w = 0; w < plan.n_warnings; w++)
-		warn_add(warn, warnlen, "warning: rank %ld: %s\n", plan.topo.rank,
-		         plan.warnings[w]);
-	rc = emit_rank(out, jarr, o, pod, &plan);
-	pod_plan_free(&plan);
-	if (rc != 0)
-		snprintf(err, errlen, "out of memory");
-	return rc;
-}
-
-static void warn_label(const cJSON *meta, const char *what, const char *name, char *warn,
-                       size_t warnlen)
-{
-	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-	const char *v = cJSON_IsObject(labels) ? json_str(labels, LABEL_INJECT) : NULL;
-	size_t used;
-
-	if (warn == NULL || (v != NULL && strcmp(v, "true") == 0))
-		return;
-	used = strlen(warn);
-	if (used < warnlen)
-		snprintf(
-		    warn + used, warnlen - used,
-		    "warning: %s %s: the pod template has no label %s: \"true\", so the webhook "
-		    "would leave its pods alone\n",
-		    what, name, LABEL_INJECT);
-}
+/* One warning of the pods of a workload, with the ranks that got it. */
+struct rank_warning {
+	char text[PLAN_WARNING_LEN];
+	long lo, hi, n; /* lowest and highest rank, how many ranks */
+};
 
 /* What rendering one document shares. */
 struct rctx {
@@ -301,12 +248,116 @@ struct rctx {
 	const struct render_opts *o;
 	struct strbuf *out;
 	cJSON *jarr;
-	char *warn;
-	size_t warnlen;
+	struct strbuf *warn; /* NULL: warnings are not wanted */
 	char *err;
 	size_t errlen;
-	long pods; /* rendered so far, bounded by cfg->max_world_size */
+	long pods;       /* rendered so far, bounded by cfg->max_world_size */
+	const char *doc; /* "StatefulSet ddp", for warnings */
+	int opted;       /* a pod template of the workload opts in: only its pods are rendered */
+	/* the pods' warnings, each once with its ranks (printed by warn_flush) */
+	struct rank_warning *rw;
+	size_t n_rw, cap_rw;
 };
+
+/* Notes that rank got the warning text. Returns 0, or -1 when memory ran out. */
+static int warn_rank(struct rctx *c, long rank, const char *text)
+{
+	struct rank_warning *w;
+	size_t i;
+
+	for (i = 0; i < c->n_rw; i++) {
+		w = &c->rw[i];
+		if (strcmp(w->text, text) != 0)
+			continue;
+		w->lo = rank < w->lo ? rank : w->lo;
+		w->hi = rank > w->hi ? rank : w->hi;
+		w->n++;
+		return 0;
+	}
+	if (c->n_rw == c->cap_rw) {
+		size_t cap = c->cap_rw ? c->cap_rw * 2 : 8;
+		struct rank_warning *p = realloc(c->rw, cap * sizeof(*p));
+		if (p == NULL)
+			return -1;
+		c->rw = p;
+		c->cap_rw = cap;
+	}
+	w = &c->rw[c->n_rw++];
+	snprintf(w->text, sizeof(w->text), "%s", text);
+	w->lo = w->hi = rank;
+	w->n = 1;
+	return 0;
+}
+
+/* Prints the pods' warnings, each once with the ranks that got it, and forgets them. */
+static void warn_flush(struct rctx *c)
+{
+	size_t i;
+
+	for (i = 0; c->warn != NULL && i < c->n_rw; i++) {
+		const struct rank_warning *w = &c->rw[i];
+		if (w->n == 1)
+			strbuf_printf(c->warn, "warning: rank %ld: %s\n", w->lo, w->text);
+		else if (w->n == w->hi - w->lo + 1)
+			strbuf_printf(c->warn, "warning: ranks %ld-%ld: %s\n", w->lo, w->hi,
+			              w->text);
+		else
+			strbuf_printf(c->warn, "warning: %ld ranks from %ld to %ld: %s\n", w->n,
+			              w->lo, w->hi, w->text);
+	}
+	free(c->rw);
+	c->rw = NULL;
+	c->n_rw = c->cap_rw = 0;
+}
+
+static int render_pod(struct rctx *c, const cJSON *pod, const char *ns,
+                      const struct workload_lookup *lk)
+{
+	struct pod_plan plan;
+	enum plan_status ps;
+	int rc = 0, w;
+
+	ps = pod_plan_build(pod, ns, 0, c->cfg, lk, &plan, c->err, c->errlen);
+	if (ps == PLAN_NOMEM)
+		snprintf(c->err, c->errlen, "out of memory");
+	if (ps != PLAN_OK)
+		return -1;
+	for (w = 0; w < plan.n_warnings && rc == 0; w++)
+		rc = warn_rank(c, plan.topo.rank, plan.warnings[w]);
+	if (rc == 0 && plan.n_more > 0) {
+		char more[64];
+		snprintf(more, sizeof(more), "distenv: %d more warnings not kept", plan.n_more);
+		rc = warn_rank(c, plan.topo.rank, more);
+	}
+	if (rc == 0)
+		rc = emit_rank(c->out, c->jarr, c->o, pod, &plan);
+	pod_plan_free(&plan);
+	if (rc != 0)
+		snprintf(c->err, c->errlen, "out of memory");
+	return rc;
+}
+
+/* A pod template without the opt-in label: said (what names it when there are several). */
+static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
+{
+	struct rctx *c = ctx;
+
+	/* beside one that opts in, /validate names it (its pods are counted, not injected) */
+	if (c->warn == NULL || kind_template_opts_in(tmpl) || (c->opted && what[0] != '\0'))
+		return;
+	strbuf_printf(
+	    c->warn,
+	    "warning: %s: %s%s no label %s: \"true\", so the webhook would leave its pods "
+	    "alone\n",
+	    c->doc, what[0] ? what : "the pod template", what[0] ? ": has" : " has", LABEL_INJECT);
+}
+
+/* 1 when a pod template opts in (kind_each_template's fn). */
+static void any_opted(void *ctx, const cJSON *tmpl, const char *what)
+{
+	(void)what;
+	*(int *)ctx |= kind_template_opts_in(tmpl);
+}
 
 /*
  * Plans pod (taking ownership of it) and prints its rank. What /mutate would
@@ -328,8 +379,12 @@ static int emit(struct rctx *c, cJSON *pod, const char *ns, const struct workloa
 		cJSON_Delete(pod);
 		return -1;
 	}
-	rc = render_pod(pod, ns, c->cfg, lk, c->o, c->out, c->jarr, c->warn, c->warnlen, c->err,
-	                c->errlen);
+	/* a pod whose template does not opt in, beside one that does: the webhook leaves it */
+	if (c->opted && !kind_template_opts_in(pod)) {
+		cJSON_Delete(pod);
+		return 0;
+	}
+	rc = render_pod(c, pod, ns, lk);
 	cJSON_Delete(pod);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "%s", c->err);
@@ -553,52 +608,30 @@ static const struct controller {
     {WORKLOAD_LWS, 0, render_lws},
 };
 
-/* The pod templates of a manifest, for the opt-in label check. */
-static void warn_templates(const cJSON *doc, const char *kind, const char *name, char *warn,
-                           size_t warnlen)
-{
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec"), *rj;
-
-	if (strcmp(kind, "JobSet") == 0) {
-		cJSON_ArrayForEach(rj, cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs"))
-		{
-			const cJSON *jt = cJSON_GetObjectItemCaseSensitive(
-			    cJSON_GetObjectItemCaseSensitive(
-			        cJSON_GetObjectItemCaseSensitive(rj, "template"), "spec"),
-			    "template");
-			warn_label(cJSON_GetObjectItemCaseSensitive(jt, "metadata"), kind, name,
-			           warn, warnlen);
-		}
-	} else if (strcmp(kind, "LeaderWorkerSet") == 0) {
-		const cJSON *lwt = cJSON_GetObjectItemCaseSensitive(spec, "leaderWorkerTemplate");
-		warn_label(cJSON_GetObjectItemCaseSensitive(
-		               cJSON_GetObjectItemCaseSensitive(lwt, "workerTemplate"), "metadata"),
-		           kind, name, warn, warnlen);
-	} else {
-		warn_label(cJSON_GetObjectItemCaseSensitive(
-		               cJSON_GetObjectItemCaseSensitive(spec, "template"), "metadata"),
-		           kind, name, warn, warnlen);
-	}
-}
-
 static int render_doc(const cJSON *doc, const cJSON *services, const struct config *cfg,
-                      const struct render_opts *o, struct strbuf *out, cJSON *jarr, char *warn,
-                      size_t warnlen, char *err, size_t errlen)
+                      const struct render_opts *o, struct strbuf *out, cJSON *jarr,
+                      struct strbuf *warn, char *err, size_t errlen)
 {
 	const char *kind = json_str(doc, "kind");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct rctx c = {cfg, o, out, jarr, warn, warnlen, err, errlen, 0};
+	struct rctx c = {cfg, o, out, jarr, warn, err, errlen, 0, NULL, 0, NULL, 0, 0};
+	char what[320];
 	struct validation *v;
 	size_t i;
+	int rc, w;
 
 	if (ns == NULL || ns[0] == '\0')
 		ns = o->namespace ? o->namespace : "default";
+	snprintf(what, sizeof(what), "%s %s", kind ? kind : "?", name ? name : "(unnamed)");
+	c.doc = what;
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {
-		warn_label(meta, "Pod", name ? name : "(unnamed)", warn, warnlen);
-		return render_pod(doc, ns, cfg, NULL, o, out, jarr, warn, warnlen, err, errlen);
+		warn_label(&c, doc, "");
+		rc = render_pod(&c, doc, ns, NULL);
+		warn_flush(&c);
+		return rc;
 	}
 	for (i = 0; i < sizeof(controllers) / sizeof(controllers[0]); i++) {
 		const struct controller *k = &controllers[i];
@@ -613,7 +646,9 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 			snprintf(err, errlen, "%s %s has no spec.template", kind, name);
 			return -1;
 		}
-		warn_templates(doc, kind, name, warn, warnlen);
+		/* every pod template of the kind (kind.h), as /validate and the chart see them */
+		kind_each_template(kind_of(k->kind), doc, any_opted, &c.opted);
+		kind_each_template(kind_of(k->kind), doc, warn_label, &c);
 		/* What /validate would say at apply time: its denial is an error, its warnings
 		 * are printed (the Service checks against the manifest's own Services) */
 		if ((v = malloc(sizeof(*v))) == NULL) {
@@ -621,15 +656,20 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 			return -1;
 		}
 		validate_workload(doc, kind, ns, cfg, NULL, services, v);
-		for (int w = 0; w < v->n_warnings; w++)
-			warn_add(warn, warnlen, "warning: %s %s: %s\n", kind, name, v->warnings[w]);
+		for (w = 0; warn != NULL && w < v->n_warnings; w++)
+			strbuf_printf(warn, "warning: %s: %s\n", what, v->warnings[w]);
+		if (warn != NULL && v->n_more > 0)
+			strbuf_printf(warn, "warning: %s: distenv: %d more warnings not kept\n",
+			              what, v->n_more);
 		if (v->n_problems > 0) {
 			snprintf(err, errlen, "%s %s/%s: %s", kind, ns, name, v->denial);
 			free(v);
 			return -1;
 		}
 		free(v);
-		return k->render(&c, k->templated ? spec : doc, name, ns);
+		rc = k->render(&c, k->templated ? spec : doc, name, ns);
+		warn_flush(&c);
+		return rc;
 	}
 	return 1; /* not a workload: Services and the like are skipped */
 }
@@ -667,16 +707,13 @@ static cJSON *collect_services(const cJSON *docs)
 }
 
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
-                      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
-                      size_t errlen)
+                      const struct render_opts *opts, struct strbuf *warn, char *err, size_t errlen)
 {
 	cJSON *docs, *doc, *jarr = NULL, *services = NULL;
 	struct strbuf out;
 	char *res = NULL;
 	int rendered = 0;
 
-	if (warn != NULL && warnlen > 0)
-		warn[0] = '\0';
 	strbuf_init(&out);
 	docs = yamljson_parse(text, len, err, errlen);
 	if (docs == NULL)
@@ -693,8 +730,8 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it;
 
 		if (!list) {
-			int rc = render_doc(doc, services, cfg, opts, &out, jarr, warn, warnlen,
-			                    err, errlen);
+			int rc =
+			    render_doc(doc, services, cfg, opts, &out, jarr, warn, err, errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;
@@ -703,8 +740,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		/* kubectl's List: its items, in order (one level; a List does not nest) */
 		cJSON_ArrayForEach(it, items)
 		{
-			int rc = render_doc(it, services, cfg, opts, &out, jarr, warn, warnlen, err,
-			                    errlen);
+			int rc = render_doc(it, services, cfg, opts, &out, jarr, warn, err, errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;

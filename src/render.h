@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include "config.h"
+#include "strbuf.h"
 
 enum render_format { RENDER_TEXT = 0, RENDER_JSON };
 
@@ -18,13 +19,15 @@ struct render_opts {
 };
 
 /*
- * Renders every StatefulSet, Job and Pod in the YAML text. Returns a malloc'd
- * string (caller frees), or NULL with a one-line reason in err (bad YAML, a
- * denial, nothing to render). Warnings (e.g. a template without the opt-in
- * label) are appended to warn, one per line, when warn is non-NULL.
+ * Renders every StatefulSet, Job, JobSet, LeaderWorkerSet and Pod in the YAML
+ * text. Returns a malloc'd string (caller frees), or NULL with a one-line
+ * reason in err (bad YAML, a denial, nothing to render). Every warning (what
+ * /validate would say, each pod's, a template without the opt-in label) is
+ * appended to warn, one per line, when warn is non-NULL: the pods' each once,
+ * with the ranks that got it. The caller owns warn (and frees it).
  */
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
-                      const struct render_opts *opts, char *warn, size_t warnlen, char *err,
+                      const struct render_opts *opts, struct strbuf *warn, char *err,
                       size_t errlen);
 
 #endif

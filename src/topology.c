@@ -768,7 +768,7 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 			snprintf(
 			    out + (size_t)k++ * len, len,
 			    "distenv: container %.24s sets LOCAL_RANK: launchers start 1 process, "
-			    "not %ld per pod; remove it",
+			    "not %ld; remove it",
 			    cname ? cname : "?", n);
 			found = 1;
 			break;
@@ -776,10 +776,32 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 	}
 	if (n > 1 && (t->frameworks & FW_XGBOOST) && k < max)
 		snprintf(out + (size_t)k++ * len, len,
-		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not the %ld "
-		         "processes this pod runs",
+		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its %ld "
+		         "processes",
 		         n);
 	return k;
+}
+
+int topology_dns_warning(const cJSON *pod_spec, char *out, size_t len)
+{
+	const char *policy = json_str(pod_spec, "dnsPolicy");
+	int host = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pod_spec, "hostNetwork"));
+
+	if (host && (policy == NULL || strcmp(policy, "ClusterFirst") == 0)) {
+		snprintf(
+		    out, len,
+		    "hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, or MASTER_ADDR will "
+		    "not resolve");
+		return 1;
+	}
+	if (policy != NULL && strcmp(policy, "Default") == 0) {
+		snprintf(
+		    out, len,
+		    "dnsPolicy Default: the node's DNS usually cannot resolve MASTER_ADDR; use %s",
+		    host ? "ClusterFirstWithHostNet" : "ClusterFirst");
+		return 1;
+	}
+	return 0;
 }
 
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,

@@ -133,6 +133,16 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
                                         const struct config *cfg, char *out, size_t len, int max);
 
+/*
+ * The warning of a pod spec whose pods will not resolve the names distenv
+ * writes (Kubernetes, "DNS for Services and Pods"): hostNetwork with dnsPolicy
+ * ClusterFirst (the default) falls back to the node's DNS, and dnsPolicy
+ * Default is the node's DNS. None takes the pod's own dnsConfig, which cannot
+ * be judged: no warning. Writes the text (without "distenv: ") into out and
+ * returns 1, or returns 0.
+ */
+int topology_dns_warning(const cJSON *pod_spec, char *out, size_t len);
+
 /* The pod spec array a target lives in: "containers" or "initContainers". */
 const char *topology_target_array(const struct topology_target *tg);
 

@@ -39,38 +39,95 @@ void view_problem(struct validation *v, const char *fmt, ...)
 		v->reason = DENY_WORKLOAD; /* the first problem names the reason */
 }
 
-/* A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters. */
+/* Keeps "distenv: <text>" (text cut to fit under 120), once. */
+static void warn_text(struct validation *v, const char *text)
+{
+	char w[VALIDATE_WARNING_LEN];
+	int i;
+
+	snprintf(w, sizeof(w), "distenv: %s", text);
+	for (i = 0; i < v->n_warnings; i++)
+		if (strcmp(v->warnings[i], w) == 0)
+			return;
+	if (v->n_warnings >= VALIDATE_MAX_WARNINGS) {
+		v->n_more++; /* past the list: counted (each distinct one is not known) */
+		return;
+	}
+	memcpy(v->warnings[v->n_warnings++], w, sizeof(w));
+}
+
 void view_warn(struct validation *v, const char *fmt, ...)
 {
 	char buf[VALIDATE_WARNING_LEN];
 	va_list ap;
 
-	if (v->n_warnings >= VALIDATE_MAX_WARNINGS)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	/* "distenv: " and the text, cut to fit (the API server's guidance: under 120) */
-	memcpy(v->warnings[v->n_warnings], "distenv: ", 9);
-	memcpy(v->warnings[v->n_warnings] + 9, buf, VALIDATE_WARNING_LEN - 10);
-	v->warnings[v->n_warnings][VALIDATE_WARNING_LEN - 1] = '\0';
-	v->n_warnings++;
+	warn_text(v, buf);
 }
 
-static int opted_in(const cJSON *tmpl)
+/* "distenv: <what>: <msg>", what shortened so that msg fits; msg alone when what is "". */
+static void warn_named(struct validation *v, const char *what, const char *msg)
 {
-	const char *v = json_str(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
+	char buf[2 * VALIDATE_WARNING_LEN + 96]; /* warn_text cuts */
+	/* room for the name: under 120 with "distenv: ", ": " and the message */
+	int room = VALIDATE_WARNING_LEN - 1 - 9 - 2, len;
 
-	return v != NULL && strcmp(v, "true") == 0;
+	if (what[0] == '\0') {
+		warn_text(v, msg);
+		return;
+	}
+	room -= (int)strlen(msg);
+	len = (int)strlen(what);
+	if (room < 16)
+		room = 16; /* the name matters more than the message's last words */
+	if (len <= room)
+		snprintf(buf, sizeof(buf), "%s: %s", what, msg);
+	else
+		snprintf(buf, sizeof(buf), "%.*s...: %s", room - 3, what, msg);
+	warn_text(v, buf);
 }
 
-void view_add_template(struct view *w, const cJSON *tmpl)
+void view_warn_template(struct validation *v, const struct view *w, int i, const char *fmt, ...)
 {
+	char msg[VALIDATE_WARNING_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn_named(v, w->tmpl_what[i], msg);
+}
+
+/*
+ * A pod template of an opted-in workload that does not opt in itself (a
+ * kind_each_template fn): its pods are counted in the world (every pod of a
+ * JobSet, every pod of a LeaderWorkerSet group) but get nothing.
+ */
+static void warn_not_opted(void *ctx, const cJSON *tmpl, const char *what)
+{
+	if (kind_template_opts_in(tmpl) || what[0] == '\0')
+		return;
+	warn_named(ctx, what,
+	           "no label " LABEL_INJECT ", so its pods get no env, yet WORLD_SIZE counts them");
+}
+
+/*
+ * Keeps tmpl among the view's pod templates (every one: whose pods must reach
+ * rank 0), and among the opted-in ones when it opts in (kind_each_template's fn).
+ */
+static void add_template(void *ctx, const cJSON *tmpl, const char *what)
+{
+	struct view *w = ctx;
+
 	if (cJSON_IsObject(tmpl) && w->n_pods < (int)(sizeof(w->pods) / sizeof(w->pods[0])))
 		w->pods[w->n_pods++] = tmpl;
-	if (cJSON_IsObject(tmpl) && opted_in(tmpl) &&
-	    w->n_tmpl < (int)(sizeof(w->tmpl) / sizeof(w->tmpl[0])))
-		w->tmpl[w->n_tmpl++] = tmpl;
+	if (!kind_template_opts_in(tmpl) ||
+	    w->n_tmpl >= (int)(sizeof(w->tmpl) / sizeof(w->tmpl[0])))
+		return;
+	snprintf(w->tmpl_what[w->n_tmpl], sizeof(w->tmpl_what[0]), "%s", what);
+	w->tmpl[w->n_tmpl++] = tmpl;
 }
 
 /* -- each kind into the view -- */
@@ -119,7 +176,7 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 				v->reason = DENY_ANNOTATION;
 		}
 		if (n_unknown > 0)
-			view_warn(v, "unknown annotation %.80s (ignored)", unknown);
+			view_warn_template(v, w, i, "unknown annotation %.80s (ignored)", unknown);
 		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
 			*world = n;
 	}
@@ -366,8 +423,19 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 		    json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg[0],
 		    sizeof(msg[0]), 2);
 		for (k = 0; k < n; k++)
-			view_warn(v, "%s", msg[k] + strlen("distenv: "));
+			view_warn_template(v, w, i, "%s", msg[k] + strlen("distenv: "));
 	}
+}
+
+/* What name resolution a pod template gives its pods (topology_dns_warning). */
+static void check_dns(const struct view *w, struct validation *v)
+{
+	char msg[VALIDATE_WARNING_LEN];
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++)
+		if (topology_dns_warning(json_get(w->tmpl[i], "spec"), msg, sizeof(msg)))
+			view_warn_template(v, w, i, "%s", msg);
 }
 
 int validate_kind_known(const char *group, const char *kind)
@@ -395,8 +463,10 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	w->name = name ? name : "";
 	w->ns = ns;
 	w->t.group = -1;
-	if ((k = kind_named(NULL, kind)) != NULL)
+	if ((k = kind_named(NULL, kind)) != NULL) {
+		kind_each_template(k, obj, add_template, w);
 		k->view(spec, cfg, w, v);
+	}
 	v->opted_in = k != NULL && w->n_tmpl > 0;
 	if (!v->opted_in) {
 		/* only opted-in workloads are checked: what a kind view found does not count */
@@ -404,6 +474,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		free(w);
 		return;
 	}
+	kind_each_template(k, obj, warn_not_opted, v);
 	check_annotations(w, cfg, v, &world);
 	if (world > 0 && w->count >= 0 && world != w->count) {
 		if (k->fixed_world)
@@ -428,6 +499,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		world = w->count;
 	check_world(w, cfg, world, v);
 	check_launchers(w, cfg, v);
+	check_dns(w, v);
 	check_service(w, lookup, services, v);
 	check_netpols(w, cfg, lookup, v);
 	free(w);

@@ -14,7 +14,12 @@
 #include "topology.h"
 #include "workload.h"
 
-#define VALIDATE_MAX_WARNINGS 12
+/*
+ * Warnings kept: more than every check can give for a workload of distenv's
+ * limits (four per pod template, WORKLOAD_MAX_RJOBS + 1 templates, and the
+ * workload's own); one past it is counted in n_more, never dropped unsaid.
+ */
+#define VALIDATE_MAX_WARNINGS 96
 #define VALIDATE_WARNING_LEN  120
 
 struct validation {
@@ -22,8 +27,9 @@ struct validation {
 	int n_problems;          /* what can never work */
 	char denial[2048];       /* "distenv: <problem>; <problem>..." when n_problems > 0 */
 	enum deny_reason reason; /* the first problem's: DENY_ANNOTATION or DENY_WORKLOAD */
-	char warnings[VALIDATE_MAX_WARNINGS][VALIDATE_WARNING_LEN];
+	char warnings[VALIDATE_MAX_WARNINGS][VALIDATE_WARNING_LEN]; /* each once, in order */
 	int n_warnings;
+	int n_more; /* distinct warnings past VALIDATE_MAX_WARNINGS: counted, not kept */
 };
 
 /*

@@ -126,6 +126,19 @@ int wait_run(const struct wait_target *t, long timeout_ms, long report_ms, FILE 
 		}
 		now = mono_ms();
 		if (now >= deadline) {
+			/* what usually keeps rank 0's name from resolving; the last line stays why
+			 */
+			if (!resolved)
+				fprintf(
+				    log,
+				    "distenv-webhook wait: %s does not resolve in this pod; likely "
+				    "causes: no headless Service of that name selecting the pods, "
+				    "rank 0's pod not created yet, a Service without "
+				    "publishNotReadyAddresses: true, or this pod uses the node's "
+				    "DNS "
+				    "(hostNetwork without dnsPolicy: ClusterFirstWithHostNet, or "
+				    "dnsPolicy: Default)\n",
+				    t->addr);
 			fprintf(
 			    log,
 			    "distenv-webhook wait: timed out after %lds waiting for %s%s%s to %s "

@@ -27,7 +27,8 @@ int wait_target_from_env(const char *(*get)(const char *name), struct wait_targe
 /*
  * Waits for t until timeout_ms, printing what it waits for to log every
  * report_ms. Returns 0 when ready, 1 when the time is up (the last line on log
- * names what it waited for and the last error).
+ * names what it waited for and the last error; when the name never resolved,
+ * the line before names the likely causes, the pod's DNS policy among them).
  */
 int wait_run(const struct wait_target *t, long timeout_ms, long report_ms, FILE *log);
 

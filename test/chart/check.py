@@ -263,12 +263,41 @@ def assert_webhook(r, service=True):
     for rule in v["rules"]:
         eq(rule["operations"], ["CREATE", "UPDATE"], "validating operations")
     eq([m["name"] for m in v["matchConditions"]], ["pod-template-opts-in"], "matchConditions")
+    # the expression is files/opt-in.cel (t_opt_in_cel: what the binary makes), folded
+    eq(v["matchConditions"][0]["expression"], " ".join(opt_in_cel_file().split("\n")).strip(),
+       "matchCondition expression")
     for want in ("object.spec.template.metadata.labels['distenv.dev/inject'] == 'true'",
                  "object.spec.replicatedJobs.exists(",
-                 "object.spec.leaderWorkerTemplate.workerTemplate.metadata.labels"):
+                 "object.spec.leaderWorkerTemplate.workerTemplate.metadata.labels",
+                 "object.spec.leaderWorkerTemplate.leaderTemplate.metadata.labels"):
         assert want in v["matchConditions"][0]["expression"], f"matchCondition lacks {want}"
     if service:
         eq(v["clientConfig"]["service"]["path"], "/validate", "validating path")
+
+
+OPT_IN_CEL = os.path.join(CHART, "files", "opt-in.cel")
+
+
+def opt_in_cel_file():
+    with open(OPT_IN_CEL) as f:
+        return f.read()
+
+
+def t_opt_in_cel(binary):
+    """files/opt-in.cel is what `distenv-webhook opt-in-cel` makes from the kinds'
+    pod template paths (src/kind_*.c): a kind whose templates change fails here
+    until the file is made again."""
+    r = subprocess.run([binary, "opt-in-cel"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, f"opt-in-cel exited {r.returncode}: {r.stderr}"
+    assert r.stdout == opt_in_cel_file(), (
+        f"{OPT_IN_CEL} differs from `distenv-webhook opt-in-cel`: run "
+        f"`./distenv-webhook opt-in-cel > charts/distenv/files/opt-in.cel && make manifests`\n"
+        f"--- binary ---\n{r.stdout}--- file ---\n{opt_in_cel_file()}")
+    for path in ("object.spec.template", "object.spec.replicatedJobs",
+                 "object.spec.leaderWorkerTemplate.leaderTemplate",
+                 "object.spec.leaderWorkerTemplate.workerTemplate"):
+        assert f"has({path}.metadata.labels)" in r.stdout or f"has({path})" in r.stdout, \
+            f"opt-in-cel lacks {path}"
 
 
 def dns_names(domain=None):
@@ -1377,6 +1406,8 @@ def main():
         check("deploy/examples: opt-in label, headless Service, Indexed, scripts compile")(t_examples)
         binary = a.binary
         if binary and os.path.exists(binary):
+            check("matchConditions: files/opt-in.cel is what `distenv-webhook opt-in-cel` makes from "
+                  "the kinds' pod template paths")(t_opt_in_cel, binary)
             check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
             check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS, "
                   "the helm test Pod's command")(

@@ -688,8 +688,7 @@ class Suite:
                       annotations={"distenv.dev/world-size": "2"},
                       containers=[container("trainer", env=own, gpus=8)])
         resp = self.admit(pod, ns="train")
-        want = ("distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8 "
-                "per pod; remove it")
+        want = "distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8; remove it"
         check(resp.get("allowed") is True and resp.get("warnings") == [want],
               "own LOCAL_RANK with 8 GPUs: %r" % resp.get("warnings"))
 
@@ -1562,6 +1561,12 @@ class WaitSuite:
                               "rank0.distenv-never.invalid to resolve"), last)
         check("waiting for rank0.distenv-never.invalid to resolve" in err,
               "no progress line: %s" % err)
+        # the line before names the likely causes, a hostNetwork pod's DNS policy among them
+        causes = err.strip().splitlines()[-2]
+        check(causes.startswith("distenv-webhook wait: rank0.distenv-never.invalid does not "
+                                "resolve in this pod; likely causes:") and
+              "hostNetwork without dnsPolicy: ClusterFirstWithHostNet" in causes and
+              "headless Service" in causes, causes)
 
     def case_refused_timeout(self):
         port = free_port()  # nothing listens

@@ -29,6 +29,23 @@
 	"        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"          \
 	"          spec: {containers: [{name: t}]}\n"
 
+/* A replicated Job of 1 Job x 2 pods whose 8-GPU container sets LOCAL_RANK and asks for xgboost. */
+#define RJOB_GPU8(name)                                                                            \
+	"  - name: " name "\n    template:\n      spec:\n        completions: 2\n"                 \
+	"        parallelism: 2\n        completionMode: Indexed\n        template:\n"             \
+	"          metadata: {labels: {distenv.dev/inject: 'true'}, annotations: "                 \
+	"{distenv.dev/frameworks: 'pytorch,xgboost'}}\n          spec: {containers: [{name: "      \
+	"trainer, env: [{name: LOCAL_RANK, value: '0'}], resources: {limits: {nvidia.com/gpu: "    \
+	"8}}}]}\n"
+
+/* A LeaderWorkerSet whose leader template alone opts in. */
+#define LWS_LEADER_ONLY                                                                            \
+	"kind: LeaderWorkerSet\nmetadata: {name: lws}\nspec:\n  replicas: 2\n"                     \
+	"  leaderWorkerTemplate:\n    size: 3\n    leaderTemplate:\n"                              \
+	"      metadata: {labels: {distenv.dev/inject: 'true'}}\n"                                 \
+	"      spec: {containers: [{name: l}]}\n    workerTemplate:\n"                             \
+	"      spec: {containers: [{name: w}]}\n"
+
 static const struct {
 	const char *name;
 	const char *yaml;
@@ -94,7 +111,7 @@ static const struct {
      "no DNS names",
      NULL},
     {"TF_CONFIG past the exec limit: left out with a warning", STS, 4000, RENDER_TEXT,
-     "--- rank 3999/4000:", NULL, "warning: rank 0: distenv: TF_CONFIG left out"},
+     "--- rank 3999/4000:", NULL, "warning: ranks 0-9: distenv: TF_CONFIG left out"},
     {"jobset: one world across replicated Jobs of different sizes",
      "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: ml}\n"
      "spec:\n  replicatedJobs:\n  - name: a\n    replicas: 2\n    template:\n      spec:\n"
@@ -143,6 +160,30 @@ static const struct {
      "{distenv.dev/inject: 'true'}}, spec: "
      "{containers: [{name: t}]}}}\n",
      0, RENDER_TEXT, "--- rank 1/2: StatefulSet ml/ddp, pod ddp-1", NULL, NULL},
+    {"hostNetwork without ClusterFirstWithHostNet: warned, as /validate and /mutate do",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "3, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {hostNetwork: true, containers: [{name: t}]}}}\n",
+     0, RENDER_TEXT, "--- rank 2/3: StatefulSet ml/ddp, pod ddp-2", NULL,
+     "warning: StatefulSet ddp: distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, "
+     "or MASTER_ADDR will not resolve\n"
+     "warning: ranks 0-2: distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, or "
+     "MASTER_ADDR will not resolve\n"},
+    {"a JobSet's warnings name their replicated Job; the pods' once with their ranks",
+     "kind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n" RJOB_GPU8("a") RJOB_GPU8("b"),
+     0, RENDER_TEXT, "--- rank 3/4: JobSet default/js, pod js-b-0-1", NULL,
+     "warning: JobSet js: distenv: replicated Job a: container trainer sets LOCAL_RANK: launchers "
+     "start 1 process, not 8; remove it\n"
+     "warning: JobSet js: distenv: replicated Job a: DMLC_NUM_WORKER counts 1 XGBoost worker a "
+     "pod, not its 8 processes\n"
+     "warning: JobSet js: distenv: replicated Job b: container trainer sets LOCAL_RANK: launchers "
+     "start 1 process, not 8; remove it\n"
+     "warning: JobSet js: distenv: replicated Job b: DMLC_NUM_WORKER counts 1 XGBoost worker a "
+     "pod, not its 8 processes\n"
+     "warning: ranks 0-3: distenv: container trainer sets LOCAL_RANK: launchers start 1 process, "
+     "not 8; remove it\n"
+     "warning: ranks 0-3: distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its 8 "
+     "processes\n"},
     {"a container's own MASTER_PORT",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "1, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
@@ -151,17 +192,55 @@ static const struct {
      0, RENDER_TEXT, "  (container t) PET_MASTER_PORT=1234\n", NULL, NULL},
 };
 
+/*
+ * A leader-only opt-in: render reads both templates (kind.h), as /validate and
+ * the chart do: the leaders are rendered, the workers (whose template does not
+ * opt in, so the webhook leaves them) are not, and /validate's warning names the
+ * worker template, whose pods the world counts.
+ */
+static void test_leader_only(const struct config *cfg)
+{
+	struct render_opts o = {NULL, 0, RENDER_TEXT};
+	char err[512] = "";
+	struct strbuf wb;
+	char *out;
+
+	strbuf_init(&wb);
+	out = render_manifest(LWS_LEADER_ONLY, strlen(LWS_LEADER_ONLY), cfg, &o, &wb, err,
+	                      sizeof(err));
+	CHECK(out != NULL &&
+	          strstr(out, "--- rank 0/3: LeaderWorkerSet default/lws, pod lws-0, "
+	                      "containers l\nMASTER_ADDR=lws-0.lws.default.svc") &&
+	          strstr(out, "pod lws-1, containers l") && !strstr(out, "lws-0-1,") &&
+	          !strstr(out, "containers w"),
+	      "leader-only LeaderWorkerSet: err '%s'; got:\n%s", err, out ? out : "(null)");
+	CHECK(wb.buf != NULL &&
+	          strcmp(wb.buf,
+	                 "warning: LeaderWorkerSet lws: distenv: worker template: no label "
+	                 "distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts "
+	                 "them\n") == 0,
+	      "leader-only LeaderWorkerSet: warnings '%s'", wb.buf ? wb.buf : "");
+	free(out);
+	strbuf_free(&wb);
+}
+
 int main(void)
 {
 	struct config cfg;
 	size_t i;
 
 	config_defaults(&cfg);
+	test_leader_only(&cfg);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct render_opts o = {NULL, cases[i].world, cases[i].fmt};
-		char err[512] = "", warn[1024] = "";
-		char *out = render_manifest(cases[i].yaml, strlen(cases[i].yaml), &cfg, &o, warn,
-		                            sizeof(warn), err, sizeof(err));
+		char err[512] = "", *warn;
+		struct strbuf wb;
+		char *out;
+
+		strbuf_init(&wb);
+		out = render_manifest(cases[i].yaml, strlen(cases[i].yaml), &cfg, &o, &wb, err,
+		                      sizeof(err));
+		warn = wb.buf ? wb.buf : "";
 		if (cases[i].want != NULL) {
 			CHECK(out != NULL && strstr(out, cases[i].want) != NULL,
 			      "%s: output lacks '%s'; err '%s'; got:\n%s", cases[i].name,
@@ -176,6 +255,7 @@ int main(void)
 		else if (cases[i].want != NULL)
 			CHECK(warn[0] == '\0', "%s: unexpected warnings '%s'", cases[i].name, warn);
 		free(out);
+		strbuf_free(&wb);
 	}
 	TEST_MAIN_END("render");
 }

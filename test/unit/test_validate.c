@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "admission.h"
+#include "kind.h"
 #include "testutil.h"
 #include "validate.h"
 
@@ -146,6 +147,71 @@ static const struct {
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
      1, NULL, NULL},
+    /* the pod's DNS (Kubernetes, "DNS for Services and Pods") */
+    {"hostNetwork, dnsPolicy absent (ClusterFirst): the node's DNS", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'hostNetwork':true,") "}}",
+     1, NULL,
+     "distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, or MASTER_ADDR will "
+     "not resolve"},
+    {"hostNetwork, dnsPolicy ClusterFirst (the API default): the node's DNS", "Job",
+     "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
+     "'Indexed'," TMPL("", "'subdomain':'ddp','hostNetwork':true,'dnsPolicy':'ClusterFirst',") "}}",
+     1, NULL, "distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet"},
+    {"hostNetwork with ClusterFirstWithHostNet: the cluster's DNS", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'hostNetwork':true,'dnsPolicy':'ClusterFirstWithHostNet',") "}}",
+     1, NULL, NULL},
+    {"dnsPolicy Default: the node's DNS", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'dnsPolicy':'Default',") "}}",
+     1, NULL,
+     "distenv: dnsPolicy Default: the node's DNS usually cannot resolve MASTER_ADDR; use "
+     "ClusterFirst"},
+    {"hostNetwork and dnsPolicy Default", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'hostNetwork':true,'dnsPolicy':'Default',") "}}",
+     1, NULL, "MASTER_ADDR; use ClusterFirstWithHostNet"},
+    {"dnsPolicy None: its own nameservers, not judged", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'dnsPolicy':'None','dnsConfig':{'nameservers':['10.0.0.10']},") "}}",
+     1, NULL, NULL},
+    /* which templates opt in: every one of the kind's (kind_template), each named */
+    {"a LeaderWorkerSet whose leader template alone opts in is checked", "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{'distenv.dev/port':'0'}},"
+     "'spec':{}},'workerTemplate':{'spec':{}}}}}",
+     1, "distenv.dev/port: \"0\"", NULL},
+    {"a leader template's warning names it", "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'hostNetwork':true}},"
+     "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
+     1, NULL, "distenv: leader template: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet"},
+    {"a replicated Job's warning names it", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'workers','replicas':1,"
+     "'template':{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," TMPL(
+         "'distenv.dev/wolrd-size':'2'", "") "}}}]}}",
+     1, NULL,
+     "distenv: replicated Job workers: unknown annotation distenv.dev/wolrd-size (ignored)"},
+    {"a LeaderWorkerSet whose worker template does not opt in: its pods are counted",
+     "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/"
+     "inject':'true'}},'spec':{}},'workerTemplate':{'spec':{}}}}}",
+     1, NULL,
+     "distenv: worker template: no label distenv.dev/inject, so its pods get no env, yet "
+     "WORLD_SIZE counts them"},
+    {"a JobSet replicated Job that does not opt in: its pods are counted", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'driver','template':{'spec':{"
+     "'completions':1,'parallelism':1,'completionMode':'Indexed','template':{'spec':{}}}}},"
+     "{'name':'w','template':{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'"
+     "," TMPL("", "") "}}}]}}",
+     1, NULL,
+     "distenv: replicated Job driver: no label distenv.dev/inject, so its pods get no env"},
+    {"a LeaderWorkerSet no template of which opts in", "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'spec':{}},'workerTemplate':{'spec':{}}}}}",
+     0, NULL, NULL},
 };
 
 static const struct {
@@ -339,6 +405,49 @@ static void test_netpols(void)
 	}
 }
 
+/* Each warning once; past the list counted; a long template name shortened, the message kept. */
+static void test_warning_list(void)
+{
+	struct validation *v = calloc(1, sizeof(*v));
+	struct view *w = calloc(1, sizeof(*w));
+	int i;
+
+	if (v == NULL || w == NULL) {
+		CHECK(0, "out of memory");
+		free(v);
+		free(w);
+		return;
+	}
+	view_warn(v, "Service %s not found", "ddp");
+	view_warn(v, "Service %s not found", "ddp");
+	view_warn(v, "Service %s not found", "other");
+	CHECK(v->n_warnings == 2 && v->n_more == 0 &&
+	          strcmp(v->warnings[0], "distenv: Service ddp not found") == 0,
+	      "an identical warning twice: %d kept, first '%s'", v->n_warnings, v->warnings[0]);
+	for (i = 0; i < VALIDATE_MAX_WARNINGS + 5; i++)
+		view_warn(v, "warning %d", i);
+	CHECK(v->n_warnings == VALIDATE_MAX_WARNINGS && v->n_more == 7,
+	      "past the list: %d kept, %d more (want %d, 7)", v->n_warnings, v->n_more,
+	      VALIDATE_MAX_WARNINGS);
+	memset(v, 0, sizeof(*v));
+	w->n_tmpl = 2;
+	snprintf(w->tmpl_what[0], sizeof(w->tmpl_what[0]), "replicated Job %s",
+	         "a-replicated-job-name-of-sixty-three-characters-abcdefghijklmnop");
+	view_warn_template(v, w, 0, "%s",
+	                   "container trainer sets LOCAL_RANK: launchers start 1 process, not 8; "
+	                   "remove it");
+	view_warn_template(v, w, 1, "%s", "unknown annotation distenv.dev/x (ignored)");
+	CHECK(v->n_warnings == 2 && strlen(v->warnings[0]) < 120 &&
+	          strncmp(v->warnings[0], "distenv: replicated Job a-replicated", 36) == 0 &&
+	          strstr(v->warnings[0], "...: container trainer sets LOCAL_RANK") != NULL &&
+	          strstr(v->warnings[0], "not 8; remove it") != NULL,
+	      "a long template name: '%s'", v->warnings[0]);
+	CHECK(strcmp(v->warnings[1], "distenv: unknown annotation distenv.dev/x (ignored)") == 0,
+	      "the only template is not named: '%s'", v->warnings[1]);
+	free(v);
+	free(w);
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -346,6 +455,7 @@ int main(void)
 	size_t i;
 
 	config_defaults(&cfg);
+	test_warning_list();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

@@ -167,6 +167,18 @@ struct kind_template {
 	const char *what;
 };
 
+/*
+ * A label the kind's controllers put on every pod besides the template's own,
+ * and what its value is: the workload's name, or one distenv cannot know at
+ * apply time (a uid, a hash), or one that differs from pod to pod (an index).
+ */
+enum kind_label_value { KIND_LABEL_NAME, KIND_LABEL_UNKNOWN, KIND_LABEL_PER_POD };
+
+struct kind_label {
+	const char *key; /* NULL ends a list */
+	enum kind_label_value value;
+};
+
 struct kind {
 	enum workload_kind kind;
 	/* How the Kubernetes API names and serves the kind (GET and its answer's reader). */
@@ -196,6 +208,8 @@ struct kind {
 	const char *foreign_owner_hint;
 	/* The pod's rank, world and start (topology_resolve's place step). */
 	enum topology_status (*place)(struct resolve *rs);
+	/* The labels its controllers add to every pod (ending with a NULL key); NULL: none. */
+	const struct kind_label *pod_labels;
 	/* Its pod templates (ending with a NULL path). */
 	const struct kind_template *templates;
 	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */

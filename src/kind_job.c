@@ -113,6 +113,15 @@ const struct kind kind_job = {
     .owner_group = "batch",
     .count_noun = "completions",
     .place = place_job,
+    /* the Job API's generated selector and the Job controller's index (k8s 1.28+) */
+    .pod_labels =
+        (const struct kind_label[]){
+            {"job-name", KIND_LABEL_NAME},
+            {"batch.kubernetes.io/job-name", KIND_LABEL_NAME},
+            {"controller-uid", KIND_LABEL_UNKNOWN},
+            {"batch.kubernetes.io/controller-uid", KIND_LABEL_UNKNOWN},
+            {"batch.kubernetes.io/job-completion-index", KIND_LABEL_PER_POD},
+            {NULL, KIND_LABEL_UNKNOWN}},
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_job,
     .view = view_indexed_job,

@@ -157,6 +157,12 @@ const struct kind kind_statefulset = {
     .no_subdomain_hint = " because the StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
     .place = place_statefulset,
+    /* the StatefulSet controller's (stateful_set_utils.go, newVersionedStatefulSetPod) */
+    .pod_labels =
+        (const struct kind_label[]){{"controller-revision-hash", KIND_LABEL_UNKNOWN},
+                                    {"statefulset.kubernetes.io/pod-name", KIND_LABEL_PER_POD},
+                                    {"apps.kubernetes.io/pod-index", KIND_LABEL_PER_POD},
+                                    {NULL, KIND_LABEL_UNKNOWN}},
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_statefulset,
     .view = view_statefulset,

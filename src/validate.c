@@ -182,20 +182,43 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 	}
 }
 
-/* The label selector matches the template's labels. */
-static int selects(const struct service_info *si, const cJSON *tmpl)
+/*
+ * Whether the Service's selector selects every pod of template tmpl of kind k:
+ * 1 yes, 0 no, -1 cannot be told (a label the controller adds with a value not
+ * known at apply time). A label the template lacks may be one the kind's
+ * controllers add to every pod (job-name: the workload's name); one whose value
+ * differs from pod to pod selects one pod at most (*per_pod names it).
+ */
+static int selects(const struct service_info *si, const struct kind *k, const char *name,
+                   const cJSON *tmpl, const char **per_pod)
 {
 	const cJSON *labels = json_get(json_get(tmpl, "metadata"), "labels");
-	int i;
+	int i, unknown = 0;
 
+	*per_pod = NULL;
 	if (si->n_selector <= 0)
 		return 0;
 	for (i = 0; i < si->n_selector; i++) {
-		const char *have = json_str(labels, si->selector[i][0]);
-		if (have == NULL || strcmp(have, si->selector[i][1]) != 0)
+		const char *key = si->selector[i][0], *want = si->selector[i][1];
+		const char *have = json_str(labels, key);
+		const struct kind_label *l = k != NULL ? k->pod_labels : NULL;
+
+		while (have == NULL && l != NULL && l->key != NULL && strcmp(l->key, key) != 0)
+			l++;
+		if (have != NULL || l == NULL || l->key == NULL) {
+			if (have == NULL || strcmp(have, want) != 0)
+				return 0;
+		} else if (l->value == KIND_LABEL_NAME) {
+			if (strcmp(name, want) != 0)
+				return 0;
+		} else if (l->value == KIND_LABEL_PER_POD) {
+			*per_pod = l->key;
 			return 0;
+		} else {
+			unknown = 1;
+		}
 	}
-	return 1;
+	return unknown ? -1 : 1;
 }
 
 /* The Service from the manifest (render), as the API would answer; 1 found, 0 not. */
@@ -226,8 +249,9 @@ static void check_service(const struct view *w, const struct workload_lookup *lo
                           const cJSON *services, struct validation *v)
 {
 	struct service_info si;
+	const char *per_pod;
 	char err[256];
-	int found;
+	int found, sel;
 
 	if (w->service == NULL || w->service[0] == '\0' || !dns_label_valid(w->service))
 		return;
@@ -248,11 +272,16 @@ static void check_service(const struct view *w, const struct workload_lookup *lo
 		return;
 	}
 	if (!si.headless)
-		view_warn(
-		    v,
-		    "Service %.50s is not headless (clusterIP: None): pod names will not resolve",
-		    w->service);
-	if (!selects(&si, w->tmpl[0]))
+		/* clusterIP cannot be changed in place: the Service has to be made again */
+		view_warn(v,
+		          "Service %.30s is not headless: no pod names; delete, re-create with "
+		          "clusterIP: None",
+		          w->service);
+	sel = selects(&si, kind_named(NULL, w->kind), w->name, w->tmpl[0], &per_pod);
+	if (sel == 0 && per_pod != NULL)
+		view_warn(v, "Service %.40s selects by %.40s, which differs per pod: not every pod",
+		          w->service, per_pod);
+	else if (sel == 0)
 		view_warn(v, "Service %.50s does not select the pod template's labels", w->service);
 	if (!si.publish_not_ready)
 		view_warn(

@@ -237,6 +237,90 @@ static int has_warning(const struct validation *v, const char *want)
 	return 0;
 }
 
+/* A headless, publishing Service whose selector is ctx ("k=v,k=v"). */
+static int selector_service(void *ctx, const char *ns, const char *name, struct service_info *out,
+                            char *err, size_t errlen)
+{
+	char buf[256], *tok, *save = NULL;
+
+	(void)ns;
+	(void)name;
+	(void)err;
+	(void)errlen;
+	memset(out, 0, sizeof(*out));
+	out->headless = out->publish_not_ready = 1;
+	snprintf(buf, sizeof(buf), "%s", (const char *)ctx);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL && out->n_selector < 8;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		*eq = '\0';
+		snprintf(out->selector[out->n_selector][0], sizeof(out->selector[0][0]), "%s", tok);
+		snprintf(out->selector[out->n_selector][1], sizeof(out->selector[0][1]), "%s",
+		         eq + 1);
+		out->n_selector++;
+	}
+	return 1;
+}
+
+#define SEL_JOB                                                                                    \
+	"{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"   \
+	"'Indexed'," TMPL("", "'subdomain':'ddp',") "}}"
+
+/*
+ * A Service may select by the labels the controller adds to every pod (the
+ * Kubernetes docs' own Indexed Job example selects job-name): only a label the
+ * pods never carry, or one that differs per pod, is warned about.
+ */
+static const struct {
+	const char *name, *kind, *obj, *selector;
+	const char *warn; /* a substring; NULL: no warning */
+} selector_cases[] = {
+    {"job-name of the Job: the docs' pattern", "Job", SEL_JOB, "job-name=train", NULL},
+    {"batch.kubernetes.io/job-name and the template's app", "Job", SEL_JOB,
+     "batch.kubernetes.io/job-name=train,app=ddp", NULL},
+    {"job-name of another Job", "Job", SEL_JOB, "job-name=other",
+     "Service ddp does not select the pod template's labels"},
+    {"controller-uid: not known at apply, not judged", "Job", SEL_JOB, "controller-uid=1234", NULL},
+    {"the completion index: one pod", "Job", SEL_JOB, "batch.kubernetes.io/job-completion-index=0",
+     "selects by batch.kubernetes.io/job-completion-index, which differs per pod"},
+    {"a StatefulSet's pod-name: one pod", "StatefulSet",
+     STS("ddp",
+         "'podManagementPolicy':"
+         "'Parallel',",
+         ""),
+     "statefulset.kubernetes.io/pod-name=ddp-0", "which differs per pod: not every pod"},
+    {"job-name on a StatefulSet: no such label", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", ""), "job-name=ddp",
+     "does not select the pod template's labels"},
+};
+
+static void test_selectors(void)
+{
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(selector_cases) / sizeof(selector_cases[0]); i++) {
+		struct workload_lookup lk = {NULL, (void *)selector_cases[i].selector,
+		                             selector_service, NULL};
+		char *txt = dq(selector_cases[i].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		validate_workload(obj, selector_cases[i].kind, "ml", &cfg, &lk, NULL, &v);
+		if (selector_cases[i].warn)
+			CHECK(has_warning(&v, selector_cases[i].warn),
+			      "%s: no warning '%s' (%d: '%s')", selector_cases[i].name,
+			      selector_cases[i].warn, v.n_warnings,
+			      v.n_warnings ? v.warnings[0] : "");
+		else
+			CHECK(v.n_warnings == 0, "%s: warning '%s'", selector_cases[i].name,
+			      v.n_warnings ? v.warnings[0] : "");
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 /* spec.ordinals.start needs the look-ups: the server's lookups setting decides. */
 static const struct {
 	const char *name, *obj;
@@ -514,5 +598,6 @@ int main(void)
 	}
 	test_start();
 	test_netpols();
+	test_selectors();
 	TEST_MAIN_END("validate");
 }

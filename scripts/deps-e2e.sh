@@ -10,7 +10,9 @@
 #     takes about 10 minutes on 2 cores, later runs reuse it at once;
 #   - the JobSet and LeaderWorkerSet controller managers (test/e2e/build-managers.sh,
 #     their modules and CRDs into ~/.cache/go-mod, the binaries into ~/.cache/distenv:
-#     2 to 4 minutes each the first time); openssl signs their webhook certificate.
+#     2 to 4 minutes each the first time); openssl signs their webhook certificate;
+#   - cert-manager's controller and CA injector for the chart-install tier
+#     (test/chart/cert-manager/build.sh, about 5 minutes the first time).
 # Idempotent and fast when everything is there. DISTENV_E2E_PREBUILD=0 skips the
 # builds (test/e2e/run.sh builds what it needs).
 set -euo pipefail
@@ -42,4 +44,5 @@ go mod download
 if [[ "${DISTENV_E2E_PREBUILD:-1}" != 0 ]]; then
 	log "control plane: $(./build.sh)"
 	log "managers: $(./build-managers.sh | tr '\n' ' ')"
+	log "cert-manager: $("$root/test/chart/cert-manager/build.sh")"
 fi

@@ -12,8 +12,8 @@
 #   deploy/distenv.yaml               existingSecret: you make the certificate
 #                                     once (`distenv-webhook certs`, see
 #                                     docs/install.md), store it in the Secret
-#                                     distenv-tls and patch its CA into the
-#                                     webhook configuration.
+#                                     distenv-tls and patch its CA into both
+#                                     webhook configurations.
 #   deploy/distenv-cert-manager.yaml  certManager: cert-manager issues and
 #                                     renews the certificate and injects the CA.
 # Both install into the namespace "distenv" (created by the file).
@@ -52,23 +52,32 @@ EOF
 		existingSecret)
 			cat <<'EOF'
 #
-# Before `kubectl apply -f distenv.yaml`, create the serving certificate:
-#   distenv-webhook certs --service distenv --namespace distenv --out certs
+# Install it with the steps of docs/install.md ("With your own certificate"),
+# run from the repository's root with your registry in place of
+# registry.example.com/ml/distenv:
+#   distenv-webhook certs --service distenv --namespace distenv --out certs   # CA + serving cert, 365 days
 #   kubectl create namespace distenv
 #   kubectl -n distenv create secret generic distenv-tls --type kubernetes.io/tls \
-#     --from-file=tls.crt=certs/tls.crt --from-file=tls.key=certs/tls.key \
-#     --from-file=ca.crt=certs/ca.crt
-# and after it, give the API server the CA:
-#   kubectl patch mutatingwebhookconfiguration distenv --type json -p \
-#     "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 certs/ca.crt)\"}]"
+#     --from-file=tls.crt=certs/tls.crt --from-file=tls.key=certs/tls.key --from-file=ca.crt=certs/ca.crt
+#   sed 's|image: distenv:|image: registry.example.com/ml/distenv:|' deploy/distenv.yaml | kubectl apply -f -
+#   ca=$(base64 -w0 certs/ca.crt)
+#   for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
+#     kubectl patch "$kind" distenv --type json \
+#       -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]"
+#   done
+# Both webhook configurations need the CA: each has failurePolicy Fail, and
+# without its caBundle every opted-in workload or pod is refused (x509).
 # (docs/install.md has the details, and how to rotate the certificate.)
 EOF
 			;;
 		certManager)
 			cat <<'EOF'
 #
-# Needs cert-manager (cert-manager.io/v1) in the cluster; it issues the
-# certificate and fills in the webhook's caBundle.
+# Needs cert-manager (cert-manager.io/v1) in the cluster: it issues the
+# certificate, and its CA injector fills in the caBundle of both webhook
+# configurations (cert-manager.io/inject-ca-from). Apply it with your registry
+# in place of registry.example.com/ml/distenv (docs/install.md):
+#   sed 's|image: distenv:|image: registry.example.com/ml/distenv:|' deploy/distenv-cert-manager.yaml | kubectl apply -f -
 EOF
 			;;
 		esac

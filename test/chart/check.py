@@ -408,8 +408,10 @@ def t_cert_manager(helm):
     assert "server auth" in srv["usages"], srv["usages"]
     vol = r.pod()["spec"]["volumes"][0]["projected"]["sources"][1]["secret"]["name"]
     eq(vol, srv["secretName"], "Deployment mounts the Certificate's Secret")
-    ann = r.one("MutatingWebhookConfiguration")["metadata"]["annotations"]
-    eq(ann["cert-manager.io/inject-ca-from"], f"{NS}/{RELEASE}-tls", "inject-ca-from")
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        ann = r.one(kind)["metadata"]["annotations"]
+        eq(ann["cert-manager.io/inject-ca-from"], f"{NS}/{RELEASE}-tls", f"{kind} inject-ca-from")
+    assert "caBundle" not in r.validating()["clientConfig"], "caBundle templated in certManager mode (validating)"
     for o in r.all("Issuer") + r.all("Certificate"):
         eq(o["metadata"]["namespace"], NS, f"namespace of {o['kind']}")
     # An issuer of the user's: no chart Issuers, the Certificate points at it.
@@ -498,8 +500,8 @@ def t_escape_hatches(helm):
                                           {"protocol": "TCP", "port": 8081}]}], "NetworkPolicy")
     eq(np["spec"]["podSelector"]["matchLabels"], pod_selector(r), "NetworkPolicy selects the pods")
     eq(r.one("PodDisruptionBudget")["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow", "PDB policy")
-    old = helm.template(kube="1.26.0")
-    assert "unhealthyPodEvictionPolicy" not in old.one("PodDisruptionBudget")["spec"], "PDB policy on 1.26"
+    r = helm.template("--set", "podDisruptionBudget.unhealthyPodEvictionPolicy=IfHealthyBudget")
+    eq(r.one("PodDisruptionBudget")["spec"]["unhealthyPodEvictionPolicy"], "IfHealthyBudget", "PDB policy set")
     assert not helm.template().all("NetworkPolicy"), "NetworkPolicy is opt-in"
 
 
@@ -545,9 +547,38 @@ def t_low_port(helm):
     assert "sysctls" not in helm.template().pod()["spec"]["securityContext"], "sysctl on port 8443"
 
 
+def chart_floor():
+    """The kubeVersion floor of Chart.yaml, e.g. "1.30.0" from ">=1.30.0-0"."""
+    want = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))["kubeVersion"]
+    m = re.fullmatch(r">=(\d+)\.(\d+)\.0-0", want)
+    assert m, f"Chart.yaml kubeVersion {want!r}: expected >=1.N.0-0"
+    return int(m.group(1)), int(m.group(2))
+
+
+def t_kube_floor(helm):
+    major, minor = chart_floor()
+    # matchConditions (the ValidatingWebhookConfiguration's opt-in filter) is GA
+    # in 1.30; an API server without it sends every StatefulSet and Job there.
+    assert (major, minor) >= (1, 30), f"floor {major}.{minor} is below 1.30 (matchConditions GA)"
+    for mode in ("selfSigned", "certManager", "existingSecret"):
+        r = helm.template("--set", f"certificates.mode={mode}", kube=f"{major}.{minor}.0")
+        mc = r.validating().get("matchConditions")
+        assert mc and mc[0]["name"] == "pod-template-opts-in", f"{mode}: matchConditions {mc}"
+        spec = r.pod()["spec"]
+        eq(spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"], 10,
+           f"{mode}: preStop sleep at the floor")
+    below = f"{major}.{minor - 1}.15"
+    r = helm.run("template", RELEASE, CHART, "--namespace", NS, "--kube-version", below)
+    assert r.returncode != 0, f"helm template --kube-version {below} rendered (floor {major}.{minor})"
+    assert "incompatible with Kubernetes" in r.stderr, r.stderr.strip()
+    # The floor is stated the same way in the docs.
+    floor = f"Kubernetes {major}.{minor} or later"
+    for doc in ("README.md", os.path.join("docs", "install.md")):
+        text = " ".join(open(os.path.join(ROOT, doc)).read().split())
+        assert floor in text, f"{doc} does not say {floor!r}"
+
+
 def t_prestop_versions(helm):
-    web = helm.template(kube="1.29.0").pod()["spec"]["containers"][0]
-    assert "lifecycle" not in web, "sleep action rendered for Kubernetes 1.29"
     spec = helm.template("--set", "preStop.enabled=false").pod()["spec"]
     assert "lifecycle" not in spec["containers"][0], "preStop rendered while disabled"
     eq(spec["terminationGracePeriodSeconds"], 25 + 5, "grace period without preStop")
@@ -1160,6 +1191,32 @@ def t_hot_reload_projected(helm, binary, tmp):
             proc.wait()
 
 
+def doc_block(name, path=os.path.join(ROOT, "docs", "install.md")):
+    """The lines of the fenced block that follows `<!-- chart-install: NAME ...-->`
+    in docs/install.md (test/chart/install.sh runs them as written)."""
+    lines = open(path).read().splitlines()
+    marks = [i for i, l in enumerate(lines) if re.fullmatch(rf"<!-- chart-install: {re.escape(name)}( .*)? -->", l)]
+    assert len(marks) == 1, f"{path}: {len(marks)} blocks marked chart-install: {name}"
+    i = marks[0] + 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    assert i < len(lines) and lines[i] == "```sh", f"{path}: no ```sh block after chart-install: {name}"
+    end = lines.index("```", i + 1)
+    return lines[i + 1:end]
+
+
+def header_commands(path):
+    """The indented command lines of a deploy/ manifest's leading comment."""
+    out = []
+    for l in open(path):
+        if not l.startswith("#"):
+            break
+        m = re.match(r"#   (.*)", l.rstrip("\n"))
+        if m:
+            out.append(m.group(1))
+    return out
+
+
 def t_manifests():
     r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "render-manifests.sh"), "--check"],
                        capture_output=True, text=True, timeout=300)
@@ -1173,6 +1230,34 @@ def t_manifests():
         if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
                              "ValidatingWebhookConfiguration"):
             eq(d["metadata"]["namespace"], "distenv", f"namespace of {d['kind']}")
+    # Neither webhook configuration has a CA: the steps patch it into both.
+    hooks = [d for d in docs if d["kind"].endswith("WebhookConfiguration")]
+    eq(sorted(d["kind"] for d in hooks), ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+       "webhook configurations of deploy/distenv.yaml")
+    for d in hooks:
+        for w in d["webhooks"]:
+            assert "caBundle" not in w["clientConfig"], f"{d['kind']} has a caBundle in git"
+    # The file's header gives the very steps of docs/install.md, which patch both.
+    steps = doc_block("kubectl-apply")
+    eq(header_commands(os.path.join(ROOT, "deploy", "distenv.yaml")), steps,
+       "header of deploy/distenv.yaml vs docs/install.md's kubectl-apply block")
+    patched = " ".join(steps)
+    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+        assert kind in patched, f"docs/install.md's kubectl-apply steps never patch the {kind}"
+    # cert-manager's CA injector fills in both configurations.
+    cm = [d for d in yaml.safe_load_all(open(os.path.join(ROOT, "deploy", "distenv-cert-manager.yaml"))) if d]
+    hooks = [d for d in cm if d["kind"].endswith("WebhookConfiguration")]
+    eq(sorted(d["kind"] for d in hooks), ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+       "webhook configurations of deploy/distenv-cert-manager.yaml")
+    certs = {d["metadata"]["name"] for d in cm if d["kind"] == "Certificate"}
+    for d in hooks:
+        src = d["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from")
+        eq(src, "distenv/distenv-tls", f"{d['kind']} cert-manager.io/inject-ca-from")
+        assert src.split("/")[1] in certs, f"{src} names no Certificate of the file ({sorted(certs)})"
+        for w in d["webhooks"]:
+            assert "caBundle" not in w["clientConfig"], f"{d['kind']}: caBundle templated beside the injector"
+    eq(header_commands(os.path.join(ROOT, "deploy", "distenv-cert-manager.yaml")), doc_block("cert-manager"),
+       "header of deploy/distenv-cert-manager.yaml vs docs/install.md's cert-manager block")
 
 
 def load_examples():
@@ -1377,7 +1462,7 @@ def main():
         check("selfSigned: objects, Deployment hardening, probes, RBAC, webhook fields")(t_self_signed, helm)
         check("selfSigned: certificate verifies against caBundle, SANs, key pair, validity")(
             t_self_signed_cert, helm, tmp)
-        check("certManager: Issuers, Certificates, CA injection, no caBundle")(t_cert_manager, helm)
+        check("certManager: Issuers, Certificates, CA injection into both webhook configurations, no caBundle")(t_cert_manager, helm)
         check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
         check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
         check("escape hatches: extra args/env/volumes, priorityClassName, NetworkPolicy, PDB "
@@ -1386,7 +1471,9 @@ def main():
               "group, runAsUser=null and securityContext overrides")(t_install_traps, helm)
         check("hostNetwork: port, dnsPolicy, rollout, port < 1024 refused")(t_host_network, helm)
         check("containerPort 443: unprivileged-port sysctl")(t_low_port, helm)
-        check("preStop sleep: Kubernetes >= 1.30 only, switch, grace period")(t_prestop_versions, helm)
+        check("Kubernetes floor: Chart.yaml kubeVersion >= 1.30 (matchConditions GA) renders at the floor, "
+              "is refused one minor below it, and README.md and docs/install.md state it")(t_kube_floor, helm)
+        check("preStop sleep: switch, grace period")(t_prestop_versions, helm)
         check("checksum/config changes with the config only")(t_checksum, helm)
         check("PDB, RBAC, token, namespaces, failurePolicy, checkConfig, image toggles")(t_toggles, helm)
         check("ServiceMonitor (optional) scrapes /metrics over HTTPS with the CA")(t_service_monitor, helm)
@@ -1402,7 +1489,8 @@ def main():
         check("NOTES.txt tells how to label a workload")(t_notes, helm)
         for args, needle in REJECT:
             check(f"rejected: {' '.join(args[1::2])}")(t_reject, helm, args, needle)
-        check("deploy/ manifests are up to date and hold no Secret")(t_manifests)
+        check("deploy/ manifests are up to date, hold no Secret, and their headers give docs/install.md's steps "
+              "(CA into both webhook configurations; cert-manager's injector annotated on both)")(t_manifests)
         check("deploy/examples: opt-in label, headless Service, Indexed, scripts compile")(t_examples)
         binary = a.binary
         if binary and os.path.exists(binary):

@@ -16,8 +16,19 @@
 #     config change;
 #   - every deploy/examples manifest is applied and its pods get the expected env
 #     (a LeaderWorkerSet example only where its controller runs, see below);
-#   - helm uninstall cleans up, and deploy/distenv.yaml applied with the steps of
-#     docs/install.md is accepted and routes opted-in pods to its Service.
+#   - helm uninstall cleans up;
+#   - docs/install.md's kubectl path, its marked blocks run as written (the
+#     registry substituted): deploy/distenv.yaml installed with the CA in both
+#     webhook configurations; with a replica behind the Service (this host's
+#     distenv-webhook named by an EndpointSlice; the API server runs with
+#     --enable-aggregator-routing, so it dials endpoints, not ClusterIPs) the
+#     page's check applies the example StatefulSet through /validate and its
+#     pods are patched through /mutate; the page's rotation, and a workload
+#     admitted with only the new CA trusted;
+#   - docs/install.md's cert-manager path: cert-manager's CRDs, controller and
+#     CA injector (test/chart/cert-manager/build.sh) on this host, the page's
+#     block as written, the CA injected into both webhook configurations, and
+#     the page's check passing through a replica with cert-manager's certificate.
 # Ends with "chart-install: N passed, N failed".
 #   test/chart/install.sh [--binary PATH]
 set -euo pipefail
@@ -49,16 +60,17 @@ nok() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/distenv-chart-install.XXXXXX")
-webhook_pid=""
+webhook_pids=() # every local distenv-webhook this script started
 cluster_dir=""
 cleanup() {
-	if [[ -n "$webhook_pid" ]] && kill -0 "$webhook_pid" 2>/dev/null; then
-		kill -TERM "$webhook_pid" 2>/dev/null || true
+	local pid
+	for pid in "${webhook_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${webhook_pids[@]}"; do
 		# The drain keeps the API server's idle keep-alive connections up to
 		# server.drainTimeoutSeconds (25 s in the chart's config), then exits.
-		for _ in $(seq 1 300); do kill -0 "$webhook_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$webhook_pid" 2>/dev/null || true
-	fi
+		for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+	done
 	if [[ -n "$cluster_dir" ]]; then
 		test/e2e/cluster.sh down "$cluster_dir" || true
 	fi
@@ -71,6 +83,12 @@ cleanup() {
 trap cleanup EXIT
 
 # The control plane, in a directory of our own (its processes are stopped by `down`).
+# With aggregator routing the API server reaches a webhook's Service at an
+# address of its EndpointSlices rather than at its ClusterIP (nothing routes
+# ClusterIPs here): the kubectl path below gives the manifest's Service an
+# EndpointSlice naming a distenv-webhook on this host, as the endpointslice
+# controller would for a Ready replica.
+export DISTENV_E2E_APISERVER_ARGS="${DISTENV_E2E_APISERVER_ARGS:+$DISTENV_E2E_APISERVER_ARGS }--enable-aggregator-routing=true"
 cluster_dir="$work/cluster"
 if ! cluster_env=$(test/e2e/cluster.sh up "$cluster_dir"); then
 	nok "the e2e control plane did not start (test/e2e/cluster.sh up)"
@@ -141,21 +159,19 @@ else
 fi
 
 # --- the local server with the chart's config, certificate and ServiceAccount ---
-mkdir -p "$work/webhook"
-kc -n "$ns" get secret distenv-tls -o json >"$work/secret.json"
-kc get mutatingwebhookconfiguration distenv -o json >"$work/mwc-1.json"
-$py - "$work" <<'EOF'
-import base64, json, os, sys
-w = sys.argv[1]
-sec = json.load(open(f"{w}/secret.json"))["data"]
-for k in ("ca.crt", "tls.crt", "tls.key"):
-    open(f"{w}/webhook/{k}", "wb").write(base64.b64decode(sec[k]))
-os.chmod(f"{w}/webhook/tls.key", 0o600)
-EOF
-kc -n "$ns" get configmap distenv -o jsonpath='{.data.config\.yaml}' |
-	sed "s#/etc/distenv/tls/#$work/webhook/#" >"$work/webhook/config.yaml"
-token=$(kc -n "$ns" create token distenv --duration=1h)
-cat >"$work/webhook/kubeconfig" <<EOF
+# local_webhook DIR ADDRESS PORT: what a replica in namespace $ns gets (the
+# Secret distenv-tls, the ConfigMap's config.yaml, a token of the ServiceAccount
+# distenv) written to DIR, and ./distenv-webhook serving with it on
+# ADDRESS:PORT; its PID is appended to webhook_pids.
+local_webhook() {
+	local d=$1 addr=$2 p=$3 token probe
+	mkdir -p "$d"
+	kc -n "$ns" get secret distenv-tls -o json >"$d/secret.json"
+	secret_files "$d/secret.json" "$d"
+	kc -n "$ns" get configmap distenv -o jsonpath='{.data.config\.yaml}' |
+		sed "s#/etc/distenv/tls/#$d/#" >"$d/config.yaml"
+	token=$(kc -n "$ns" create token distenv --duration=1h)
+	cat >"$d/kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -172,27 +188,45 @@ users:
   user:
     token: $token
 EOF
-chmod 600 "$work/webhook/kubeconfig"
-# The chart sets no clusterDomain; this control plane has no node and so no pod
-# resolv.conf: the server reads a host's (serve's test hook, not this machine's,
-# which inside a CI pod would name that cluster's domain) and falls back to
-# cluster.local, which the checks below expect.
-printf 'nameserver 127.0.0.53\nsearch example.internal\n' >"$work/webhook/resolv.conf"
-DISTENV_RESOLV_CONF="$work/webhook/resolv.conf" "$binary" serve --config "$work/webhook/config.yaml" \
-	--listen "127.0.0.1:$port" --kubeconfig "$work/webhook/kubeconfig" >"$work/webhook.log" 2>&1 &
-webhook_pid=$!
-echo "$webhook_pid" >"$cluster_dir/pids/distenv-webhook.pid"
+	chmod 600 "$d/kubeconfig"
+	# The chart sets no clusterDomain; this control plane has no node and so no pod
+	# resolv.conf: the server reads a host's (serve's test hook, not this machine's,
+	# which inside a CI pod would name that cluster's domain) and falls back to
+	# cluster.local, which the checks below expect.
+	printf 'nameserver 127.0.0.53\nsearch example.internal\n' >"$d/resolv.conf"
+	# The config's probeListen (:8081) is a pod's own port: here a free one.
+	probe=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	DISTENV_RESOLV_CONF="$d/resolv.conf" "$binary" serve --config "$d/config.yaml" --listen "$addr:$p" --probe-listen "127.0.0.1:$probe" \
+		--kubeconfig "$d/kubeconfig" >"$d/webhook.log" 2>&1 &
+	webhook_pids+=($!)
+	echo "$!" >"$cluster_dir/pids/distenv-webhook-${#webhook_pids[@]}.pid"
+}
+# secret_files SECRET_JSON DIR: ca.crt, tls.crt and tls.key of a Secret written
+# into DIR, each file replaced whole (as the kubelet updates a mounted Secret).
+secret_files() {
+	$py - "$1" "$2" <<'EOF'
+import base64, json, os, sys
+sec, d = json.load(open(sys.argv[1]))["data"], sys.argv[2]
+for k in ("ca.crt", "tls.crt", "tls.key"):
+    with open(f"{d}/.{k}.new", "wb") as f:
+        f.write(base64.b64decode(sec[k]))
+    os.chmod(f"{d}/.{k}.new", 0o600)
+    os.replace(f"{d}/.{k}.new", f"{d}/{k}")
+EOF
+}
+kc get mutatingwebhookconfiguration distenv -o json >"$work/mwc-1.json"
+local_webhook "$work/webhook" 127.0.0.1 "$port"
 if wait_for 20 curl -fsS --max-time 2 --cacert "$work/webhook/ca.crt" "https://127.0.0.1:$port/healthz"; then
 	ok "./distenv-webhook serves the chart's certificate (verified with the chart's CA) on 127.0.0.1:$port"
 else
-	nok "local webhook did not come up: $(tail -n 5 "$work/webhook.log")"
+	nok "local webhook did not come up: $(tail -n 5 "$work/webhook/webhook.log")"
 fi
-if grep -q '"event":"cluster_domain","domain":"cluster.local","source":"default"' "$work/webhook.log" &&
-	grep -q '"event":"cluster_domain_default"' "$work/webhook.log" &&
+if grep -q '"event":"cluster_domain","domain":"cluster.local","source":"default"' "$work/webhook/webhook.log" &&
+	grep -q '"event":"cluster_domain_default"' "$work/webhook/webhook.log" &&
 	! grep -q '^clusterDomain:' "$work/webhook/config.yaml"; then
 	ok "the chart's config sets no clusterDomain; without a svc.<domain> in resolv.conf the server says it uses cluster.local (default)"
 else
-	nok "cluster domain at start: $(grep -h cluster_domain "$work/webhook.log" "$work/webhook/config.yaml" | head -c 600)"
+	nok "cluster domain at start: $(grep -h cluster_domain "$work/webhook/webhook.log" "$work/webhook/config.yaml" | head -c 600)"
 fi
 
 # --- helm test: no kubelet runs the test Pod here, so check what can be checked --
@@ -575,48 +609,310 @@ else
 	nok "/metrics after the examples: ${out:-scrape failed}"
 fi
 
-if kill -0 "$webhook_pid" 2>/dev/null; then
+if kill -0 "${webhook_pids[0]}" 2>/dev/null; then
 	ok "the local webhook is still running after every request"
 else
-	nok "the local webhook exited: $(tail -n 5 "$work/webhook.log")"
+	nok "the local webhook exited: $(tail -n 5 "$work/webhook/webhook.log")"
 fi
 
-# --- helm uninstall, then the plain manifest as docs/install.md applies it ---------
+# --- docs/install.md's blocks, its commands as written ------------------------------
+# The blocks of docs/install.md marked `<!-- chart-install: NAME -->` run with
+# bash -e, in a directory that holds the repository's deploy/ and puts
+# ./distenv-webhook on PATH, with the one substitution the page asks for: a
+# registry in place of registry.example.com/ml/distenv.
+registry=registry.test/ml/distenv
+user="$work/user"
+mkdir -p "$user/bin"
+ln -s "$root/deploy" "$user/deploy"
+ln -s "$binary" "$user/bin/distenv-webhook"
+run_block() { # NAME: docs/install.md's block NAME; stdout in $work/NAME.out, trace in $work/NAME.log
+	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(sys.argv[1])))' "$1" |
+		sed "s|registry.example.com/ml/distenv|$registry|g" >"$work/$1.sh" || return 1
+	(cd "$user" && PATH="$user/bin:$PATH" bash -eu -o pipefail -x "$work/$1.sh") >"$work/$1.out" 2>"$work/$1.log"
+}
+
+# --- helm uninstall ---------------------------------------------------------------
 if "$helm" uninstall distenv -n "$ns" >"$work/uninstall.log" 2>&1 &&
-	wait_for 30 bash -c '! kubectl get mutatingwebhookconfiguration distenv && ! kubectl get clusterrole distenv && ! kubectl get clusterrolebinding distenv' &&
+	wait_for 30 bash -c '! kubectl get mutatingwebhookconfiguration distenv && ! kubectl get validatingwebhookconfiguration distenv && ! kubectl get clusterrole distenv && ! kubectl get clusterrolebinding distenv' &&
 	wait_for 60 pod_count "$ns" app.kubernetes.io/name=distenv 0; then
-	ok "helm uninstall removes the webhook configuration, the cluster RBAC and (garbage collector) the pods"
+	ok "helm uninstall removes both webhook configurations, the cluster RBAC and (garbage collector) the pods"
 else
 	nok "helm uninstall: $(cat "$work/uninstall.log")"
 fi
-# The steps of docs/install.md (and the header of deploy/distenv.yaml), verbatim
-# apart from the paths.
-certs="$work/certs"
-if "$binary" certs --service distenv --namespace distenv --out "$certs" >"$work/certs.log" 2>&1 &&
-	kc -n distenv create secret generic distenv-tls --type kubernetes.io/tls \
-		--from-file=tls.crt="$certs/tls.crt" --from-file=tls.key="$certs/tls.key" \
-		--from-file=ca.crt="$certs/ca.crt" >"$work/plain.log" 2>&1 &&
-	kc apply -f deploy/distenv.yaml >>"$work/plain.log" 2>&1 &&
-	kc patch mutatingwebhookconfiguration distenv --type json -p \
-		"[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 "$certs/ca.crt")\"}]" >>"$work/plain.log" 2>&1; then
-	ok "deploy/distenv.yaml: certs, Secret, kubectl apply and the caBundle patch are accepted ($(grep -c 'created\|configured\|unchanged' "$work/plain.log") objects)"
+# With no webhook left, a labelled pod re-created now (the StatefulSet
+# controller replacing a deleted one) gets no env, and the page's command shows
+# it (no distenv.dev/injected annotation) beside the pods that got theirs.
+kc -n team-a delete pod trainer-1 >/dev/null
+recreated() { # trainer-1 exists again, without the annotation
+	kc -n team-a get pod trainer-1 -o jsonpath='{.metadata.annotations}' >"$work/trainer-1.ann" 2>/dev/null &&
+		! grep -q 'distenv.dev/injected' "$work/trainer-1.ann"
+}
+if wait_for 60 recreated && run_block find-uninjected &&
+	[[ -z $(kc -n team-a get pod trainer-1 -o jsonpath='{.spec.containers[1].env}') ]] &&
+	grep -Eq '^team-a +trainer-1 +<none>$' "$work/find-uninjected.out" &&
+	grep -Eq '^team-a +trainer-0 +rank=0,world-size=3,' "$work/find-uninjected.out"; then
+	ok "after helm uninstall a re-created labelled pod starts without env; docs/install.md's find-uninjected lists it as <none>"
 else
-	nok "deploy/distenv.yaml steps: $(tail -n 5 "$work/certs.log" "$work/plain.log")"
+	nok "after helm uninstall: trainer-1 env $(kc -n team-a get pod trainer-1 -o jsonpath='{.spec.containers[1].env}' 2>&1 | head -c 200); $(grep 'trainer-[01] ' "$work/find-uninjected.out" 2>&1; tail -n 3 "$work/find-uninjected.log" 2>/dev/null)"
 fi
-if [[ $(kc get mutatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}') == "$(base64 -w0 "$certs/ca.crt")" ]] &&
-	wait_for 60 pod_count distenv app.kubernetes.io/name=distenv 2; then
-	ok "deploy/distenv.yaml: caBundle is the generated CA; its 2 webhook pods pass the restricted profile"
+
+# --- docs/install.md's kubectl path, its blocks in order ----------------------------
+# Between the blocks this script does only what the cluster's own parts would: an EndpointSlice for the
+# Service (the endpointslice controller, for a Ready replica) and the Secret's
+# files for the server (the kubelet, which updates a mounted Secret).
+# A user starts from a cluster without distenv: the release's namespace goes too.
+kc delete namespace "$ns" --wait=false >/dev/null
+if ! wait_for 120 bash -c "! kubectl get namespace $ns"; then
+	nok "namespace $ns not deleted after helm uninstall: $(kc get namespace "$ns" -o jsonpath='{.status}')"
+fi
+bundles() { # the caBundle of the MutatingWebhookConfiguration and of the ValidatingWebhookConfiguration
+	echo "$(kc get mutatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" \
+		"$(kc get validatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')"
+}
+if run_block kubectl-apply; then
+	ok "docs/install.md kubectl-apply: $(grep -c . "$work/kubectl-apply.sh") lines run as written (image $registry)"
 else
-	nok "deploy/distenv.yaml: caBundle or pods: $(kc -n distenv get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | head -c 400)"
+	nok "docs/install.md kubectl-apply: $(tail -n 8 "$work/kubectl-apply.log")"
 fi
-# Its webhook is live and points at the Service: with no replica serving (no
-# kubelet here), failurePolicy Fail refuses opted-in pods, and only those.
+ca1=$(base64 -w0 "$user/certs/ca.crt" 2>/dev/null || true)
+if [[ -n "$ca1" && "$(bundles)" == "$ca1 $ca1" ]]; then
+	ok "docs/install.md kubectl-apply: both webhook configurations carry the CA of distenv-webhook certs"
+else
+	nok "docs/install.md kubectl-apply: caBundles (mutating, validating) are not the generated CA: $(bundles | head -c 200)"
+fi
+kc -n "$ns" get deployment distenv -o json >"$work/plain-deploy.json" 2>/dev/null || true
+kc -n "$ns" get configmap distenv -o jsonpath='{.data.config\.yaml}' >"$work/plain-config.yaml" 2>/dev/null || true
+if out=$($py - "$work/plain-deploy.json" "$work/plain-config.yaml" "$registry:$(cat VERSION)" <<'EOF' 2>&1
+import json, sys, yaml
+spec = json.load(open(sys.argv[1]))["spec"]["template"]["spec"]
+want = sys.argv[3]
+images = [c["image"] for c in spec.get("initContainers", []) + spec["containers"]]
+assert images and all(i == want for i in images), f"Deployment images {images}, want {want}"
+wait = yaml.safe_load(open(sys.argv[2]))["waitInit"]["image"]
+assert wait == want, f"waitInit.image {wait}, want {want}"
+print(f"{len(images)} containers and waitInit.image")
+EOF
+); then
+	ok "docs/install.md's sed points the images at the registry: $out"
+else
+	nok "images after docs/install.md's sed: $out"
+fi
+if wait_for 60 pod_count "$ns" app.kubernetes.io/name=distenv 2; then
+	ok "deploy/distenv.yaml: the ReplicaSet controller created its 2 webhook pods"
+else
+	nok "deploy/distenv.yaml: pods: $(kc -n "$ns" get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | head -c 400)"
+fi
+# No replica serves yet (no kubelet here): failurePolicy Fail refuses opted-in
+# pods, and only those.
 if out=$(kc -n team-a create -f - <<<"$bare" 2>&1); then
 	nok "opted-in pod admitted while the manifest's webhook has no endpoint: $out"
-elif grep -q 'distenv.distenv.svc' <<<"$out" && kc -n team-a run unlabelled --image=x --restart=Never >/dev/null 2>&1; then
-	ok "deploy/distenv.yaml: opted-in pods go to service distenv.distenv.svc (refused while it has no endpoint); other pods are not affected"
+elif grep -q 'pods.distenv.dev' <<<"$out" && kc -n team-a run unlabelled --image=x --restart=Never >/dev/null 2>&1; then
+	ok "deploy/distenv.yaml: opted-in pods are refused while its Service has no endpoint; other pods are not affected ($(grep -o 'failed calling webhook.*' <<<"$out" | head -c 160))"
 else
 	nok "deploy/distenv.yaml webhook: $out"
+fi
+
+# A replica as the cluster would run it, at an address of this host that an
+# EndpointSlice may name (not loopback): the Secret's files, the ConfigMap's
+# config and the ServiceAccount's token. The API server dials it through the
+# Service and checks its certificate against the caBundles for the name
+# distenv.distenv.svc, as it would a pod's.
+host_ip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ split($4, a, "/"); print a[1]; exit }')
+rep_dir="" rep_port=""
+# replica DIR CA_FILE: local_webhook DIR on $host_ip and a free port, named by
+# an EndpointSlice of the Service distenv; true once it serves
+# distenv.distenv.svc verified with CA_FILE.
+replica() {
+	rep_dir=$1
+	rep_port=$($py -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$host_ip")
+	local_webhook "$rep_dir" "$host_ip" "$rep_port"
+	kc apply -f - >/dev/null <<EOF
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: distenv-chart-install
+  namespace: $ns
+  labels:
+    kubernetes.io/service-name: distenv
+    endpointslice.kubernetes.io/managed-by: chart-install.distenv.dev
+addressType: IPv4
+ports: [{name: https, port: $rep_port, protocol: TCP}]
+endpoints: [{addresses: ["$host_ip"], conditions: {ready: true}}]
+EOF
+	wait_for 20 curl -fsS --max-time 2 --cacert "$2" \
+		--resolve "distenv.distenv.svc:$rep_port:$host_ip" "https://distenv.distenv.svc:$rep_port/healthz"
+}
+serving=0
+if [[ -z "$host_ip" ]]; then
+	nok "kubectl path: this host has no global IPv4 address for the Service's EndpointSlice (ip -4 addr)"
+elif replica "$work/webhook2" "$user/certs/ca.crt"; then
+	serving=1
+	ok "deploy/distenv.yaml: a replica with the Secret's certificate serves distenv.distenv.svc at $host_ip:$rep_port (EndpointSlice of the Service)"
+else
+	nok "kubectl path: the replica did not come up: $(tail -n 5 "$work/webhook2/webhook.log")"
+fi
+answers() { # "VALIDATED PATCHED": /validate answers and /mutate patches so far
+	curl -fsS --max-time 5 --cacert "$rep_dir/ca.crt" --resolve "distenv.distenv.svc:$rep_port:$host_ip" \
+		"https://distenv.distenv.svc:$rep_port/metrics" | $py -c '
+import sys
+v = p = 0
+for line in sys.stdin:
+    if line.startswith("distenv_admission_requests_total{"):
+        n = float(line.rsplit(" ", 1)[1])
+        v += n if "webhook=\"validate\"" in line else 0
+        p += n if "webhook=\"mutate\"" in line and "outcome=\"patched\"" in line else 0
+print(int(v), int(p))'
+}
+# expect_env NS POD RANK OUT: POD's first container (its env as JSON in the
+# last line of OUT) has the env docs/install.md's example gives rank RANK.
+expect_env() {
+	PYTHONPATH="$root/test/chart" $py - "$@" <<'EOF'
+import json, sys
+import check
+ns, pod, rank, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines = open(out).read().strip().splitlines()
+assert lines, f"{out}: no output"
+env = {e["name"]: e.get("value") for e in json.loads(lines[-1])}
+_, want = check.expected_examples(ns)["pytorch-ddp-statefulset.yaml"]
+check.env_matches(env, want, rank, f"{ns}/{pod}")
+print(f"{ns}/{pod}: RANK={env['RANK']} WORLD_SIZE={env['WORLD_SIZE']} MASTER_ADDR={env['MASTER_ADDR']}")
+EOF
+}
+if ((serving)); then
+	read -r v0 p0 <<<"$(answers)"
+	if run_block check; then
+		read -r v1 p1 <<<"$(answers)"
+		if out=$(expect_env default ddp-1 1 "$work/check.out" 2>&1) && ((v1 > v0 && p1 >= p0 + 2)); then
+			ok "docs/install.md check: runs as written; the StatefulSet accepted through /validate ($((v1 - v0)) answers), its pods patched through /mutate ($((p1 - p0))): $out"
+		else
+			nok "docs/install.md check: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1; $out"
+		fi
+	else
+		nok "docs/install.md check: $(tail -n 8 "$work/check.log")"
+	fi
+
+	# Rotation: the new CA trusted beside the old one, the Secret replaced, the
+	# replica given the new files (the kubelet's part), then only the new CA.
+	old_ca=$(cat "$user/certs/ca.crt")
+	if run_block rotate; then
+		both=$(cat "$user/certs/ca.crt" "$user/certs-new/ca.crt" | base64 -w0)
+		if [[ "$(bundles)" == "$both $both" ]]; then
+			ok "docs/install.md rotate: runs as written; both webhook configurations trust the old and the new CA"
+		else
+			nok "docs/install.md rotate: caBundles are not old + new CA"
+		fi
+	else
+		nok "docs/install.md rotate: $(tail -n 8 "$work/rotate.log")"
+	fi
+	reloads() { grep -c certificate_reloaded "$work/webhook2/webhook.log" || true; }
+	r0=$(reloads)
+	reloaded() { [[ $(reloads) -gt $r0 ]]; }
+	kc -n "$ns" get secret distenv-tls -o json >"$work/webhook2/secret.json"
+	secret_files "$work/webhook2/secret.json" "$work/webhook2"
+	if wait_for 60 reloaded && cmp -s "$work/webhook2/tls.crt" "$user/certs-new/tls.crt"; then
+		ok "the replica logs certificate_reloaded for the Secret's new certificate"
+	else
+		nok "no certificate_reloaded after the Secret changed: $(tail -n 3 "$work/webhook2/webhook.log")"
+	fi
+	if run_block rotate-finish; then
+		new=$(base64 -w0 "$user/certs/ca.crt")
+		if [[ "$(bundles)" == "$new $new" && "$(cat "$user/certs/ca.crt")" != "$old_ca" && ! -e "$user/certs-new" ]]; then
+			ok "docs/install.md rotate-finish: runs as written; both webhook configurations trust only the new CA, now certs/ca.crt"
+		else
+			nok "docs/install.md rotate-finish: caBundles or certs/ not as the page says"
+		fi
+	else
+		nok "docs/install.md rotate-finish: $(tail -n 8 "$work/rotate-finish.log")"
+	fi
+	# Only the new CA is trusted now, and only the new certificate served: a
+	# workload applied as the page applies it still passes both webhooks.
+	kc create namespace rotated >/dev/null
+	read -r v0 p0 <<<"$(answers)"
+	if (cd "$user" && kubectl -n rotated apply -f deploy/examples/pytorch-ddp-statefulset.yaml) >"$work/rotated.log" 2>&1 &&
+		wait_for 60 pod_count rotated app.kubernetes.io/name=ddp 2 &&
+		kc -n rotated get pod ddp-1 -o jsonpath='{.spec.containers[0].env}' >"$work/rotated.out" &&
+		out=$(expect_env rotated ddp-1 1 "$work/rotated.out" 2>&1); then
+		read -r v1 p1 <<<"$(answers)"
+		if ((v1 > v0 && p1 >= p0 + 2)); then
+			ok "after the rotation: a StatefulSet accepted through /validate and its pods patched through /mutate: $out"
+		else
+			nok "after the rotation: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1"
+		fi
+	else
+		nok "after the rotation: $(tail -n 5 "$work/rotated.log") ${out:-}"
+	fi
+fi
+
+# --- docs/install.md's cert-manager path ----------------------------------------
+# cert-manager's CRDs, and its controller and CA injector built from its Go
+# module (test/chart/cert-manager/build.sh) running on this host with the admin
+# kubeconfig; then the page's cert-manager block as written, and, once the CA
+# injector has filled in both caBundles, a replica with the Secret cert-manager
+# issued and the page's check again.
+# First the kubectl path's install goes (the page's uninstall), with the check's
+# StatefulSet, so that the check creates its pods afresh.
+kc delete -f deploy/distenv.yaml --wait=false >/dev/null 2>&1 || true
+kc -n default delete -f deploy/examples/pytorch-ddp-statefulset.yaml --wait=false >/dev/null 2>&1 || true
+gone() {
+	! kc get namespace "$ns" >/dev/null 2>&1 && ! kc get validatingwebhookconfiguration distenv >/dev/null 2>&1 &&
+		pod_count default app.kubernetes.io/name=ddp 0
+}
+cm_ok=0
+if ! wait_for 120 gone; then
+	nok "cert-manager path: kubectl delete -f deploy/distenv.yaml left namespace $ns, the webhooks or default/ddp pods"
+elif ! cm_bin=$(test/chart/cert-manager/build.sh 2>"$work/cm-build.log") ||
+	! cm_crds=$(test/chart/cert-manager/build.sh crds 2>>"$work/cm-build.log"); then
+	nok "cert-manager path: test/chart/cert-manager/build.sh: $(tail -n 5 "$work/cm-build.log")"
+elif ! kc create -f "$cm_crds" >"$work/cm-crds.log" 2>&1 ||
+	! kc wait --for condition=established --timeout=60s -f "$cm_crds" >>"$work/cm-crds.log" 2>&1; then
+	nok "cert-manager path: CRDs: $(tail -n 5 "$work/cm-crds.log")"
+else
+	for what in controller cainjector; do
+		"$cm_bin" "$what" --kubeconfig "$KUBECONFIG" >"$work/cm-$what.log" 2>&1 &
+		webhook_pids+=($!)
+		echo "$!" >"$cluster_dir/pids/cert-manager-$what.pid"
+	done
+	cm_ok=1
+	ok "cert-manager $(awk '$1 == "github.com/cert-manager/cert-manager" { print $2; exit }' test/chart/cert-manager/go.mod): CRDs established, controller and cainjector running"
+fi
+if ((cm_ok)); then
+	if run_block cert-manager; then
+		ok "docs/install.md cert-manager: $(grep -c . "$work/cert-manager.sh") line run as written (image $registry)"
+	else
+		nok "docs/install.md cert-manager: $(tail -n 8 "$work/cert-manager.log")"
+	fi
+	injected() { # both caBundles are the ca.crt of the Secret cert-manager issued
+		local ca
+		ca=$(kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.ca\.crt}' 2>/dev/null) &&
+			[[ -n "$ca" && "$(bundles)" == "$ca $ca" ]]
+	}
+	if kc -n "$ns" wait --for=condition=Ready certificate/distenv-tls --timeout=120s >"$work/cm-ready.log" 2>&1 &&
+		wait_for 60 injected; then
+		ok "cert-manager issued distenv-tls (CA Issuer distenv-ca) and its CA injector put its CA into both webhook configurations"
+	else
+		nok "cert-manager: certificate or caBundles: $(tail -n 2 "$work/cm-ready.log") $(kc -n "$ns" get certificate,certificaterequest -o wide 2>&1 | tail -n 4) $(tail -n 3 "$work/cm-controller.log" "$work/cm-cainjector.log")"
+		cm_ok=0
+	fi
+fi
+if ((cm_ok)); then
+	kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.ca\.crt}' | base64 -d >"$work/cm-ca.crt"
+	if [[ -z "$host_ip" ]]; then
+		nok "cert-manager path: this host has no global IPv4 address for the Service's EndpointSlice"
+	elif ! replica "$work/webhook3" "$work/cm-ca.crt"; then
+		nok "cert-manager path: the replica did not come up: $(tail -n 5 "$work/webhook3/webhook.log")"
+	else
+		read -r v0 p0 <<<"$(answers)"
+		if run_block check; then
+			read -r v1 p1 <<<"$(answers)"
+			if out=$(expect_env default ddp-1 1 "$work/check.out" 2>&1) && ((v1 > v0 && p1 >= p0 + 2)); then
+				ok "cert-manager path, docs/install.md check: the StatefulSet accepted through /validate ($((v1 - v0)) answers), its pods patched through /mutate ($((p1 - p0))) with cert-manager's certificate: $out"
+			else
+				nok "cert-manager path, check: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1; $out"
+			fi
+		else
+			nok "cert-manager path, docs/install.md check: $(tail -n 8 "$work/check.log")"
+		fi
+	fi
 fi
 
 echo "chart-install: $(($(date +%s) - t0)) s" >&2

@@ -80,7 +80,7 @@ app.kubernetes.io/component: admission-webhook
 {{- end }}
 
 {{- define "distenv.preStopSleep" -}}
-{{- if and .Values.preStop.enabled (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- if .Values.preStop.enabled -}}
 true
 {{- end }}
 {{- end }}

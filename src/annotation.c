@@ -51,6 +51,47 @@ const struct annotation_def *annotation_find(const char *name)
 	return NULL;
 }
 
+/* The edit distance of a and b (insert, delete, replace, swap), up to 64 characters each. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[65][65];
+
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *annotation_nearest(const char *name)
+{
+	const char *best = NULL;
+	size_t i, dist, best_dist = 3; /* two edits at most: a typo, not another word */
+
+	for (i = 0; i < annotation_ndefs; i++) {
+		dist = edit_distance(name, annotation_defs[i].name);
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = annotation_defs[i].name;
+		}
+	}
+	return best;
+}
+
 int annotation_duration(const char *v, long max, long *seconds)
 {
 	long total = 0, n;
@@ -231,7 +272,11 @@ int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err,
 			continue;
 		d = annotation_find(a->string);
 		if (d == NULL) {
-			join(unknown, unknownlen, ", ", a->string);
+			const char *near = annotation_nearest(a->string);
+			if (near != NULL)
+				snprintf(one, sizeof(one), "%.200s (did you mean %s?)", a->string,
+				         near + strlen(ANNOTATION_PREFIX));
+			join(unknown, unknownlen, ", ", near != NULL ? one : a->string);
 			(*n_unknown)++;
 			continue;
 		}

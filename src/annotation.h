@@ -42,6 +42,12 @@ extern const size_t annotation_ndefs;
 const struct annotation_def *annotation_find(const char *name);
 
 /*
+ * The known annotation within two edits (a letter added, left out, changed or
+ * two swapped) of name, the nearest first in table order; NULL when none is.
+ */
+const char *annotation_nearest(const char *name);
+
+/*
  * Checks value v of annotation d. Returns 0, or -1 with err ("distenv:
  * annotation NAME: "V" is not ..."). When out is non-NULL and the type is
  * ANNOT_COUNT or ANNOT_DURATION, *out gets the number (seconds for a duration).

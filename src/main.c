@@ -71,10 +71,12 @@ static const char usage_serve[] =
 
 static const char usage_render[] =
     "usage: distenv-webhook render [--config FILE] [--namespace NS] [--world-size N]\n"
-    "                              [-o text|json] MANIFEST.yaml\n"
+    "                              [-o text|json] [--strict] MANIFEST.yaml\n"
     "\n"
-    "Reads StatefulSet, Job or Pod manifests (YAML, several documents allowed; '-' is\n"
-    "stdin) and prints, offline, the environment each rank would get.\n";
+    "Reads StatefulSet, Job, JobSet, LeaderWorkerSet or Pod manifests (YAML, several\n"
+    "documents or a List allowed; '-' is stdin) and prints, offline, the environment\n"
+    "each rank would get. --strict (or --warnings-as-errors, kubectl's spelling) exits\n"
+    "1 when there is any warning, for a CI gate.\n";
 
 static const char usage_certs[] =
     "usage: distenv-webhook certs --service NAME --namespace NS --out DIR [--days N]\n"
@@ -400,8 +402,11 @@ static int cmd_render(int argc, char **argv)
 	                                     {"namespace", required_argument, NULL, 'N'},
 	                                     {"world-size", required_argument, NULL, 'w'},
 	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"strict", no_argument, NULL, 'S'},
+	                                     {"warnings-as-errors", no_argument, NULL, 'S'},
 	                                     {NULL, 0, NULL, 0}};
 	struct render_opts ro = {NULL, 0, RENDER_TEXT};
+	int strict = 0, warned;
 	const char *config = NULL;
 	struct config cfg;
 	char err[1280], *text, *out;
@@ -423,6 +428,9 @@ static int cmd_render(int argc, char **argv)
 			if (parse_long(optarg, 1, 1L << 20, &ro.world_size) != 0)
 				return fail("--world-size: '%s' is not a whole number above 0",
 				            optarg);
+			break;
+		case 'S':
+			strict = 1;
 			break;
 		case 'o':
 			if (strcmp(optarg, "text") == 0)
@@ -456,12 +464,17 @@ static int cmd_render(int argc, char **argv)
 		fputs(warn.buf, stderr);
 	if (warn.oom)
 		fputs("distenv-webhook render: out of memory: warnings cut short\n", stderr);
+	warned = warn.len > 0 || warn.oom;
 	strbuf_free(&warn);
 	if (out == NULL)
 		return fail("%s: %s", argv[optind], err);
 	fputs(out, stdout);
 	free(out);
-	return fflush(stdout) == 0 ? 0 : 1;
+	if (fflush(stdout) != 0)
+		return 1;
+	if (strict && warned)
+		return fail("%s: warnings (--strict)", argv[optind]);
+	return 0;
 }
 
 static int cmd_certs(int argc, char **argv)

@@ -342,9 +342,24 @@ static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
 {
 	struct rctx *c = ctx;
 
+	const cJSON *label = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"),
+	                                     "labels"),
+	    LABEL_INJECT);
+
 	/* beside one that opts in, /validate names it (its pods are counted, not injected) */
 	if (c->warn == NULL || kind_template_opts_in(tmpl) || (c->opted && what[0] != '\0'))
 		return;
+	if (cJSON_IsBool(label)) {
+		/* YAML's unquoted true: kubectl and the API server refuse a label that is no string
+		 */
+		strbuf_printf(c->warn,
+		              "warning: %s: %s%s label %s: %s is unquoted: YAML reads a boolean, "
+		              "which the API server refuses as a label; write %s: \"true\"\n",
+		              c->doc, what[0] ? what : "the pod template", what[0] ? ": its" : "'s",
+		              LABEL_INJECT, cJSON_IsTrue(label) ? "true" : "false", LABEL_INJECT);
+		return;
+	}
 	strbuf_printf(
 	    c->warn,
 	    "warning: %s: %s%s no label %s: \"true\", so the webhook would leave its pods "
@@ -629,6 +644,10 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 	c.doc = what;
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {
 		warn_label(&c, doc, "");
+		if (!kind_template_opts_in(doc)) {
+			warn_flush(&c);
+			return 0;
+		}
 		rc = render_pod(&c, doc, ns, NULL);
 		warn_flush(&c);
 		return rc;
@@ -649,6 +668,11 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		/* every pod template of the kind (kind.h), as /validate and the chart see them */
 		kind_each_template(kind_of(k->kind), doc, any_opted, &c.opted);
 		kind_each_template(kind_of(k->kind), doc, warn_label, &c);
+		/* nothing opts in: the webhook leaves every pod alone, so nothing is printed */
+		if (!c.opted) {
+			warn_flush(&c);
+			return 0;
+		}
 		/* What /validate would say at apply time: its denial is an error, its warnings
 		 * are printed (the Service checks against the manifest's own Services) */
 		if ((v = malloc(sizeof(*v))) == NULL) {

@@ -176,7 +176,12 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 				v->reason = DENY_ANNOTATION;
 		}
 		if (n_unknown > 0)
-			view_warn_template(v, w, i, "unknown annotation %.80s (ignored)", unknown);
+			view_warn_template(v, w, i, "unknown annotation %.100s (ignored)", unknown);
+		if (json_str(anns, ANN_MAX_RESTARTS) != NULL && json_str(anns, ANN_ELASTIC) == NULL)
+			view_warn_template(v, w, i,
+			                   "%s is ignored without %s: only elastic jobs get "
+			                   "PET_MAX_RESTARTS",
+			                   ANN_MAX_RESTARTS, ANN_ELASTIC);
 		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
 			*world = n;
 	}

@@ -764,6 +764,31 @@ class Suite:
         check(r.returncode != 0 and "cannot read /nonexistent/flag.kc" in r.stderr,
               "--kubeconfig does not win: %d %s" % (r.returncode, r.stderr))
 
+    def case_render_strict(self):
+        """render --strict (and kubectl's spelling --warnings-as-errors) is a CI gate: the same
+        output, and exit 1 when there is a warning; 0 without one."""
+        path = os.path.join(self.work, "strict.yaml")
+        good = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\n"
+                "spec:\n  replicas: 2\n  serviceName: ddp\n  podManagementPolicy: Parallel\n"
+                "  template:\n    metadata: {labels: {distenv.dev/inject: 'true'}%s}\n"
+                "    spec: {containers: [{name: t, image: x}]}\n")
+        for anns, want_rc in (("", 0), (", annotations: {distenv.dev/wolrd-size: '2'}", 1)):
+            with open(path, "w") as f:
+                f.write(good % anns)
+            plain = subprocess.run([self.args.binary, "render", path], capture_output=True,
+                                   text=True, timeout=30)
+            check(plain.returncode == 0 and "RANK=1" in plain.stdout,
+                  "render %r: %d %s" % (anns, plain.returncode, plain.stderr))
+            for flag in ("--strict", "--warnings-as-errors"):
+                r = subprocess.run([self.args.binary, "render", flag, path], capture_output=True,
+                                   text=True, timeout=30)
+                check(r.returncode == want_rc and r.stdout == plain.stdout,
+                      "render %s %r: exit %d (want %d): %s" % (flag, anns, r.returncode, want_rc,
+                                                               r.stderr))
+                if want_rc:
+                    check("did you mean world-size?" in r.stderr and "warnings (--strict)" in r.stderr,
+                          "render %s: %s" % (flag, r.stderr))
+
     def case_render_no_service_name(self):
         path = os.path.join(self.work, "no-service-name.yaml")
         with open(path, "w") as f:
@@ -1929,6 +1954,8 @@ def main():
         run_case("reinvocation at the env limit: allowed unchanged", suite.case_reinvocation_at_limit)
         run_case("render and /mutate agree on a StatefulSet without serviceName",
                  suite.case_render_no_service_name)
+        run_case("render --strict / --warnings-as-errors: exit 1 on a warning, same output",
+                 suite.case_render_strict)
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",

@@ -90,9 +90,42 @@ static void test_check_all(void)
 	CHECK(strstr(err, "distenv.dev/port") && strstr(err, "distenv.dev/elastic") &&
 	          strstr(err, "; ") && !strstr(err, "distenv: "),
 	      "both named once joined: '%s'", err);
-	CHECK(n_unknown == 2 && strcmp(unknown, "distenv.dev/wolrd-size, distenv.dev/typo") == 0,
+	CHECK(n_unknown == 2 &&
+	          strcmp(unknown,
+	                 "distenv.dev/wolrd-size (did you mean world-size?), distenv.dev/typo") ==
+	              0,
 	      "unknown keys: '%s'", unknown);
 	cJSON_Delete(anns);
+}
+
+/* A misspelling within two edits of a known key is named; anything further is not guessed. */
+static const struct {
+	const char *name, *want; /* want NULL: no suggestion */
+} nearest_cases[] = {
+    {"distenv.dev/wolrd-size", "distenv.dev/world-size"},          /* two letters swapped */
+    {"distenv.dev/worldsize", "distenv.dev/world-size"},           /* one left out */
+    {"distenv.dev/ports", "distenv.dev/port"},                     /* one added */
+    {"distenv.dev/framework", "distenv.dev/frameworks"},           /* the singular */
+    {"distenv.dev/elastc", "distenv.dev/elastic"},                 /* one left out */
+    {"distenv.dev/max-restart", "distenv.dev/max-restarts"},       /* the singular */
+    {"distenv.dev/wait-for-mastr", "distenv.dev/wait-for-master"}, /* one left out */
+    {"distenv.dev/nprocs", NULL},                                  /* another word */
+    {"distenv.dev/typo", NULL},                                    /* nothing near */
+    {"distenv.dev/world", NULL},                                   /* five edits away */
+};
+
+static void test_nearest(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(nearest_cases) / sizeof(nearest_cases[0]); i++) {
+		const char *got = annotation_nearest(nearest_cases[i].name);
+		CHECK((got == NULL && nearest_cases[i].want == NULL) ||
+		          (got != NULL && nearest_cases[i].want != NULL &&
+		           strcmp(got, nearest_cases[i].want) == 0),
+		      "%s: nearest %s, want %s", nearest_cases[i].name, got ? got : "(none)",
+		      nearest_cases[i].want ? nearest_cases[i].want : "(none)");
+	}
 }
 
 /* The README's table has a row per annotation, with the table's meaning and default. */
@@ -136,5 +169,6 @@ int main(void)
 	test_checks();
 	test_check_all();
 	test_readme();
+	test_nearest();
 	TEST_MAIN_END("annotation");
 }

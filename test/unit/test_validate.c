@@ -76,7 +76,7 @@ static const struct {
      1, "distenv.dev/port: \"0\"|distenv.dev/elastic: \"4:2\" has MIN greater than MAX", NULL},
     {"a misspelled annotation", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/wolrd-size':'3'"), 1, NULL,
-     "distenv: unknown annotation distenv.dev/wolrd-size (ignored)"},
+     "distenv: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) (ignored)"},
     {"world size above the replicas", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'3'"), 1, NULL,
      "world size 3 (annotation) is above the 2 replicas: ranks from 2 never start"},
@@ -147,6 +147,14 @@ static const struct {
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
      1, NULL, NULL},
+    {"max-restarts without elastic: torchrun would never be told", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/max-restarts':'3'"), 1, NULL,
+     "distenv: distenv.dev/max-restarts is ignored without distenv.dev/elastic: only elastic "
+     "jobs get PET_MAX_RESTARTS"},
+    {"max-restarts with elastic: no warning", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',",
+         "'distenv.dev/max-restarts':'3','distenv.dev/elastic':'1:2'"),
+     1, NULL, NULL},
     /* the pod's DNS (Kubernetes, "DNS for Services and Pods") */
     {"hostNetwork, dnsPolicy absent (ClusterFirst): the node's DNS", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
@@ -192,7 +200,8 @@ static const struct {
      "'template':{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," TMPL(
          "'distenv.dev/wolrd-size':'2'", "") "}}}]}}",
      1, NULL,
-     "distenv: replicated Job workers: unknown annotation distenv.dev/wolrd-size (ignored)"},
+     "distenv: replicated Job workers: unknown annotation distenv.dev/wolrd-size (did you mean "
+     "world-size?) (ignored)"},
     {"a LeaderWorkerSet whose worker template does not opt in: its pods are counted",
      "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"

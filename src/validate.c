@@ -522,12 +522,15 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    "start and the job waits",
 			    world, w->count, k->count_noun, w->count);
 		else
-			view_warn(
+			/* never works: ranks 0..W-1 train alone while the rest are refused forever
+			 */
+			view_problem(
 			    v,
-			    "world size %ld (annotation) is below the %ld %s: pods from rank %ld "
-			    "are "
-			    "denied",
-			    world, w->count, k->count_noun, world);
+			    "annotation %s is %ld, below the %ld %s of %s %s: ranks 0 to %ld "
+			    "would train as a world of their own while the pods from rank %ld "
+			    "are refused for ever: set it to %ld or remove it",
+			    ANN_WORLD_SIZE, world, w->count, k->count_noun, kind, w->name,
+			    world - 1, world, w->count);
 	}
 	if (world <= 0 || k->fixed_world)
 		world = w->count;

@@ -147,6 +147,16 @@ static const struct {
      "{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':4,"
      "'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{}}}}}",
      1, NULL, NULL},
+    {"world-size below the replicas: the rest refused for ever, denied at apply", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'1'"), 1,
+     "annotation distenv.dev/world-size is 1, below the 2 replicas of StatefulSet ddp: ranks 0 "
+     "to 0 would train as a world of their own while the pods from rank 1 are refused for "
+     "ever: set it to 2 or remove it",
+     NULL},
+    {"world-size above the completions: a warning (ranks that never start)", "Job",
+     "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
+     "'Indexed'," TMPL("'distenv.dev/world-size':'3'", "'subdomain':'ddp',") "}}",
+     1, NULL, "world size 3 (annotation) is above the 2 completions"},
     {"max-restarts without elastic: torchrun would never be told", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/max-restarts':'3'"), 1, NULL,
      "distenv: distenv.dev/max-restarts is ignored without distenv.dev/elastic: only elastic "

@@ -1339,7 +1339,7 @@ class Suite:
         """Admissions waiting for look-up workers: the queue is bounded (503 past it) and
         each admission's look-up deadline counts from its arrival, not from when a
         worker picked it up."""
-        timeout_ms, queue, n = 1000, 4, 16
+        timeout_ms, queue, n = 2000, 4, 16
         api = FakeAPI(self.certs_b)
         try:
             s = self.server(config="lookups:\n  enabled: true\n  timeoutMs: %d\nserver:\n"
@@ -1380,8 +1380,12 @@ class Suite:
                 "codes %s" % (n, queue, timeout_ms, len(denied), max(micros or [0]) // 1000,
                               codes.count(503), full, sorted(set(codes))))
             check(set(codes) <= {200, 503}, "answers other than 200/503: %s" % codes)
-            check(codes.count(503) >= 1 and full == codes.count(503),
-                  "queue not bounded: %d answered 503, %d counted" % (codes.count(503), full))
+            # Exact, from both sides: 4 workers hold a look-up each (each hangs for the
+            # whole deadline, longer than the 16 take to arrive), `queue` wait, the rest
+            # are turned away.
+            check(codes.count(503) == n - 4 - queue and full == codes.count(503),
+                  "queue of %d behind 4 workers: %d of %d answered 503 (want %d), %d counted"
+                  % (queue, codes.count(503), n, n - 4 - queue, full))
             check(all(r["allowed"] is False for r in denied), "a hanging look-up was allowed")
             check(len(micros) == len(denied), "admission log lines %d, denials %d"
                   % (len(micros), len(denied)))

@@ -1103,8 +1103,8 @@ class Suite:
             wait_until(lambda: self.server_unacked(port) == 0, 10, step=0.01,
                        what="the client to acknowledge the handshake")
             n_lines = len(self.server.log_lines())
-            lat = []
-            for i in range(1 + n_after):
+            n_answers = 1 + n_after
+            for i in range(n_answers):
                 k = i % 3
                 if i == 0:
                     head, data = "POST /mutate", body(world, "cork-first")
@@ -1112,30 +1112,24 @@ class Suite:
                     head, data = "GET /healthz", ""
                 else:
                     head, data = "POST /mutate", body(2 if k == 1 else 32, "cork-%d" % i)
-                t0 = time.monotonic()
                 st, _, out = raw_http(s, "%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                                       "\r\nContent-Length: %d\r\n\r\n%s" % (head, len(data), data))
-                lat.append(time.monotonic() - t0)
                 check(st == 200, "%s: answer %d: HTTP %d" % (what, i, st))
                 if i == 0:
                     check(lo <= len(out) <= hi, "%s: the first answer has %d bytes" %
                           (what, len(out)))
             s.close()
-            # Valgrind makes every answer slow; the socket's state is checked all the same.
-            slow = [(i, round(x * 1000)) for i, x in enumerate(lat) if x > 0.150]
-            check(SLOW > 1 or not slow, "%s: %d of %d answers waited over 150 ms (TCP_CORK "
-                  "holds 200 ms): %r; all, in ms: %s" % (what, len(slow), len(lat), slow,
-                                                         " ".join("%.0f" % (x * 1000)
-                                                                  for x in lat)))
+            # No timing here (a slow machine is no defect; timings belong in bench/): the
+            # socket's state after each answer is the check, it catches a held cork.
             # One debug line per answer, written once it is out: the cork after it.
 
             def answered():
                 evs = [e for e in (json.loads(ln) for ln in self.server.log_lines()[n_lines:]
                                    if '"answer_sent"' in ln) if e.get("event") == "answer_sent"]
-                return evs if len(evs) >= len(lat) else None
-            evs = wait_until(answered, 10, what="%d answer_sent lines" % len(lat))
-            check(len(evs) == len(lat), "%s: %d answer_sent lines for %d answers" %
-                  (what, len(evs), len(lat)))
+                return evs if len(evs) >= n_answers else None
+            evs = wait_until(answered, 10, what="%d answer_sent lines" % n_answers)
+            check(len(evs) == n_answers, "%s: %d answer_sent lines for %d answers" %
+                  (what, len(evs), n_answers))
             corked = [i for i, e in enumerate(evs) if e.get("tcp_cork") != 0]
             check(not corked, "%s: the server's socket was left corked after answers %r: %r" %
                   (what, corked, evs[corked[0]] if corked else None))
@@ -1732,6 +1726,24 @@ class LookupSuite:
                 vg = f.read()
             check("ERROR SUMMARY: 0 errors" in vg, "valgrind: %s" % vg[-2000:])
 
+    def case_secrets(self):
+        """Secrets are never logged: the whole log of this server (debug level, look-ups
+        made with the bearer token, its TLS key loaded) holds neither the token nor any
+        line of the key."""
+        lines = self.server.log_lines()
+        text = "\n".join(lines)
+        check(any('"level":"debug"' in ln for ln in lines), "no debug line: the log level "
+              "was not debug, so the search covers less than it should")
+        check(any(p.startswith("/apis/") for p in self.api.seen),
+              "no look-up reached the API server with the token")
+        check(FakeAPI.TOKEN not in text, "the bearer token is in the log: %s"
+              % [ln for ln in lines if FakeAPI.TOKEN in ln][:2])
+        check(base64.b64encode(FakeAPI.TOKEN.encode()).decode() not in text,
+              "the bearer token (base64) is in the log")
+        with open(os.path.join(self.s.certs1, "tls.key")) as f:
+            key = [ln for ln in f.read().splitlines() if ln and not ln.startswith("-----")]
+        check(key and not any(k in text for k in key), "a line of the TLS key is in the log")
+
     def close(self):
         if self.server is not None:
             self.server.kill()
@@ -1854,6 +1866,8 @@ def main():
                          lk.case_lookup_failure)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)
                 run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
+                run_case("secrets are never logged: no token, no key line at debug level",
+                         lk.case_secrets)
         finally:
             lk.close()
     except KeyboardInterrupt:

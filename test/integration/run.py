@@ -65,7 +65,16 @@ MAX_BODY = 7 * 1024 * 1024
 # Scaled up under valgrind (set in main).
 SLOW = 1.0
 
-results = {"passed": 0, "failed": 0}
+results = {"passed": 0, "failed": 0, "skipped": 0, "chosen": 0}
+# -k SUBSTR: only the cases whose name holds SUBSTR, with the set-up cases (SETUP) and the
+# earlier cases a selected one reads the effects of (DEPS: name part -> name parts).
+FILTER = None
+SETUP = ("certs: ", "start: ", "look-ups: serve --kubeconfig")
+DEPS = {"metrics: counters": ("patch: ", "denied: ", "HTTP 400", "HTTP 404", "HTTP 413"),
+        "secrets are never logged": ("(look-up)", "look-ups: SIGTERM")}
+# Called after a failed case: starts the shared server again when the case left it dead,
+# so that one failure does not fail every case after it.
+AFTER_FAILURE = []
 
 
 def log(msg):
@@ -82,17 +91,32 @@ def check(cond, what):
         raise CaseFailed(what)
 
 
+def selected(name):
+    if FILTER is None or FILTER in name or name.startswith(SETUP):
+        return True
+    return any(FILTER in k and any(d in name for d in deps) for k, deps in DEPS.items())
+
+
 def run_case(name, fn, *args):
+    if not selected(name):
+        results["skipped"] += 1
+        return True
+    if FILTER is not None and FILTER in name:
+        results["chosen"] += 1
     try:
         fn(*args)
     except CaseFailed as e:
         results["failed"] += 1
         log("FAIL %s: %s" % (name, e))
+        for f in AFTER_FAILURE:
+            f()
         return False
     except Exception as e:  # a crash in the test or a dropped connection
         results["failed"] += 1
         log("FAIL %s: %s: %s" % (name, type(e).__name__, e))
         traceback.print_exc(file=sys.stdout)
+        for f in AFTER_FAILURE:
+            f()
         return False
     results["passed"] += 1
     log("ok   %s" % name)
@@ -539,18 +563,33 @@ class Suite:
             os.symlink(os.path.join("..data", f), os.path.join(self.vol, f))
         self.ca = [os.path.join(self.certs1, "ca.crt")]
         self.ctx = tls_context(self.ca)
-        # A short check interval keeps the swap case quick; the YAML key is the config's.
-        self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
-                             os.path.join(self.vol, "tls.key"), self.args.valgrind,
-                             extra=["--no-lookups"],
-                             config="tls:\n  checkIntervalSeconds: 1\n")
-        self.server.wait_ready(self.ctx)
+        self.start_server()
         c = Conn(self.server.port, self.ctx)
         st, _, _ = c.call("GET", "/healthz")
         check(st == 200, "healthz %d" % st)
         check(c.peer_der == pem_to_der(os.path.join(self.certs1, "tls.crt")),
               "served certificate is not certs1/tls.crt")
         c.close()
+
+    def start_server(self):
+        # A short check interval keeps the swap case quick; the YAML key is the config's.
+        self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
+                             os.path.join(self.vol, "tls.key"), self.args.valgrind,
+                             extra=["--no-lookups"],
+                             config="tls:\n  checkIntervalSeconds: 1\n")
+        self.server.wait_ready(self.ctx)
+
+    def restart_if_dead(self):
+        """After a failed case: a server the case left dead is started again (its log kept)."""
+        if self.server is None or self.server.alive() or self.ctx is None:
+            return
+        log("      the server is gone (exit %s): started again for the next cases"
+            % self.server.proc.returncode)
+        self.server.kill()
+        try:
+            self.start_server()
+        except CaseFailed as e:
+            log("      could not start it again: %s" % e)
 
     def secret_publish(self, src, tsdir):
         """Atomically points vol/..data at a new directory holding src's pair (kubelet style)."""
@@ -1197,8 +1236,13 @@ class Suite:
         check(m[req % ("/mutate", "400")] >= 6, "400s counted as requests too")
         check(m[req % ("/mutate", "200")] >= m[adm % "patched"] + m[adm % "denied"],
               "reviews answered 200")
-        check(m[req % ("/metrics", "200")] >= 0 and m[req % ("/healthz", "200")] >= 1,
-              "health probes counted")
+        check(m[req % ("/healthz", "200")] >= 1, "health probes counted")
+        # A scrape is counted once answered: the next one shows exactly one more.
+        m1, m2 = self.metrics(), self.metrics()
+        check(m1[req % ("/metrics", "200")] >= 1 and
+              m2[req % ("/metrics", "200")] == m1[req % ("/metrics", "200")] + 1,
+              "/metrics scrapes counted: %r then %r" % (m1[req % ("/metrics", "200")],
+                                                        m2[req % ("/metrics", "200")]))
         check(m["distenv_inflight_requests"] == 0, "the scrape is not in flight: %r"
               % m["distenv_inflight_requests"])
         for k in ('distenv_lookups_total{outcome="ok"}', 'distenv_lookups_total{outcome="error"}',
@@ -1771,7 +1815,11 @@ def main():
     ap.add_argument("--binary", default="./distenv-webhook")
     ap.add_argument("--valgrind", action="store_true", help="run the server under valgrind")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-k", dest="filter", metavar="SUBSTR",
+                    help="only the cases whose name holds SUBSTR (with their set-up)")
     args = ap.parse_args()
+    global FILTER
+    FILTER = args.filter
     args.binary = os.path.abspath(args.binary)
     if args.valgrind:
         SLOW = 10.0
@@ -1784,6 +1832,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="distenv-it-")
     suite = Suite(args, work)
+    AFTER_FAILURE.append(suite.restart_if_dead)
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
@@ -1884,7 +1933,11 @@ def main():
 
 
 def finish():
-    log("integration: %d passed, %d failed" % (results["passed"], results["failed"]))
+    skipped = " (%d not selected by -k %s)" % (results["skipped"], FILTER) if FILTER else ""
+    log("integration: %d passed, %d failed%s" % (results["passed"], results["failed"], skipped))
+    if FILTER and not results["chosen"]:
+        log("integration: no case matches -k %s" % FILTER)
+        return 1
     return 1 if results["failed"] else 0
 
 

@@ -1189,13 +1189,37 @@ static void test_large_world(void)
 		pod_plan_free(&plan);
 	}
 	printf("core: the largest TF_CONFIG world for StatefulSet ddp in ml is %ld ranks\n", lo);
-	CHECK(lo > 3000 && lo < 3200, "ddp/ml TF_CONFIG limit %ld", lo);
+	/* the README's figure, exactly: a change of TF_CONFIG's size must change the README */
+	CHECK(lo == 3145, "ddp/ml TF_CONFIG limit %ld, the README says 3,145", lo);
 	if (plan_sts("ddp", "ml", 0, lo, "", &plan, err, sizeof(err)) == PLAN_OK) {
 		CHECK(strlen(plan_var(&plan, "TF_CONFIG")) + strlen("TF_CONFIG=") + 1 <=
 		          ENV_STRING_MAX,
 		      "at the limit TF_CONFIG fits");
 		pod_plan_free(&plan);
 	}
+	/* and one rank more: left out */
+	if (plan_sts("ddp", "ml", 0, lo + 1, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL, "ddp/ml: TF_CONFIG kept at %ld ranks",
+		      lo + 1);
+		pod_plan_free(&plan);
+	}
+	/* the README's second figure: llama-pretrain in research */
+	for (lo = 1, hi = 65536; lo < hi;) {
+		long mid = (lo + hi + 1) / 2;
+		if (plan_sts("llama-pretrain", "research", 0, mid, "", &plan, err, sizeof(err)) !=
+		    PLAN_OK)
+			break;
+		if (plan_var(&plan, "TF_CONFIG") != NULL)
+			lo = mid;
+		else
+			hi = mid - 1;
+		pod_plan_free(&plan);
+	}
+	printf(
+	    "core: the largest TF_CONFIG world for StatefulSet llama-pretrain in research is %ld "
+	    "ranks\n",
+	    lo);
+	CHECK(lo == 1887, "llama-pretrain/research TF_CONFIG limit %ld, the README says 1,887", lo);
 
 	/* 65,536 ranks (the README's maximum): pytorch and jax only, exec-safe, storable */
 	if (plan_sts("ddp", "ml", 65535, 65536, "", &plan, err, sizeof(err)) == PLAN_OK) {

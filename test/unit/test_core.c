@@ -1340,6 +1340,55 @@ static void test_host_label(void)
 	      (int)plan.topo.reason);
 }
 
+/* A StatefulSet pod of world w with n containers, planned under cfg. */
+static enum plan_status plan_limited(const struct config *cfg, int n, long w, char *err,
+                                     size_t errlen)
+{
+	struct strbuf sb;
+	struct pod_plan plan;
+	enum plan_status st;
+	cJSON *pod;
+	int i;
+
+	strbuf_init(&sb);
+	strbuf_printf(&sb,
+	              "{\"metadata\":{\"name\":\"ddp-1\",\"namespace\":\"ml\",\"labels\":{"
+	              "\"distenv.dev/inject\":\"true\"},\"annotations\":{\"distenv.dev/"
+	              "world-size\":\"%ld\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+	              "\"kind\":\"StatefulSet\",\"name\":\"ddp\",\"controller\":true}]},"
+	              "\"spec\":{\"hostname\":\"ddp-1\",\"subdomain\":\"ddp\",\"containers\":[",
+	              w);
+	for (i = 0; i < n; i++)
+		strbuf_printf(&sb, "%s{\"name\":\"c%d\",\"image\":\"x\"}", i ? "," : "", i);
+	strbuf_puts(&sb, "]}}");
+	pod = cJSON_Parse(sb.buf);
+	st = pod_plan_build(pod, "ml", sb.len, cfg, NULL, &plan, err, errlen);
+	if (st == PLAN_OK)
+		pod_plan_free(&plan);
+	cJSON_Delete(pod);
+	strbuf_free(&sb);
+	return st;
+}
+
+/* limits.maxContainers and limits.maxWorldSize, each at and one past its value. */
+static void test_config_limits(void)
+{
+	struct config cfg;
+	char err[512];
+
+	config_defaults(&cfg);
+	cfg.max_containers = 3;
+	cfg.max_world_size = 8;
+	CHECK(plan_limited(&cfg, 3, 8, err, sizeof(err)) == PLAN_OK,
+	      "3 containers, world 8, at both limits: %s", err);
+	CHECK(plan_limited(&cfg, 4, 8, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "4 containers, more than the limit of 3"),
+	      "4 containers, limit 3: '%s'", err);
+	CHECK(plan_limited(&cfg, 1, 9, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "\"9\" is not a world size between 1 and 8"),
+	      "world 9, limit 8: '%s'", err);
+}
+
 /* A container env of n entries "E0".."En-1", plus extra (single-quoted JSON entries). */
 static char *env_pod(int n, const char *extra)
 {
@@ -1507,6 +1556,7 @@ int main(void)
 	test_large_world();
 	test_pod_budget();
 	test_host_label();
+	test_config_limits();
 	test_reinvocation_at_limit();
 	test_own_master();
 	TEST_MAIN_END("core");

@@ -1062,6 +1062,13 @@ class Suite:
         s = self.server(config="lookups:\n  enabled: false\nserver:\n  maxConnections: %d\n"
                         "  maxConnectionsPerIP: 100000\n  requestTimeoutSeconds: 120\n"
                         % maxc, name="limit")
+        # Waits (bounded) until the readiness checks' connections are gone on the
+        # server's side too (only the scrape's own is open): none is left to evict.
+        for _ in range(100):
+            m = re.search(r"^distenv_open_connections (\d+)$", s.metrics(), re.M)
+            if m and int(m.group(1)) <= 1:
+                break
+            time.sleep(0.05)
         held = []
         for i in range(maxc):
             # Expect: 100-continue: the interim answer comes once the server has the

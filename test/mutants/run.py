@@ -126,8 +126,9 @@ def main():
     ap.add_argument("-k", dest="filter", help="only the mutations whose name holds this")
     ap.add_argument("--list", action="store_true", help="print the mutations and exit")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("--file", default=LIST, help="another list (default %(default)s)")
     a = ap.parse_args()
-    muts, errors = parse(LIST)
+    muts, errors = parse(a.file)
     for m in muts:
         if "tier" in m and tier_argv(m["tier"]) is None:
             errors.append("mutation %s: unknown tier %r (unit test_X | integration NAME | "

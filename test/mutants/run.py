@@ -81,8 +81,11 @@ def tier_argv(tier):
 def run_tier(copy, tier, logpath):
     """0 when every command of the tier passed; else the failing command's exit status
     (or 'timeout')."""
+    # TMPDIR inside the scratch directory: what a failing tier keeps goes with it.
+    tmp = os.path.join(os.path.dirname(copy), "tmp")
+    os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ, FAULTS_QUICK="1", DISTENV_BIN="build/distenv-webhook",
-               LOADGEN="build/tools/loadgen")
+               LOADGEN="build/tools/loadgen", TMPDIR=tmp)
     env.pop("GOLDEN_UPDATE", None)
     with open(logpath, "ab") as out:
         for step, argv in enumerate(tier_argv(tier)):

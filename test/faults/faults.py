@@ -749,10 +749,12 @@ class Suite:
             threads = [threading.Thread(target=one, args=(i,)) for i in range(24)]
             for th in threads:
                 th.start()
-            # Waits (bounded) until the 4 workers' look-ups reach the API server: the
-            # other 20 are queued behind them.
+            # Waits (bounded) until the server holds all 24 (the 4 workers' look-ups at
+            # the API server, 20 queued behind them): a client still connecting at the
+            # signal would be refused, which is not what this part checks.
             for _ in range(200):
-                if api.requests >= 4:
+                m = re.search(r"^distenv_inflight_requests (\d+)$", s.metrics(), re.M)
+                if api.requests >= 4 and m and int(m.group(1)) >= 24:
                     break
                 time.sleep(0.05)
             s.proc.send_signal(signal.SIGTERM)

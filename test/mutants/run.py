@@ -108,7 +108,7 @@ def first_failure(logpath):
     """The first line of the log that says what failed, for the summary."""
     with open(logpath, errors="replace") as f:
         for line in f:
-            if re.search(r"check failed|^FAIL|ERROR|Assertion|runtime error", line):
+            if re.search(r"check failed|^FAIL|ERROR|Assertion|runtime error|\*\*\* .* \*\*\*", line):
                 return line.strip()[:160]
     return ""
 

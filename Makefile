@@ -46,7 +46,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e e2e-node conformance bench fuzz faults loadgen chart chart-install image manifests manifests-check FORCE
+        deps e2e e2e-node conformance bench fuzz mutants faults loadgen chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -148,6 +148,13 @@ bench: distenv-webhook $(LOADGEN)
 
 fuzz:
 	bash fuzz/run.sh
+
+# The mutation tier: each mutation of test/mutants/mutants.txt applied to a
+# scratch copy, built and run against the tier that must catch it; fails when
+# one survives (docs/mutants.md).
+mutants:
+	python3 scripts/promises-check.py
+	python3 test/mutants/run.py
 
 faults: distenv-webhook $(LOADGEN)
 	LOADGEN=$(LOADGEN) bash test/faults/run.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: builds the libFuzzer targets with clang (ASan + UBSan), replays
-# every committed regression input and seed, then fuzzes each target for
-# FUZZ_SECONDS (default 60). Crashes, leaks, timeouts and out-of-memory inputs
-# land in FUZZ_WORK/artifacts/<target>/ and fail the run; a crash found there
+# every committed regression input and seed, and every artifact an earlier run
+# kept, then fuzzes each target for FUZZ_SECONDS (default 60). Crashes, leaks,
+# timeouts and out-of-memory inputs land in FUZZ_WORK/artifacts/<target>/ and
+# fail the run, and every later run while they still fail; a crash found there
 # is committed to fuzz/regressions/<target>/ once fixed, so every later run
 # replays it.
 #   FUZZ_SECONDS=N     seconds per target (0: replay only)
@@ -86,11 +87,31 @@ for t in $targets; do
 		fi
 	fi
 
-	# 2. Fuzz for a bounded time, growing a corpus kept across runs.
-	[ "$secs" -gt 0 ] || continue
+	# 2. Every artifact an earlier run found and kept (crash, leak, timeout, oom,
+	#    slow unit), each on its own: one that still fails fails the run, so an
+	#    unfixed crash stays red until it is fixed and committed as a regression.
 	corpus="$work/corpus/$t"
 	arts="$work/artifacts/$t"
 	mkdir -p "$corpus" "$arts"
+	kept=0
+	still=0
+	while IFS= read -r -d '' a; do
+		kept=$((kept + 1))
+		if ! "$exe" -runs=1 -timeout=20 -rss_limit_mb=2048 "$a" >"$build/artifact-$t.log" 2>&1; then
+			still=$((still + 1))
+			bad "$t: kept artifact $a still fails:"
+			grep -E 'ERROR|SUMMARY|runtime error' "$build/artifact-$t.log" | head -5 | sed 's/^/      /'
+		else
+			printf 'fuzz:      %s: kept artifact %s passes now: cp it to fuzz/regressions/%s/ and remove it\n' \
+				"$t" "$a" "$t"
+		fi
+	done < <(find "$arts" -type f -print0)
+	if [ "$kept" -gt 0 ] && [ "$still" -eq 0 ]; then
+		ok "$t: replayed $kept kept artifacts of earlier runs, none fails"
+	fi
+
+	# 3. Fuzz for a bounded time, growing a corpus kept across runs.
+	[ "$secs" -gt 0 ] || continue
 	before=$(find "$arts" -type f | wc -l)
 	log="$build/fuzz-$t.log"
 	"$exe" "$corpus" "fuzz/corpus/$t" -max_total_time="$secs" -max_len="${maxlen[$t]}" \

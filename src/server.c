@@ -36,6 +36,13 @@
 #define TLS_VERSIONS  "TLS1.2,TLS1.3"
 #define DRAIN_POLL_NS 50000000L /* 50 ms between in-flight checks while draining */
 /*
+ * Look-ups end this long before the drain's deadline (at most half the drain),
+ * so that their denials are sent before the deadline closes the connections:
+ * ended at the deadline itself, some answers were cut. A transfer in flight
+ * sees the cap at libcurl's next progress call, up to a second later.
+ */
+#define DRAIN_ANSWER_MARGIN_MS 1500
+/*
  * libmicrohttpd's per-connection memory (request head, read buffer, answer
  * head): 16 KiB instead of its 32 KiB. 0.9.75 zeroes the whole of it after
  * every request (MHD_pool_reset), 3.5 % of the server's CPU at 32 KiB on the
@@ -374,12 +381,15 @@ static int serve(struct server *s, const sigset_t *sigs)
 static void shut_down(struct server *s, const sigset_t *sigs, int sig)
 {
 	struct timespec t0;
+	long long drain_ms = s->cfg->drain_timeout_s * 1000LL, margin = drain_ms / 2;
 
+	if (margin > DRAIN_ANSWER_MARGIN_MS)
+		margin = DRAIN_ANSWER_MARGIN_MS;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&s->draining, 1);
-	/* Look-ups, those in flight and those queued, end with the drain. */
-	kube_set_global_deadline((long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000 +
-	                         s->cfg->drain_timeout_s * 1000);
+	/* Look-ups, those in flight and those queued, end (denied) before the drain does. */
+	kube_set_global_deadline((long long)t0.tv_sec * 1000 + t0.tv_nsec / 1000000 + drain_ms -
+	                         margin);
 	log_kv(LOG_INFO, "drain_start", "signal", strsignal(sig), LOG_END);
 	acceptor_stop(s); /* no new connections, now rather than after the drain */
 	drain(s, sigs);

@@ -4,7 +4,7 @@
 #                      300 under valgrind
 #   FAULTS_SOAK=N      admissions in the soak (default 1,000,000)
 #   DISTENV_BIN=PATH   the binary (default ./distenv-webhook)
-#   test/faults/run.sh [CASE...]   signals tls_policy framing tls_refused lookups lookup_queue body_budget conn_flood slowloris cert_swap cert_validity sigterm drain_keepalive drain_deadline valgrind soak
+#   test/faults/run.sh [CASE...]   signals tls_policy framing tls_refused lookups lookup_queue body_budget conn_limit conn_flood slowloris cert_swap cert_validity sigterm drain_keepalive drain_deadline valgrind soak
 # Closes with "faults: N passed, N failed"; exit 1 when any case failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

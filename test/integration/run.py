@@ -65,7 +65,16 @@ MAX_BODY = 7 * 1024 * 1024
 # Scaled up under valgrind (set in main).
 SLOW = 1.0
 
-results = {"passed": 0, "failed": 0}
+results = {"passed": 0, "failed": 0, "skipped": 0, "chosen": 0}
+# -k SUBSTR: only the cases whose name holds SUBSTR, with the set-up cases (SETUP) and the
+# earlier cases a selected one reads the effects of (DEPS: name part -> name parts).
+FILTER = None
+SETUP = ("certs: ", "start: ", "look-ups: serve --kubeconfig")
+DEPS = {"metrics: counters": ("patch: ", "denied: ", "HTTP 400", "HTTP 404", "HTTP 413"),
+        "secrets are never logged": ("(look-up)", "look-ups: SIGTERM")}
+# Called after a failed case: starts the shared server again when the case left it dead,
+# so that one failure does not fail every case after it.
+AFTER_FAILURE = []
 
 
 def log(msg):
@@ -82,17 +91,32 @@ def check(cond, what):
         raise CaseFailed(what)
 
 
+def selected(name):
+    if FILTER is None or FILTER in name or name.startswith(SETUP):
+        return True
+    return any(FILTER in k and any(d in name for d in deps) for k, deps in DEPS.items())
+
+
 def run_case(name, fn, *args):
+    if not selected(name):
+        results["skipped"] += 1
+        return True
+    if FILTER is not None and FILTER in name:
+        results["chosen"] += 1
     try:
         fn(*args)
     except CaseFailed as e:
         results["failed"] += 1
         log("FAIL %s: %s" % (name, e))
+        for f in AFTER_FAILURE:
+            f()
         return False
     except Exception as e:  # a crash in the test or a dropped connection
         results["failed"] += 1
         log("FAIL %s: %s: %s" % (name, type(e).__name__, e))
         traceback.print_exc(file=sys.stdout)
+        for f in AFTER_FAILURE:
+            f()
         return False
     results["passed"] += 1
     log("ok   %s" % name)
@@ -549,18 +573,33 @@ class Suite:
             os.symlink(os.path.join("..data", f), os.path.join(self.vol, f))
         self.ca = [os.path.join(self.certs1, "ca.crt")]
         self.ctx = tls_context(self.ca)
-        # A short check interval keeps the swap case quick; the YAML key is the config's.
-        self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
-                             os.path.join(self.vol, "tls.key"), self.args.valgrind,
-                             extra=["--no-lookups"],
-                             config="tls:\n  checkIntervalSeconds: 1\n")
-        self.server.wait_ready(self.ctx)
+        self.start_server()
         c = Conn(self.server.port, self.ctx)
         st, _, _ = c.call("GET", "/healthz")
         check(st == 200, "healthz %d" % st)
         check(c.peer_der == pem_to_der(os.path.join(self.certs1, "tls.crt")),
               "served certificate is not certs1/tls.crt")
         c.close()
+
+    def start_server(self):
+        # A short check interval keeps the swap case quick; the YAML key is the config's.
+        self.server = Server(self.args.binary, self.work, os.path.join(self.vol, "tls.crt"),
+                             os.path.join(self.vol, "tls.key"), self.args.valgrind,
+                             extra=["--no-lookups"],
+                             config="tls:\n  checkIntervalSeconds: 1\n")
+        self.server.wait_ready(self.ctx)
+
+    def restart_if_dead(self):
+        """After a failed case: a server the case left dead is started again (its log kept)."""
+        if self.server is None or self.server.alive() or self.ctx is None:
+            return
+        log("      the server is gone (exit %s): started again for the next cases"
+            % self.server.proc.returncode)
+        self.server.kill()
+        try:
+            self.start_server()
+        except CaseFailed as e:
+            log("      could not start it again: %s" % e)
 
     def secret_publish(self, src, tsdir):
         """Atomically points vol/..data at a new directory holding src's pair (kubelet style)."""
@@ -1137,8 +1176,8 @@ class Suite:
             wait_until(lambda: self.server_unacked(port) == 0, 10, step=0.01,
                        what="the client to acknowledge the handshake")
             n_lines = len(self.server.log_lines())
-            lat = []
-            for i in range(1 + n_after):
+            n_answers = 1 + n_after
+            for i in range(n_answers):
                 k = i % 3
                 if i == 0:
                     head, data = "POST /mutate", body(world, "cork-first")
@@ -1146,30 +1185,24 @@ class Suite:
                     head, data = "GET /healthz", ""
                 else:
                     head, data = "POST /mutate", body(2 if k == 1 else 32, "cork-%d" % i)
-                t0 = time.monotonic()
                 st, _, out = raw_http(s, "%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                                       "\r\nContent-Length: %d\r\n\r\n%s" % (head, len(data), data))
-                lat.append(time.monotonic() - t0)
                 check(st == 200, "%s: answer %d: HTTP %d" % (what, i, st))
                 if i == 0:
                     check(lo <= len(out) <= hi, "%s: the first answer has %d bytes" %
                           (what, len(out)))
             s.close()
-            # Valgrind makes every answer slow; the socket's state is checked all the same.
-            slow = [(i, round(x * 1000)) for i, x in enumerate(lat) if x > 0.150]
-            check(SLOW > 1 or not slow, "%s: %d of %d answers waited over 150 ms (TCP_CORK "
-                  "holds 200 ms): %r; all, in ms: %s" % (what, len(slow), len(lat), slow,
-                                                         " ".join("%.0f" % (x * 1000)
-                                                                  for x in lat)))
+            # No timing here (a slow machine is no defect; timings belong in bench/): the
+            # socket's state after each answer is the check, it catches a held cork.
             # One debug line per answer, written once it is out: the cork after it.
 
             def answered():
                 evs = [e for e in (json.loads(ln) for ln in self.server.log_lines()[n_lines:]
                                    if '"answer_sent"' in ln) if e.get("event") == "answer_sent"]
-                return evs if len(evs) >= len(lat) else None
-            evs = wait_until(answered, 10, what="%d answer_sent lines" % len(lat))
-            check(len(evs) == len(lat), "%s: %d answer_sent lines for %d answers" %
-                  (what, len(evs), len(lat)))
+                return evs if len(evs) >= n_answers else None
+            evs = wait_until(answered, 10, what="%d answer_sent lines" % n_answers)
+            check(len(evs) == n_answers, "%s: %d answer_sent lines for %d answers" %
+                  (what, len(evs), n_answers))
             corked = [i for i, e in enumerate(evs) if e.get("tcp_cork") != 0]
             check(not corked, "%s: the server's socket was left corked after answers %r: %r" %
                   (what, corked, evs[corked[0]] if corked else None))
@@ -1237,8 +1270,13 @@ class Suite:
         check(m[req % ("/mutate", "400")] >= 6, "400s counted as requests too")
         check(m[req % ("/mutate", "200")] >= m[adm % "patched"] + m[adm % "denied"],
               "reviews answered 200")
-        check(m[req % ("/metrics", "200")] >= 0 and m[req % ("/healthz", "200")] >= 1,
-              "health probes counted")
+        check(m[req % ("/healthz", "200")] >= 1, "health probes counted")
+        # A scrape is counted once answered: the next one shows exactly one more.
+        m1, m2 = self.metrics(), self.metrics()
+        check(m1[req % ("/metrics", "200")] >= 1 and
+              m2[req % ("/metrics", "200")] == m1[req % ("/metrics", "200")] + 1,
+              "/metrics scrapes counted: %r then %r" % (m1[req % ("/metrics", "200")],
+                                                        m2[req % ("/metrics", "200")]))
         check(m["distenv_inflight_requests"] == 0, "the scrape is not in flight: %r"
               % m["distenv_inflight_requests"])
         for k in ('distenv_lookups_total{outcome="ok"}', 'distenv_lookups_total{outcome="error"}',
@@ -1879,6 +1917,24 @@ class LookupSuite:
                 vg = f.read()
             check("ERROR SUMMARY: 0 errors" in vg, "valgrind: %s" % vg[-2000:])
 
+    def case_secrets(self):
+        """Secrets are never logged: the whole log of this server (debug level, look-ups
+        made with the bearer token, its TLS key loaded) holds neither the token nor any
+        line of the key."""
+        lines = self.server.log_lines()
+        text = "\n".join(lines)
+        check(any('"level":"debug"' in ln for ln in lines), "no debug line: the log level "
+              "was not debug, so the search covers less than it should")
+        check(any(p.startswith("/apis/") for p in self.api.seen),
+              "no look-up reached the API server with the token")
+        check(FakeAPI.TOKEN not in text, "the bearer token is in the log: %s"
+              % [ln for ln in lines if FakeAPI.TOKEN in ln][:2])
+        check(base64.b64encode(FakeAPI.TOKEN.encode()).decode() not in text,
+              "the bearer token (base64) is in the log")
+        with open(os.path.join(self.s.certs1, "tls.key")) as f:
+            key = [ln for ln in f.read().splitlines() if ln and not ln.startswith("-----")]
+        check(key and not any(k in text for k in key), "a line of the TLS key is in the log")
+
     def close(self):
         if self.server is not None:
             self.server.kill()
@@ -1906,7 +1962,11 @@ def main():
     ap.add_argument("--binary", default="./distenv-webhook")
     ap.add_argument("--valgrind", action="store_true", help="run the server under valgrind")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-k", dest="filter", metavar="SUBSTR",
+                    help="only the cases whose name holds SUBSTR (with their set-up)")
     args = ap.parse_args()
+    global FILTER
+    FILTER = args.filter
     args.binary = os.path.abspath(args.binary)
     if args.valgrind:
         SLOW = 10.0
@@ -1919,6 +1979,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="distenv-it-")
     suite = Suite(args, work)
+    AFTER_FAILURE.append(suite.restart_if_dead)
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
@@ -2007,6 +2068,8 @@ def main():
                          lk.case_netpol_list_fails)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)
                 run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
+                run_case("secrets are never logged: no token, no key line at debug level",
+                         lk.case_secrets)
         finally:
             lk.close()
     except KeyboardInterrupt:
@@ -2023,7 +2086,11 @@ def main():
 
 
 def finish():
-    log("integration: %d passed, %d failed" % (results["passed"], results["failed"]))
+    skipped = " (%d not selected by -k %s)" % (results["skipped"], FILTER) if FILTER else ""
+    log("integration: %d passed, %d failed%s" % (results["passed"], results["failed"], skipped))
+    if FILTER and not results["chosen"]:
+        log("integration: no case matches -k %s" % FILTER)
+        return 1
     return 1 if results["failed"] else 0
 
 

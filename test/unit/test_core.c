@@ -1134,8 +1134,20 @@ static void test_dns_resolv(void)
 }
 
 /* The plan of an opted-in StatefulSet pod NAME-ORD in ns NS of world W with extra annotations. */
+static enum plan_status plan_sts_sized(const char *name, const char *ns, long ord, long w,
+                                       const char *anns, size_t pod_bytes, struct pod_plan *plan,
+                                       char *err, size_t errlen);
+
 static enum plan_status plan_sts(const char *name, const char *ns, long ord, long w,
                                  const char *anns, struct pod_plan *plan, char *err, size_t errlen)
+{
+	return plan_sts_sized(name, ns, ord, w, anns, 0, plan, err, errlen);
+}
+
+/* plan_sts for a pod of pod_bytes (0: its JSON's own length). */
+static enum plan_status plan_sts_sized(const char *name, const char *ns, long ord, long w,
+                                       const char *anns, size_t pod_bytes, struct pod_plan *plan,
+                                       char *err, size_t errlen)
 {
 	char buf[2048];
 	cJSON *pod;
@@ -1152,7 +1164,8 @@ static enum plan_status plan_sts(const char *name, const char *ns, long ord, lon
 	    "\"subdomain\":\"%s\",\"containers\":[{\"name\":\"train\",\"image\":\"x\"}]}}",
 	    name, ord, ns, w, anns, name, name, ord, name);
 	pod = cJSON_Parse(buf);
-	st = pod_plan_build(pod, ns, strlen(buf), &cfg, NULL, plan, err, errlen);
+	st = pod_plan_build(pod, ns, pod_bytes ? pod_bytes : strlen(buf), &cfg, NULL, plan, err,
+	                    errlen);
 	cJSON_Delete(pod);
 	return st;
 }
@@ -1258,13 +1271,37 @@ static void test_large_world(void)
 		pod_plan_free(&plan);
 	}
 	printf("core: the largest TF_CONFIG world for StatefulSet ddp in ml is %ld ranks\n", lo);
-	CHECK(lo > 3000 && lo < 3200, "ddp/ml TF_CONFIG limit %ld", lo);
+	/* the README's figure, exactly: a change of TF_CONFIG's size must change the README */
+	CHECK(lo == 3145, "ddp/ml TF_CONFIG limit %ld, the README says 3,145", lo);
 	if (plan_sts("ddp", "ml", 0, lo, "", &plan, err, sizeof(err)) == PLAN_OK) {
 		CHECK(strlen(plan_var(&plan, "TF_CONFIG")) + strlen("TF_CONFIG=") + 1 <=
 		          ENV_STRING_MAX,
 		      "at the limit TF_CONFIG fits");
 		pod_plan_free(&plan);
 	}
+	/* and one rank more: left out */
+	if (plan_sts("ddp", "ml", 0, lo + 1, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL, "ddp/ml: TF_CONFIG kept at %ld ranks",
+		      lo + 1);
+		pod_plan_free(&plan);
+	}
+	/* the README's second figure: llama-pretrain in research */
+	for (lo = 1, hi = 65536; lo < hi;) {
+		long mid = (lo + hi + 1) / 2;
+		if (plan_sts("llama-pretrain", "research", 0, mid, "", &plan, err, sizeof(err)) !=
+		    PLAN_OK)
+			break;
+		if (plan_var(&plan, "TF_CONFIG") != NULL)
+			lo = mid;
+		else
+			hi = mid - 1;
+		pod_plan_free(&plan);
+	}
+	printf(
+	    "core: the largest TF_CONFIG world for StatefulSet llama-pretrain in research is %ld "
+	    "ranks\n",
+	    lo);
+	CHECK(lo == 1887, "llama-pretrain/research TF_CONFIG limit %ld, the README says 1,887", lo);
 
 	/* 65,536 ranks (the README's maximum): pytorch and jax only, exec-safe, storable */
 	if (plan_sts("ddp", "ml", 65535, 65536, "", &plan, err, sizeof(err)) == PLAN_OK) {
@@ -1274,6 +1311,164 @@ static void test_large_world(void)
 	} else {
 		CHECK(0, "65536 ranks: %s", err);
 	}
+}
+
+/* What the plan counts the patch to add: each "NAME=value" with its NUL, plus 64 per entry. */
+static size_t plan_patch_estimate(const struct pod_plan *plan)
+{
+	size_t i, n = 0;
+	int k;
+
+	for (k = 0; k < plan->topo.n_targets; k++) {
+		const struct env_list *l = pod_plan_target_env(plan, k);
+		for (i = 0; i < l->n; i++)
+			n += strlen(l->vars[i].name) + 1 + strlen(l->vars[i].value) + 1 + 64;
+	}
+	return n;
+}
+
+/*
+ * The pod with its patch stays within POD_BYTES_MAX (1.125 MiB), exactly, both
+ * branches: at the limit TF_CONFIG stays; one byte past it a default TF_CONFIG
+ * is left out with a warning, and a pod that asked for TensorFlow (or one still
+ * over without it) is denied naming the limit and what to do.
+ */
+static void test_pod_budget(void)
+{
+	static const char asked[] = ",\"distenv.dev/frameworks\":\"pytorch,tensorflow\"";
+	struct pod_plan plan;
+	char err[512];
+	size_t patch, at;
+
+	CHECK(POD_BYTES_MAX == 1152 * 1024, "POD_BYTES_MAX %d, the README says 1.125 MiB",
+	      POD_BYTES_MAX);
+	if (plan_sts("ddp", "ml", 3, 1024, "", &plan, err, sizeof(err)) != PLAN_OK) {
+		CHECK(0, "1024 ranks: %s", err);
+		return;
+	}
+	CHECK(plan_var(&plan, "TF_CONFIG") != NULL, "1024 ranks: TF_CONFIG kept");
+	patch = plan_patch_estimate(&plan);
+	pod_plan_free(&plan);
+	at = POD_BYTES_MAX - patch; /* the largest pod that keeps every variable */
+
+	/* at the limit: every variable, no warning */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, "", at, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") != NULL && plan.n_warnings == 0 &&
+		          plan.omitted[0] == '\0',
+		      "a pod of %zu bytes plus a %zu-byte patch: TF_CONFIG left out (%s)", at,
+		      patch, plan.n_warnings ? plan.warnings[0] : "no warning");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "a pod of %zu bytes at the limit: %s", at, err);
+	}
+	/* one byte past it, TensorFlow only a default: TF_CONFIG left out, warned, the rest kept */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, "", at + 1, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL &&
+		          strcmp(plan_var(&plan, "WORLD_SIZE"), "1024") == 0 &&
+		          strcmp(plan.omitted, "TF_CONFIG") == 0 && plan.n_warnings == 1 &&
+		          strstr(plan.warnings[0], "TF_CONFIG left out") &&
+		          strstr(plan.warnings[0], "1179648") &&
+		          strlen(plan.warnings[0]) < PLAN_WARNING_LEN,
+		      "one byte past the limit: TF_CONFIG %s, warning '%s'",
+		      plan_var(&plan, "TF_CONFIG") ? "kept" : "left out",
+		      plan.n_warnings ? plan.warnings[0] : "");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "one byte past the limit, TensorFlow a default: %s", err);
+	}
+	/* asked for TensorFlow: allowed at the limit, denied one byte past it */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, asked, at, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") != NULL, "asked, at the limit: TF_CONFIG");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "asked for TensorFlow, at the limit: %s", err);
+	}
+	CHECK(plan_sts_sized("ddp", "ml", 3, 1024, asked, at + 1, &plan, err, sizeof(err)) ==
+	              PLAN_DENY &&
+	          strncmp(err, "distenv: ", 9) == 0 && strstr(err, "1179648") &&
+	          strstr(err, "drop tensorflow") && strstr(err, "distenv.dev/containers"),
+	      "asked for TensorFlow, one byte past the limit: '%s'", err);
+	/* still over without TF_CONFIG: denied */
+	CHECK(plan_sts_sized("ddp", "ml", 3, 1024, "", POD_BYTES_MAX, &plan, err, sizeof(err)) ==
+	              PLAN_DENY &&
+	          strstr(err, "1179648") && strstr(err, "distenv.dev/containers"),
+	      "a pod of the limit's own size: '%s'", err);
+}
+
+/*
+ * /mutate denies a pod when any rank's host name would pass 63 characters (a
+ * DNS label): StatefulSet names of 59 and 60 characters with 1,000 ranks, the
+ * last host <name>-999 is 63 and 64 characters long; the pod itself (rank 1)
+ * is fine in both.
+ */
+static void test_host_label(void)
+{
+	struct pod_plan plan;
+	char name[64], err[512];
+
+	memset(name, 'a', sizeof(name));
+	name[59] = '\0';
+	if (plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) == PLAN_OK)
+		pod_plan_free(&plan);
+	else
+		CHECK(0, "a last host of 63 characters: denied: %s", err);
+	name[59] = 'a';
+	name[60] = '\0';
+	CHECK(plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) == PLAN_DENY &&
+	          strncmp(err, "distenv: ", 9) == 0 && strstr(err, "rank 999") &&
+	          strstr(err, "not a valid DNS label"),
+	      "a last host of 64 characters: '%s'", err);
+	CHECK(plan.topo.reason == DENY_LIMIT, "a last host of 64 characters: reason %d",
+	      (int)plan.topo.reason);
+}
+
+/* A StatefulSet pod of world w with n containers, planned under cfg. */
+static enum plan_status plan_limited(const struct config *cfg, int n, long w, char *err,
+                                     size_t errlen)
+{
+	struct strbuf sb;
+	struct pod_plan plan;
+	enum plan_status st;
+	cJSON *pod;
+	int i;
+
+	strbuf_init(&sb);
+	strbuf_printf(&sb,
+	              "{\"metadata\":{\"name\":\"ddp-1\",\"namespace\":\"ml\",\"labels\":{"
+	              "\"distenv.dev/inject\":\"true\"},\"annotations\":{\"distenv.dev/"
+	              "world-size\":\"%ld\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+	              "\"kind\":\"StatefulSet\",\"name\":\"ddp\",\"controller\":true}]},"
+	              "\"spec\":{\"hostname\":\"ddp-1\",\"subdomain\":\"ddp\",\"containers\":[",
+	              w);
+	for (i = 0; i < n; i++)
+		strbuf_printf(&sb, "%s{\"name\":\"c%d\",\"image\":\"x\"}", i ? "," : "", i);
+	strbuf_puts(&sb, "]}}");
+	pod = cJSON_Parse(sb.buf);
+	st = pod_plan_build(pod, "ml", sb.len, cfg, NULL, &plan, err, errlen);
+	if (st == PLAN_OK)
+		pod_plan_free(&plan);
+	cJSON_Delete(pod);
+	strbuf_free(&sb);
+	return st;
+}
+
+/* limits.maxContainers and limits.maxWorldSize, each at and one past its value. */
+static void test_config_limits(void)
+{
+	struct config cfg;
+	char err[512];
+
+	config_defaults(&cfg);
+	cfg.max_containers = 3;
+	cfg.max_world_size = 8;
+	CHECK(plan_limited(&cfg, 3, 8, err, sizeof(err)) == PLAN_OK,
+	      "3 containers, world 8, at both limits: %s", err);
+	CHECK(plan_limited(&cfg, 4, 8, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "4 containers, more than the limit of 3"),
+	      "4 containers, limit 3: '%s'", err);
+	CHECK(plan_limited(&cfg, 1, 9, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "\"9\" is not a world size between 1 and 8"),
+	      "world 9, limit 8: '%s'", err);
 }
 
 /* A container env of n entries "E0".."En-1", plus extra (single-quoted JSON entries). */
@@ -1442,6 +1637,9 @@ int main(void)
 	test_dns();
 	test_dns_resolv();
 	test_large_world();
+	test_pod_budget();
+	test_host_label();
+	test_config_limits();
 	test_reinvocation_at_limit();
 	test_own_master();
 	TEST_MAIN_END("core");

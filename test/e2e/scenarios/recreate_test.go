@@ -81,4 +81,49 @@ func TestRecreatedJobGetsTheNewWorld(t *testing.T) {
 	if ev := eventSummary(t, ns); strings.Contains(ev, "FailedCreate") {
 		t.Errorf("a pod creation was refused: %s", ev)
 	}
+
+	// Within the TTL: the old Job's answer is still cached after the new Job's pods
+	// were admitted, so they were admitted beside it (not after it expired) and the
+	// uid in the key kept them apart. Checked by the cache itself: a pod of the old
+	// Job, sent again (dry run), is answered from the cache with the old world.
+	_, before, ok := scrapeWebhook(t)
+	if !ok {
+		t.Fatalf("the webhook's /metrics could not be read")
+	}
+	probe := oldPods[0].DeepCopy()
+	probe.ObjectMeta = metav1.ObjectMeta{
+		GenerateName:    "rerun-",
+		Namespace:       ns,
+		Labels:          probe.Labels,
+		Annotations:     map[string]string{},
+		OwnerReferences: probe.OwnerReferences,
+	}
+	for k, v := range oldPods[0].Annotations {
+		if k != "distenv.dev/injected" {
+			probe.Annotations[k] = v
+		}
+	}
+	probe.Spec.Containers = tmpl.Spec.DeepCopy().Containers
+	probe.Spec.InitContainers = tmpl.Spec.DeepCopy().InitContainers
+	probe.Status = corev1.PodStatus{}
+	if len(probe.OwnerReferences) != 1 || probe.OwnerReferences[0].UID != old.UID {
+		t.Fatalf("old Job pod %s: owner %v, want the old Job's uid", oldPods[0].Name, probe.OwnerReferences)
+	}
+	out, err := env.cs.CoreV1().Pods(ns).Create(ctxT(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatalf("a pod of the old Job sent again (dry run): %v; its cached answer had expired, so "+
+			"the new Job's pods were not admitted within the cache TTL", err)
+	}
+	if ws, _ := envValue(out.Spec.Containers[0], "WORLD_SIZE"); ws != "2" {
+		t.Errorf("a pod of the old Job sent again: WORLD_SIZE=%q, want 2 (the old Job's cached answer)", ws)
+	}
+	_, after, ok := scrapeWebhook(t)
+	if !ok {
+		t.Fatalf("the webhook's /metrics could not be read")
+	}
+	// (At least: other namespaces' controllers may still create pods meanwhile.)
+	if after["cached"] < before["cached"]+1 {
+		t.Errorf("a pod of the old Job sent again: look-ups answered from the cache %v -> %v, want one more",
+			before["cached"], after["cached"])
+	}
 }

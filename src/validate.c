@@ -522,8 +522,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    "start and the job waits",
 			    world, w->count, k->count_noun, w->count);
 		else
-			/* never works: ranks 0..W-1 train alone while the rest are refused forever
-			 */
+			/* never works: ranks below W train alone, the rest are refused */
 			view_problem(
 			    v,
 			    "annotation %s is %ld, below the %ld %s of %s %s: ranks 0 to %ld "

@@ -270,7 +270,7 @@ static int serve_config(const struct serve_flags *f, struct config *cfg)
 static void serve_cluster_domain(struct config *cfg)
 {
 	const char *path = getenv(RESOLV_ENV), *source;
-	char seen[254] = "", why[128] = "", msg[512];
+	char seen[254] = "", why[128] = "", msg[640];
 	size_t len = 0;
 	char *text;
 

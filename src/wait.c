@@ -1,8 +1,9 @@
 /*
  * The wait loop: resolve MASTER_ADDR, then connect to MASTER_PORT, with a
  * short growing pause between tries, a monotonic deadline and a progress line
- * every few seconds. Each connect attempt has its own bound, so a black-holed
- * address never holds the loop past its deadline.
+ * every few seconds. Each look-up and each connect attempt has its own bound,
+ * so neither a resolver that never answers nor a black-holed address holds the
+ * loop past its deadline.
  */
 #include "wait.h"
 
@@ -21,6 +22,7 @@
 #include "mono.h"
 
 #define CONNECT_MS   1000
+#define LOOKUP_MS    1000
 #define PAUSE_MIN_MS 100
 #define PAUSE_MAX_MS 1000
 
@@ -81,6 +83,73 @@ out:
 	return soerr;
 }
 
+/* A look-up of resolve_bounded's; those glibc could not cancel stay listed. */
+struct lookup {
+	struct gaicb cb;
+	struct addrinfo hints;
+	struct lookup *next;
+};
+static struct lookup *left_behind;
+
+/*
+ * getaddrinfo bounded to budget_ms (at most LOOKUP_MS): glibc's resolver waits
+ * its own timeouts times its attempts (5 s x 2 by default, more as configured),
+ * which would outlive --timeout. Returns getaddrinfo's result (EAI_AGAIN when
+ * the bound passed; *res is then NULL). A look-up glibc cannot cancel keeps
+ * running and keeps its request: it is left behind, as the process ends soon.
+ */
+static int resolve_bounded(const char *host, const char *port, long budget_ms,
+                           struct addrinfo **res)
+{
+	struct lookup *l = calloc(1, sizeof(*l));
+	struct gaicb *list[1];
+	struct timespec ts;
+	long ms = budget_ms > LOOKUP_MS ? LOOKUP_MS : budget_ms < 1 ? 1 : budget_ms;
+	int rc;
+
+	*res = NULL;
+	if (l == NULL)
+		return EAI_MEMORY;
+	/* an address needs no resolver: answered at once, with no thread to wait for */
+	l->hints.ai_flags = AI_NUMERICHOST;
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &l->hints, res) == 0) {
+		free(l);
+		return 0;
+	}
+	*res = NULL;
+	l->hints.ai_flags = 0;
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	l->cb.ar_name = host;
+	l->cb.ar_service = port;
+	l->cb.ar_request = &l->hints;
+	list[0] = &l->cb;
+	if ((rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL)) != 0) {
+		free(l);
+		return rc;
+	}
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	rc = gai_suspend((const struct gaicb *const *)list, 1, &ts);
+	if ((rc == 0 || rc == EAI_ALLDONE) && (rc = gai_error(&l->cb)) != EAI_INPROGRESS) {
+		*res = l->cb.ar_result;
+		free(l);
+		return rc;
+	}
+	/* past the bound (or interrupted): cancel, and leave it behind if it runs on */
+	if (gai_cancel(&l->cb) == EAI_NOTCANCELED && gai_error(&l->cb) == EAI_INPROGRESS) {
+		l->next = left_behind; /* still glibc's: reachable, never freed */
+		left_behind = l;
+		return EAI_AGAIN;
+	}
+	if (l->cb.ar_result != NULL)
+		freeaddrinfo(l->cb.ar_result);
+	free(l);
+	return EAI_AGAIN;
+}
+
 int wait_run(const struct wait_target *t, long timeout_ms, long report_ms, FILE *log)
 {
 	long long start = mono_ms(), deadline = start + timeout_ms, next_report = start + report_ms;
@@ -89,14 +158,12 @@ int wait_run(const struct wait_target *t, long timeout_ms, long report_ms, FILE 
 	int resolved = 0;
 
 	for (;;) {
-		struct addrinfo hints, *res = NULL, *ai;
+		struct addrinfo *res = NULL, *ai;
 		long long now;
 		int gai;
 
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		gai = getaddrinfo(t->addr, t->port, &hints, &res);
+		now = mono_ms();
+		gai = resolve_bounded(t->addr, t->port, (long)(deadline - now), &res);
 		if (gai != 0) {
 			resolved = 0;
 			snprintf(why, sizeof(why), "%s", gai_strerror(gai));

@@ -1631,6 +1631,58 @@ class WaitSuite:
               "hostNetwork without dnsPolicy: ClusterFirstWithHostNet" in causes and
               "headless Service" in causes, causes)
 
+    def case_silent_resolver(self):
+        """A nameserver that takes queries and never answers (glibc would wait its
+        timeout x attempts, here 30 s x 5, per look-up): each look-up is bounded like
+        each connect, so --timeout 3s still ends the wait. Needs root (a network and
+        mount namespace of its own: loopback, a resolv.conf bound over /etc/resolv.conf,
+        a silent UDP and TCP sink on 127.0.0.1:53)."""
+        if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
+            print("skip - silent resolver: needs root, unshare and ip")
+            return
+        d = tempfile.mkdtemp(prefix="distenv-wait-dns-")
+        try:
+            with open(os.path.join(d, "resolv.conf"), "w") as f:
+                f.write("nameserver 127.0.0.1\noptions timeout:30 attempts:5\n")
+            with open(os.path.join(d, "sink.py"), "w") as f:
+                f.write("import socket, sys, time\n"
+                        "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                        "u.bind(('127.0.0.1', 53))\n"
+                        "t = socket.socket()\nt.bind(('127.0.0.1', 53))\nt.listen(16)\n"
+                        "open(sys.argv[1] + '/ready', 'w').close()\n"
+                        "u.settimeout(1)\nn = 0\nend = time.monotonic() + 120\n"
+                        "while time.monotonic() < end:\n"
+                        "    try:\n        u.recvfrom(512)\n    except OSError:\n"
+                        "        continue\n    n += 1\n"
+                        "    open(sys.argv[1] + '/queries', 'w').write(str(n))\n")
+            script = ('ip link set lo up && mount --bind "$1/resolv.conf" /etc/resolv.conf && '
+                      '{ python3 "$1/sink.py" "$1" & sink=$!; } && '
+                      'i=0; while [ ! -e "$1/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; '
+                      'MASTER_ADDR=rank0.distenv-silent.test MASTER_PORT=29500 RANK=1 '
+                      '"$2" wait --timeout 3s; rc=$?; kill $sink; exit $rc')
+            # 30 s bounds the test; a look-up without its own bound takes 150 s here
+            # (its own process group, so that on the bound the sink and wait go with it)
+            p = subprocess.Popen(["unshare", "--net", "--mount", "--", "sh", "-c", script, "sh", d,
+                                  self.binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+            try:
+                _, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                raise CaseFailed("wait --timeout 3s still waiting after 30 s: an unbounded "
+                                     "look-up")
+            err = err.strip()
+            check(p.returncode == 1, "exit %d: %s" % (p.returncode, err))
+            check(err.splitlines()[-1].startswith(
+                "distenv-webhook wait: timed out after 3s waiting for rank0.distenv-silent.test "
+                "to resolve"), err)
+            queries = open(os.path.join(d, "queries")).read() if os.path.exists(
+                os.path.join(d, "queries")) else "0"
+            check(int(queries) >= 1, "the silent nameserver saw no query: %s" % err)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
     def case_refused_timeout(self):
         port = free_port()  # nothing listens
         rc, err, secs = self.run({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
@@ -2051,6 +2103,8 @@ def main():
         run_case("wait: a name that never resolves: exit 1 after the timeout, progress lines",
                  ws.case_never_resolves)
         run_case("wait: a refused port: exit 1 naming it", ws.case_refused_timeout)
+        run_case("wait: a nameserver that never answers: each look-up bounded, --timeout holds",
+                 ws.case_silent_resolver)
         run_case("wait: rank 0 needs only the name", ws.case_rank0)
         run_case("wait: bad environment or arguments: exit 2", ws.case_bad_input)
         lk = LookupSuite(suite)

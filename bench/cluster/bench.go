@@ -99,6 +99,13 @@ func newBench(o options) (*bench, error) {
 		return nil, fmt.Errorf("identities: %w", err)
 	}
 	cfgYAML := "server:\n  drainTimeoutSeconds: 3\n"
+	if o.distenvConfig != "" {
+		raw, err := os.ReadFile(o.distenvConfig)
+		if err != nil {
+			return nil, err
+		}
+		cfgYAML = string(raw)
+	}
 	if err := os.WriteFile(filepath.Join(b.work, "distenv.yaml"), []byte(cfgYAML), 0o644); err != nil {
 		return nil, err
 	}

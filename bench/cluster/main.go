@@ -32,10 +32,10 @@ import (
 )
 
 type options struct {
-	pods, jsJobs, jsPods, rounds int
-	variants, workloads          []string
-	distenv, peer, out           string
-	timeout                      time.Duration
+	pods, jsJobs, jsPods, rounds      int
+	variants, workloads               []string
+	distenv, peer, out, distenvConfig string
+	timeout                           time.Duration
 }
 
 func main() {
@@ -49,6 +49,7 @@ func main() {
 	flag.StringVar(&workloads, "workloads", "job,jobset", "workloads, comma separated")
 	flag.StringVar(&o.distenv, "distenv", "", "distenv-webhook binary")
 	flag.StringVar(&o.peer, "peer", "", "peer webhook binary")
+	flag.StringVar(&o.distenvConfig, "distenv-config", "", "distenv's config file (default: the defaults, server.drainTimeoutSeconds 3)")
 	flag.StringVar(&o.out, "out", "bench/out", "directory for cluster.md and cluster.json")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "longest wait for one workload's pods")
 	flag.Parse()
@@ -121,6 +122,15 @@ func summarize(o options, rs []*result) string {
 	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, w := range o.workloads {
 		base := math.NaN()
+		var none []float64
+		for _, r := range rs {
+			if r.Workload == w && r.Variant == "none" {
+				none = append(none, r.CreateSeconds)
+			}
+		}
+		if len(none) > 0 {
+			base = median(none)
+		}
 		for _, v := range o.variants {
 			var secs []float64
 			var last *result
@@ -134,13 +144,7 @@ func summarize(o options, rs []*result) string {
 				continue
 			}
 			sort.Float64s(secs)
-			med := secs[len(secs)/2]
-			if len(secs)%2 == 0 {
-				med = (secs[len(secs)/2-1] + secs[len(secs)/2]) / 2
-			}
-			if v == "none" {
-				base = med
-			}
+			med := median(secs)
 			vs := "–"
 			if v != "none" && !math.IsNaN(base) {
 				vs = fmt.Sprintf("%+.1f %%", 100*(med/base-1))
@@ -166,6 +170,15 @@ func summarize(o options, rs []*result) string {
 		}
 	}
 	return b.String()
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // span prints a value, or "min–max" when the rounds differ.

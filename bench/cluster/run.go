@@ -44,6 +44,8 @@ type result struct {
 	DistenvMeanms     float64
 	DistenvBuckets    string
 	Lookups           map[string]float64
+	LookupMeanms      float64 // distenv_lookup_duration_seconds: the GETs' mean and largest bucket
+	LookupMaxBucket   string
 	GetsJobs          float64
 	GetsJobSets       float64
 	ListWatchJobs     float64 // LIST + WATCH on jobs and jobsets in the window
@@ -153,6 +155,11 @@ func (b *bench) run(ctx context.Context, round int, workload, variant string) (*
 		h := histogramOf(whAfter, "distenv_admission_duration_seconds", all).minus(histogramOf(whBefore, "distenv_admission_duration_seconds", all))
 		r.DistenvCount, r.DistenvBuckets = h.count, h.buckets()
 		r.DistenvP50ms, r.DistenvP99ms, r.DistenvMeanms = nan0(1000*h.quantile(0.5)), nan0(1000*h.quantile(0.99)), nan0(1000*h.mean())
+		lh := histogramOf(whAfter, "distenv_lookup_duration_seconds", all).minus(histogramOf(whBefore, "distenv_lookup_duration_seconds", all))
+		r.LookupMeanms = nan0(1000 * lh.mean())
+		if b := strings.Fields(lh.buckets()); len(b) > 0 {
+			r.LookupMaxBucket = b[len(b)-1]
+		}
 		for _, o := range []string{"ok", "cached", "error"} {
 			is := func(l map[string]string) bool { return l["outcome"] == o }
 			r.Lookups[o] = sum(whAfter, "distenv_lookups_total", is) - sum(whBefore, "distenv_lookups_total", is)
@@ -440,7 +447,8 @@ func (r *result) text() string {
 		fmt.Fprintf(&b, "distenv_admission_duration_seconds (its /metrics): count %.0f, p50 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
 			r.DistenvCount, r.DistenvP50ms, r.DistenvP99ms, r.DistenvMeanms)
 		fmt.Fprintf(&b, "  buckets (le s:count) %s\n", r.DistenvBuckets)
-		fmt.Fprintf(&b, "  look-ups: ok %.0f, cached %.0f, error %.0f\n", r.Lookups["ok"], r.Lookups["cached"], r.Lookups["error"])
+		fmt.Fprintf(&b, "  look-ups: ok %.0f, cached %.0f, error %.0f; GETs: mean %.1f ms, slowest bucket (le s:count) %s\n",
+			r.Lookups["ok"], r.Lookups["cached"], r.Lookups["error"], r.LookupMeanms, r.LookupMaxBucket)
 	}
 	fmt.Fprintf(&b, "GETs the API server served: jobs %.0f, jobsets %.0f (LIST+WATCH on them %.0f)\n", r.GetsJobs, r.GetsJobSets, r.ListWatchJobs)
 	if r.Variant != "none" {

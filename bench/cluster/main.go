@@ -104,7 +104,7 @@ func main() {
 	}
 	if failed {
 		b.close()
-		fatalf("some runs had errors, denials or wrong pods (above)")
+		fatalf("some runs had denials or wrong pods (PROBLEM above)")
 	}
 }
 

@@ -46,7 +46,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e e2e-node conformance bench fuzz mutants faults loadgen chart chart-install image manifests manifests-check FORCE
+        deps e2e e2e-node conformance bench bench-cluster fuzz mutants faults loadgen chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -145,6 +145,10 @@ loadgen: $(LOADGEN)
 
 bench: distenv-webhook $(LOADGEN)
 	LOADGEN=$(LOADGEN) bash bench/run.sh
+
+# What a pod webhook costs a cluster (docs/benchmarks.md); BENCH_CLUSTER_QUICK=1 for 200 pods.
+bench-cluster: distenv-webhook
+	bash bench/cluster.sh
 
 fuzz:
 	bash fuzz/run.sh

@@ -9,6 +9,9 @@
 #   BENCH_OUT=DIR     where results go (default bench/out)
 #   BENCH_SRC=DIR     the source tree core_cost is built from (default src)
 #   BENCH_CORE_ONLY=1 only the callgrind/core tables (no servers)
+#   BENCH_CLUSTER=0   skip the quick form of bench/cluster.sh (a 200-pod Indexed Job and
+#                     JobSet on the e2e control plane, beside no webhook and a
+#                     controller-runtime peer; about 2 minutes; needs scripts/deps.sh e2e)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +45,7 @@ loadgen=${LOADGEN:-${BUILD:-build}/tools/loadgen}
 [ -n "${LOADGEN:-}" ] || make -s "$loadgen"
 cp "$loadgen" "$out/bin/loadgen"
 
-exec python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick} ${BENCH_CORE_ONLY:+--core-only}
+python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick} ${BENCH_CORE_ONLY:+--core-only}
+if [ -z "${BENCH_CORE_ONLY:-}" ] && [ "${BENCH_CLUSTER:-1}" != 0 ]; then
+	BENCH_CLUSTER_QUICK=1 DISTENV_WEBHOOK="$bin" BENCH_OUT="$out" bash bench/cluster.sh
+fi

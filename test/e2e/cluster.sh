@@ -21,7 +21,8 @@
 # 10.0.0.0/24) the Service range, DISTENV_E2E_AUTHORIZATION_MODE the API
 # server's authorizers (default RBAC; a node needs Node,RBAC),
 # DISTENV_E2E_APISERVER_ARGS more API server flags and DISTENV_E2E_CONTROLLERS more controllers of
-# kube-controller-manager (comma-separated); DISTENV_E2E_NODE_NAME=NAME also
+# kube-controller-manager (comma-separated), DISTENV_E2E_KCM_ARGS more of its flags (bench/cluster
+# raises its client's --kube-api-qps); DISTENV_E2E_NODE_NAME=NAME also
 # issues the certificates of node NAME into DIR/pki (see cmd/controlplane/pki.go).
 #
 # DIR defaults to $DISTENV_E2E_DIR for env/down. Typical use from another tier:
@@ -356,8 +357,9 @@ up() {
 	mapfile -t ports < <("$dir/bin/controlplane" freeport 4)
 	etcd_port=${ports[0]} peer_port=${ports[1]} api_port=${ports[2]} kcm_port=${ports[3]}
 	local address=${DISTENV_E2E_ADDRESS:-127.0.0.1} service_cidr=${DISTENV_E2E_SERVICE_CIDR:-10.0.0.0/24}
-	local -a apiserver_args
+	local -a apiserver_args kcm_args
 	read -r -a apiserver_args <<<"${DISTENV_E2E_APISERVER_ARGS:-}"
+	read -r -a kcm_args <<<"${DISTENV_E2E_KCM_ARGS:-}"
 	# The kubernetes Service takes the first address of the range.
 	local service_ip
 	service_ip=$(python3 -c 'import ipaddress, sys; print(ipaddress.ip_network(sys.argv[1])[1])' "$service_cidr") ||
@@ -417,7 +419,8 @@ EOF
 		--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
 		--cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
 		--controllers=serviceaccount-controller,serviceaccount-token-controller,statefulset-controller,job-controller,replicaset-controller,deployment-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller${DISTENV_E2E_CONTROLLERS:+,$DISTENV_E2E_CONTROLLERS} \
-		--concurrent-job-syncs=5
+		--concurrent-job-syncs=5 \
+		"${kcm_args[@]}"
 	wait_for kube-controller-manager "$dir" kube-controller-manager 60 \
 		curl -sfk --max-time 2 "https://127.0.0.1:$kcm_port/healthz"
 	# The serviceaccount controller is working once "default" has its ServiceAccount.

@@ -1,18 +1,14 @@
 package scenarios
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -60,60 +56,12 @@ func (renameWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // renameWebhookLabel, and waits until the API server calls it.
 func startRenameWebhook(t *testing.T) {
 	t.Helper()
-	caPEM, cert := selfSignedLoopback(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: renameWebhook{}, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
-		ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.ServeTLS(l, "", "") }()
-	t.Cleanup(func() { _ = srv.Close() })
-
-	url := fmt.Sprintf("https://%s/mutate", l.Addr().String())
-	none := admissionregistrationv1.SideEffectClassNone
-	never := admissionregistrationv1.NeverReinvocationPolicy
-	fail := admissionregistrationv1.Fail
-	timeout := int32(10)
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: renameWebhookConf},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         renameWebhookName,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
-					Resources: []string{"pods"}},
-			}},
-			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{renameWebhookLabel: "true"}},
-			SideEffects:             &none,
-			ReinvocationPolicy:      &never,
-			FailurePolicy:           &fail,
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          &timeout,
-		}},
-	}
-	ctx := ctxT(t)
-	mwc := env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	_ = mwc.Delete(ctx, renameWebhookConf, metav1.DeleteOptions{})
-	if _, err := mwc.Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("register the renaming webhook: %v", err)
-	}
-	t.Cleanup(func() { _ = mwc.Delete(ctxT(t), renameWebhookConf, metav1.DeleteOptions{}) })
-
-	// Wait until a dry-run pod with only the renaming webhook's label comes back renamed.
 	probe := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "rename-probe", Labels: map[string]string{renameWebhookLabel: "true"}},
 		Spec:       corev1.PodSpec{Hostname: "probe", Containers: []corev1.Container{container("c")}},
 	}
-	for i := 0; i < 120; i++ {
-		out, err := env.cs.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && out.Spec.Hostname == "custom-probe" {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("the API server does not call the renaming webhook after 30 s")
+	serveMutatingWebhook(t, renameWebhookConf, renameWebhookName, renameWebhookLabel, renameWebhook{},
+		probe, func(out *corev1.Pod) bool { return out.Spec.Hostname == "custom-probe" })
 }
 
 // A StatefulSet whose pods another webhook renames before distenv sees them:

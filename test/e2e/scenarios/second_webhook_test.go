@@ -96,13 +96,30 @@ func (s *secondWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // it, and waits until the API server calls it. Both are removed when the test ends.
 func startSecondWebhook(t *testing.T) *secondWebhook {
 	t.Helper()
+	sw := &secondWebhook{}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "second-probe", Labels: map[string]string{secondWebhookLabel: "true"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{container("c")}},
+	}
+	serveMutatingWebhook(t, secondWebhookConf, secondWebhookName, secondWebhookLabel, sw, probe,
+		func(out *corev1.Pod) bool { return out.Annotations[secondWebhookAnn] == "yes" })
+	return sw
+}
+
+// serveMutatingWebhook serves h over HTTPS on loopback (a self-signed
+// certificate), registers it as MutatingWebhookConfiguration conf (webhook
+// name, pods with label=true, CREATE, failurePolicy Fail, no reinvocation), and
+// waits (bounded) until a dry-run create of probe comes back as called(out)
+// says it should. Server and registration are removed when the test ends.
+func serveMutatingWebhook(t *testing.T, conf, name, label string, h http.Handler, probe *corev1.Pod,
+	called func(out *corev1.Pod) bool) {
+	t.Helper()
 	caPEM, cert := selfSignedLoopback(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &secondWebhook{}
-	srv := &http.Server{Handler: sw, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+	srv := &http.Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 		ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -113,16 +130,16 @@ func startSecondWebhook(t *testing.T) *secondWebhook {
 	fail := admissionregistrationv1.Fail
 	timeout := int32(10)
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: secondWebhookConf},
+		ObjectMeta: metav1.ObjectMeta{Name: conf},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         secondWebhookName,
+			Name:         name,
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
 					Resources: []string{"pods"}},
 			}},
-			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{secondWebhookLabel: "true"}},
+			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{label: "true"}},
 			SideEffects:             &none,
 			ReinvocationPolicy:      &never,
 			FailurePolicy:           &fail,
@@ -132,26 +149,20 @@ func startSecondWebhook(t *testing.T) *secondWebhook {
 	}
 	ctx := ctxT(t)
 	mwc := env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	_ = mwc.Delete(ctx, secondWebhookConf, metav1.DeleteOptions{})
+	_ = mwc.Delete(ctx, conf, metav1.DeleteOptions{})
 	if _, err := mwc.Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("register the second webhook: %v", err)
+		t.Fatalf("register webhook %s: %v", name, err)
 	}
-	t.Cleanup(func() { _ = mwc.Delete(ctxT(t), secondWebhookConf, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = mwc.Delete(ctxT(t), conf, metav1.DeleteOptions{}) })
 
-	// Wait until a dry-run pod with only the second webhook's label comes back annotated.
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "second-probe", Labels: map[string]string{secondWebhookLabel: "true"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{container("c")}},
-	}
 	for i := 0; i < 120; i++ {
 		out, err := env.cs.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && out.Annotations[secondWebhookAnn] == "yes" {
-			return sw
+		if err == nil && called(out) {
+			return
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("the API server does not call the second webhook after 30 s")
-	return nil
+	t.Fatalf("the API server does not call webhook %s after 30 s", name)
 }
 
 func selfSignedLoopback(t *testing.T) ([]byte, tls.Certificate) {

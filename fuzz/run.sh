@@ -26,7 +26,7 @@ command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-be
 # one needs no line here.
 rooms=""
 for f in src/kind_*.c src/fw_*.c; do rooms="$rooms $(basename "$f" .c)"; done
-core="admission arena json jsonparse verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file config yamljson annotation validate listenaddr"
+core="admission arena json jsonparse verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file config yamljson annotation validate netpol listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"

@@ -342,10 +342,7 @@ static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
 {
 	struct rctx *c = ctx;
 
-	const cJSON *label = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"),
-	                                     "labels"),
-	    LABEL_INJECT);
+	const cJSON *label = json_get(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
 
 	/* beside one that opts in, /validate names it (its pods are counted, not injected) */
 	if (c->warn == NULL || kind_template_opts_in(tmpl) || (c->opted && what[0] != '\0'))

@@ -788,18 +788,25 @@ check.env_matches(env, want, rank, f"{ns}/{pod}")
 print(f"{ns}/{pod}: RANK={env['RANK']} WORLD_SIZE={env['WORLD_SIZE']} MASTER_ADDR={env['MASTER_ADDR']}")
 EOF
 }
-if ((serving)); then
+# check_block WHAT HOW: install.md's check block run as written; the StatefulSet
+# must come through /validate (its answers rise) and its 2 pods through /mutate
+# (HOW: with which certificate), ddp-1 with RANK=1.
+check_block() {
+	local v0 p0 v1 p1 out
 	read -r v0 p0 <<<"$(answers)"
 	if run_block check; then
 		read -r v1 p1 <<<"$(answers)"
 		if out=$(expect_env default ddp-1 1 "$work/check.out" 2>&1) && ((v1 > v0 && p1 >= p0 + 2)); then
-			ok "docs/install.md check: runs as written; the StatefulSet accepted through /validate ($((v1 - v0)) answers), its pods patched through /mutate ($((p1 - p0))): $out"
+			ok "$1: runs as written; the StatefulSet accepted through /validate ($((v1 - v0)) answers), its pods patched through /mutate ($((p1 - p0)))$2: $out"
 		else
-			nok "docs/install.md check: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1; $out"
+			nok "$1: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1; $out"
 		fi
 	else
-		nok "docs/install.md check: $(tail -n 8 "$work/check.log")"
+		nok "$1: $(tail -n 8 "$work/check.log")"
 	fi
+}
+if ((serving)); then
+	check_block "docs/install.md check" ""
 
 	# Rotation: the new CA trusted beside the old one, the Secret replaced, the
 	# replica given the new files (the kubelet's part), then only the new CA.
@@ -911,17 +918,7 @@ if ((cm_ok)); then
 	elif ! replica "$work/webhook3" "$work/cm-ca.crt"; then
 		nok "cert-manager path: the replica did not come up: $(tail -n 5 "$work/webhook3/webhook.log")"
 	else
-		read -r v0 p0 <<<"$(answers)"
-		if run_block check; then
-			read -r v1 p1 <<<"$(answers)"
-			if out=$(expect_env default ddp-1 1 "$work/check.out" 2>&1) && ((v1 > v0 && p1 >= p0 + 2)); then
-				ok "cert-manager path, docs/install.md check: the StatefulSet accepted through /validate ($((v1 - v0)) answers), its pods patched through /mutate ($((p1 - p0))) with cert-manager's certificate: $out"
-			else
-				nok "cert-manager path, check: /validate answers $v0 -> $v1, /mutate patches $p0 -> $p1; $out"
-			fi
-		else
-			nok "cert-manager path, docs/install.md check: $(tail -n 8 "$work/check.log")"
-		fi
+		check_block "cert-manager path, docs/install.md check" " with cert-manager's certificate"
 	fi
 fi
 

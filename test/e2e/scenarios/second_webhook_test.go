@@ -47,19 +47,8 @@ func (s *secondWebhook) callsWithDistenvEnv() int {
 }
 
 func (s *secondWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
-	var pod corev1.Pod
-	if err := json.Unmarshal(review.Request.Object.Raw, &pod); err != nil {
-		http.Error(w, "object is not a pod", http.StatusBadRequest)
+	review, pod, ok := readPodReview(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -90,6 +79,27 @@ func (s *secondWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// readPodReview reads a pod's AdmissionReview from r; on a bad body it answers
+// 400 itself and returns false.
+func readPodReview(w http.ResponseWriter, r *http.Request) (admissionv1.AdmissionReview, corev1.Pod, bool) {
+	var review admissionv1.AdmissionReview
+	var pod corev1.Pod
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return review, pod, false
+	}
+	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+		return review, pod, false
+	}
+	if err := json.Unmarshal(review.Request.Object.Raw, &pod); err != nil {
+		http.Error(w, "object is not a pod", http.StatusBadRequest)
+		return review, pod, false
+	}
+	return review, pod, true
 }
 
 // startSecondWebhook serves the second webhook over HTTPS on loopback, registers

@@ -26,7 +26,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -MMD -MP \
 # Objects that embed the version (their source includes version.h, the one
 # place with the fallbacks) are rebuilt when it changes (the stamp is
 # rewritten only when its content differs).
-VERSION_OBJS = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -l '"version.h"' src/*.c))
+VERSION_OBJS = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -l '"version.h"' src/*/*.c))
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
@@ -39,9 +39,15 @@ else
 Q := @
 endif
 
-SRCS     := $(filter-out src/main.c,$(wildcard src/*.c))
+# The wings of src/, lowest first (src/README.md): a file includes headers of
+# its own wing or of a lower one (scripts/include-graph.py checks it), and
+# every wing is on the include path, so an #include names the header alone.
+WINGS    := lib core kinds frameworks obs kube http cli
+INCLUDES := $(WINGS:%=-Isrc/%)
+SRCS     := $(filter-out src/cli/main.c,$(foreach w,$(WINGS),$(wildcard src/$(w)/*.c)))
 OBJS     := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
-MAIN_OBJ := $(BUILD)/obj/main.o
+MAIN_OBJ := $(BUILD)/obj/cli/main.o
+CSRC     := $(foreach w,$(WINGS),$(wildcard src/$(w)/*.c src/$(w)/*.h))
 TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
@@ -68,12 +74,12 @@ FORCE:
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c -o $@ $<
 
 $(BUILD)/test/%: test/unit/%.c $(OBJS) test/unit/testutil.h $(BUILD)/version.stamp
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -Isrc -Itest/unit -o $@ $< $(OBJS) $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itest/unit -o $@ $< $(OBJS) $(LDFLAGS) $(LDLIBS)
 
 unit: $(TEST_BINS)
 	$(Q)fail=0; for t in $(TEST_BINS); do ./$$t || fail=1; done; exit $$fail
@@ -176,14 +182,15 @@ dev-review:
 	$(Q)python3 scripts/post-review.py --url https://$(DEV_LISTEN)/mutate --ca certs/out/ca.crt $(DEV_REVIEW)
 
 format:
-	clang-format -i src/*.c src/*.h test/unit/*.c test/unit/*.h
+	clang-format -i $(CSRC) test/unit/*.c test/unit/*.h
 
 format-check:
-	$(Q)clang-format --dry-run --Werror src/*.c src/*.h test/unit/*.c test/unit/*.h
+	$(Q)clang-format --dry-run --Werror $(CSRC) test/unit/*.c test/unit/*.h
 
 lint:
+	$(Q)python3 scripts/include-graph.py >/dev/null || python3 scripts/include-graph.py
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--inline-suppr --suppress=missingIncludeSystem -Isrc src
+		--inline-suppr --suppress=missingIncludeSystem $(INCLUDES) src
 
 clean:
 	rm -rf build build-san build-fuzz distenv-webhook certs/out

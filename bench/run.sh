@@ -31,14 +31,19 @@ core=""
 # Every kind and framework room (kind_*.c, fw_*.c) of the tree is core; an
 # older tree (BENCH_SRC) may have none, or other modules.
 rooms=""
-for f in "$srcdir"/kind_*.c "$srcdir"/fw_*.c; do
+for f in "$srcdir"/kind_*.c "$srcdir"/fw_*.c "$srcdir"/*/kind_*.c "$srcdir"/*/fw_*.c; do
 	[ -f "$f" ] && rooms="$rooms $(basename "$f" .c)"
 done
 for m in admission verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate netpol arena jsonparse; do
-	[ -f "$srcdir/$m.c" ] && core="$core $srcdir/$m.c"
+	for f in "$srcdir/$m.c" "$srcdir"/*/"$m.c"; do
+		[ -f "$f" ] && core="$core $f"
+	done
 done
+# A tree in wings (src/lib, src/core, ...) has each wing on the include path.
+incs="-I$srcdir"
+for d in "$srcdir"/*/; do [ -d "$d" ] && incs="$incs -I${d%/}"; done
 # shellcheck disable=SC2086
-$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$srcdir" $(pkg-config --cflags $pkgs) \
+$cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra $incs $(pkg-config --cflags $pkgs) \
 	-o "$out/bin/core_cost" bench/core_cost.c $core $(pkg-config --libs $pkgs) -lpthread
 # loadgen has one build rule, in the Makefile (make loadgen).
 loadgen=${LOADGEN:-${BUILD:-build}/tools/loadgen}

@@ -22,11 +22,11 @@ cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-bench.sh" >&2; exit 2; }
 
 # Which sources each target needs (the pure core only: no sockets, no TLS).
-# Every kind and framework room (src/kind_*.c, src/fw_*.c) is core, so a new
-# one needs no line here.
+# Every kind and framework room (src/kinds/*.c, src/frameworks/*.c) is core,
+# so a new one needs no line here.
 rooms=""
-for f in src/kind_*.c src/fw_*.c; do rooms="$rooms $(basename "$f" .c)"; done
-core="admission arena json jsonparse verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file config yamljson annotation validate netpol listenaddr"
+for f in src/kinds/*.c src/frameworks/*.c; do rooms="$rooms $(basename "$f" .c)"; done
+core="admission arena json jsonparse verdict plan topology $rooms envgen patch workload util strbuf base64 dns file config yamljson annotation validate netpol listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"
@@ -40,7 +40,9 @@ declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admiss
 declare -A libs=([kube]="libcurl")
 
 pkgs="libcjson yaml-0.1 openssl"
-cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs libcurl openssl)"
+incs=""
+for d in src/*/; do incs="$incs -I${d%/}"; done
+cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer $incs $(pkg-config --cflags $pkgs libcurl openssl)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$build/obj"
 
@@ -52,9 +54,10 @@ bad() { fail=$((fail + 1)); printf 'fuzz: FAIL %s\n' "$*"; }
 # Objects, rebuilt when their source is newer.
 for m in $core yamljson render kube kubeconfig lookupcache log metrics mono; do
 	o="$build/obj/$m.o"
-	if [ ! -f "$o" ] || [ "src/$m.c" -nt "$o" ] || [ -n "$(find src -name '*.h' -newer "$o" -print -quit)" ]; then
+	c=$(echo src/*/"$m.c")
+	if [ ! -f "$o" ] || [ "$c" -nt "$o" ] || [ -n "$(find src -name '*.h' -newer "$o" -print -quit)" ]; then
 		# shellcheck disable=SC2086
-		$cc $cflags $san -fsanitize=fuzzer-no-link -c -o "$o" "src/$m.c" || { echo "fuzz: cannot build src/$m.c" >&2; exit 2; }
+		$cc $cflags $san -fsanitize=fuzzer-no-link -c -o "$o" "$c" || { echo "fuzz: cannot build $c" >&2; exit 2; }
 	fi
 done
 

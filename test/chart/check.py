@@ -285,7 +285,7 @@ def opt_in_cel_file():
 
 def t_opt_in_cel(binary):
     """files/opt-in.cel is what `distenv-webhook opt-in-cel` makes from the kinds'
-    pod template paths (src/kind_*.c): a kind whose templates change fails here
+    pod template paths (src/kinds/kind_*.c): a kind whose templates change fails here
     until the file is made again."""
     r = subprocess.run([binary, "opt-in-cel"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, f"opt-in-cel exited {r.returncode}: {r.stderr}"

@@ -1262,9 +1262,9 @@ class Suite:
         """Only forward-secret AEAD suites: the priority string as gnutls-cli lists it,
         and every TLS 1.2 suite OpenSSL knows offered alone to an ECDSA and an RSA
         server."""
-        src = open(os.path.join(ROOT, "src", "server.c")).read()
+        src = open(os.path.join(ROOT, "src", "http", "server.c")).read()
         m = re.search(r'#define TLS_PRIORITIES\s*\\?\s*((?:"[^"]*"\s*\\?\s*)+)', src)
-        check(m is not None, "TLS_PRIORITIES not found in src/server.c")
+        check(m is not None, "TLS_PRIORITIES not found in src/http/server.c")
         prio = "".join(re.findall(r'"([^"]*)"', m.group(1)))
         if shutil.which("gnutls-cli") is None:
             raise Failed("gnutls-cli is missing: run scripts/deps-bench.sh")

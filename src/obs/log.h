@@ -27,7 +27,7 @@ void log_kvn(enum log_level lvl, const char *event, ...) __attribute__((sentinel
 
 /*
  * One answered AdmissionReview as the log line reports it: plain strings and
- * numbers (the logger knows no admission; admission_log_fields fills it).
+ * numbers (log_admission knows no admission; admission_log_fields fills it).
  * The strings are the caller's and are copied.
  */
 struct log_admission {
@@ -45,4 +45,9 @@ struct log_admission {
  * far as they were known (rank null when not); the reason when there is one.
  */
 void log_admission(const struct log_admission *a, long long micros);
+
+struct admission_result;
+/* The log line's fields of res, written into *out (its strings point into res) and returned. */
+struct log_admission *admission_log_fields(const struct admission_result *res,
+                                           struct log_admission *out);
 #endif

@@ -14,7 +14,6 @@
 #include "topology.h"
 #include "plan.h"
 #include "verdict.h"
-#include "log.h"
 #include <cjson/cJSON.h>
 
 /*
@@ -60,12 +59,5 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
                        const struct workload_lookup *lookup, struct admission_result *res);
 
 void admission_result_free(struct admission_result *res);
-
-/*
- * The admission log line's fields of res, written into *out (its strings
- * point into res) and returned: the logger knows no admission_result.
- */
-struct log_admission *admission_log_fields(const struct admission_result *res,
-                                           struct log_admission *out);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "admission.h"
 #include "json.h"
 
 /* Lines longer than this are cut (the JSON stays valid: values are truncated). */
@@ -248,4 +249,21 @@ void log_admission(const struct log_admission *a, long long micros)
 	line_key(&l, "micros");
 	line_num(&l, micros);
 	line_emit(&l);
+}
+
+struct log_admission *admission_log_fields(const struct admission_result *res,
+                                           struct log_admission *out)
+{
+	out->uid = res->uid;
+	out->ns = res->ns;
+	out->workload = res->workload;
+	out->rank = res->rank;
+	out->outcome = admission_outcome_name(res->outcome);
+	out->reason = res->outcome == ADMISSION_DENIED ? deny_reason_name(res->reason) : NULL;
+	out->message = res->message;
+	/* A malformed review is the caller's bug; a denial stops a pod: both worth a warning. */
+	out->level = res->outcome == ADMISSION_BAD_REQUEST || res->outcome == ADMISSION_DENIED
+	                 ? LOG_WARN
+	                 : LOG_INFO;
+	return out;
 }

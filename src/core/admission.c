@@ -23,23 +23,6 @@
 
 #define UID_MAX 127
 
-struct log_admission *admission_log_fields(const struct admission_result *res,
-                                           struct log_admission *out)
-{
-	out->uid = res->uid;
-	out->ns = res->ns;
-	out->workload = res->workload;
-	out->rank = res->rank;
-	out->outcome = admission_outcome_name(res->outcome);
-	out->reason = res->outcome == ADMISSION_DENIED ? deny_reason_name(res->reason) : NULL;
-	out->message = res->message;
-	/* A malformed review is the caller's bug; a denial stops a pod: both worth a warning. */
-	out->level = res->outcome == ADMISSION_BAD_REQUEST || res->outcome == ADMISSION_DENIED
-	                 ? LOG_WARN
-	                 : LOG_INFO;
-	return out;
-}
-
 static int set_body(struct admission_result *res, char *json)
 {
 	if (json == NULL)

@@ -74,7 +74,7 @@ static int admit(const char *body, size_t len, const struct config *cfg, size_t 
 	ok = res.outcome == ADMISSION_PATCHED;
 	if (!ok)
 		fprintf(stderr, "core_cost: not patched (%s): %s\n",
-			admission_outcome_name(res.outcome), res.message);
+			verdict_outcome_name(res.outcome), res.message);
 	*resp_len = res.body_len;
 	admission_result_free(&res);
 	return ok ? 0 : -1;

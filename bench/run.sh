@@ -34,7 +34,7 @@ rooms=""
 for f in "$srcdir"/kind_*.c "$srcdir"/fw_*.c "$srcdir"/*/kind_*.c "$srcdir"/*/fw_*.c; do
 	[ -f "$f" ] && rooms="$rooms $(basename "$f" .c)"
 done
-for m in admission verdict plan topology framework kind $rooms envgen patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate netpol arena jsonparse; do
+for m in admission verdict plan topology framework kind $rooms env patch workload util strbuf base64 dns file json config yamljson listenaddr annotation validate netpol arena jsonparse; do
 	for f in "$srcdir/$m.c" "$srcdir"/*/"$m.c"; do
 		[ -f "$f" ] && core="$core $f"
 	done

@@ -15,7 +15,7 @@
 
 #include "annotation.h"
 #include "arena.h"
-#include "certs.h"
+#include "devcerts.h"
 #include "config.h"
 #include "framework.h"
 #include "kind.h"

@@ -1,5 +1,6 @@
 /*
- * Offline rendering: a StatefulSet, Job or Pod manifest (YAML, several
+ * Offline rendering: a StatefulSet, Indexed Job, JobSet, LeaderWorkerSet or
+ * Pod manifest (YAML, several
  * documents allowed) in, what every rank would get out, through the same
  * pod_plan_build as /mutate. Pure: text in, text out; the caller owns both.
  */

@@ -9,7 +9,6 @@
 #include <curl/curl.h>
 #include <string.h>
 
-#include "topology.h"
 #include "util.h"
 #include "strbuf.h"
 #include "json.h"

@@ -16,7 +16,6 @@
 
 #include "arena.h"
 #include "json.h"
-#include "patch.h"
 #include "validate.h"
 #include "strbuf.h"
 #include "base64.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include "config.h"
 #include "workload.h"
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 #include "plan.h"
 #include "verdict.h"

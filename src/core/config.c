@@ -138,13 +138,6 @@ static int framework_bit(const char *s, size_t n, unsigned *bit)
 	return 0;
 }
 
-const char *config_framework_name(unsigned bit)
-{
-	const struct framework *fw = framework_of(bit);
-
-	return fw ? fw->name : NULL;
-}
-
 int config_parse_frameworks(const char *list, unsigned *mask)
 {
 	unsigned m = 0, bit;

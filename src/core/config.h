@@ -83,9 +83,6 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
  */
 int config_parse_frameworks(const char *list, unsigned *mask);
 
-/* The name of framework FW_* bit ("pytorch"), or NULL. */
-const char *config_framework_name(unsigned bit);
-
 /* Parses "debug|info|warn|error". Returns 0 or -1. */
 int config_parse_log_level(const char *s, enum log_level *lvl);
 

@@ -1,7 +1,9 @@
 /*
- * JSON Patch construction. Works on the object exactly as received; every op
- * is an "add" whose parent exists in that object, so the patch applies with
- * any RFC 6902 implementation (the API server uses evanphx/json-patch).
+ * JSON Patch construction. Works on the object exactly as received: every op
+ * is an "add" whose parent exists in that object, or a "replace" of a
+ * container's own env entry that the merge rules change in place (its index
+ * as received), so the patch applies with any RFC 6902 implementation (the
+ * API server uses evanphx/json-patch).
  */
 #include "patch.h"
 

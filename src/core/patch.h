@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 
 enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };

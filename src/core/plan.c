@@ -187,7 +187,7 @@ static enum plan_status plan_own_master(struct pod_plan *plan, const cJSON *spec
 		if (plan->own_env == NULL &&
 		    (plan->own_env = calloc((size_t)t->n_targets, sizeof(*plan->own_env))) == NULL)
 			return PLAN_NOMEM;
-		if (envgen_build_master(t, ha > 0 ? addr : NULL, port, &plan->own_env[i]) != 0)
+		if (env_build_master(t, ha > 0 ? addr : NULL, port, &plan->own_env[i]) != 0)
 			return PLAN_NOMEM;
 	}
 	return PLAN_OK;
@@ -421,8 +421,8 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	ts = topology_resolve(pod, ns, cfg, lookup, &plan->topo, err, errlen);
 	if (ts != TOPOLOGY_OK)
 		return ts == TOPOLOGY_DENY ? PLAN_DENY : PLAN_NOMEM;
-	if (envgen_build(&plan->topo, &plan->env) != 0 ||
-	    envgen_master_addr(&plan->topo, addr, sizeof(addr)) != 0)
+	if (env_build(&plan->topo, &plan->env) != 0 ||
+	    env_master_addr(&plan->topo, addr, sizeof(addr)) != 0)
 		goto out;
 	if ((rc = plan_own_master(plan, spec, err, errlen)) != PLAN_OK) {
 		plan->topo.reason = DENY_ENV;

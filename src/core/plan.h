@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include "config.h"
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 #include "workload.h"
 

@@ -14,7 +14,6 @@
 #include "workload.h"
 #include "verdict.h"
 
-#define ANN_PREFIX          "distenv.dev/"
 #define ANN_WORLD_SIZE      "distenv.dev/world-size"
 #define ANN_PORT            "distenv.dev/port"
 #define ANN_NPROC           "distenv.dev/nproc-per-node"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "annotation.h"
-#include "envgen.h"
+#include "env.h"
 #include "kind.h"
 #include "plan.h"
 #include "topology.h"
@@ -424,7 +424,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		const struct topology_rjob *rj = &t->rjobs[j];
 		t->rank = t->tf_roles ? topology_rank_at(t, rj->first + rj->jobs * rj->pods - 1)
 		                      : world - 1;
-		if (envgen_build(t, &env) != 0)
+		if (env_build(t, &env) != 0)
 			return;
 		for (i = 0; i < env.n; i++)
 			if (strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2 > sz)

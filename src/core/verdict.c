@@ -1,7 +1,7 @@
 /* The names of the outcomes and denial reasons (verdict.h): static strings. */
 #include "verdict.h"
 
-const char *admission_outcome_name(enum admission_outcome o)
+const char *verdict_outcome_name(enum admission_outcome o)
 {
 	static const char *const names[] = {"skipped", "patched", "unchanged", "denied",
 	                                    "bad_request"};
@@ -9,7 +9,7 @@ const char *admission_outcome_name(enum admission_outcome o)
 	return (unsigned)o < ADMISSION_OUTCOME_COUNT ? names[o] : "unknown";
 }
 
-const char *deny_reason_name(enum deny_reason r)
+const char *verdict_reason_name(enum deny_reason r)
 {
 	static const char *const names[DENY_REASON_COUNT] = {
 	    "none",    "owner",    "annotation", "identity", "lookup", "world",

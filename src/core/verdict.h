@@ -18,7 +18,7 @@ enum admission_outcome {
 };
 
 /* "skipped", "patched", "unchanged", "denied", "bad_request"; "unknown" past the set. */
-const char *admission_outcome_name(enum admission_outcome o);
+const char *verdict_outcome_name(enum admission_outcome o);
 
 /*
  * Why a pod or a workload is denied: a small fixed set, so that it can be a
@@ -40,6 +40,6 @@ enum deny_reason {
 };
 
 /* "owner", "annotation", ... ; "none" for DENY_NONE. */
-const char *deny_reason_name(enum deny_reason r);
+const char *verdict_reason_name(enum deny_reason r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * The one table of frameworks: config, annotations, messages and envgen reach
+ * The one table of frameworks: config, annotations, messages and env.c reach
  * a framework through it. Static data.
  */
 #include "framework.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 
 static int add_jax(const struct topology *t, const struct fw_input *in, struct env_list *out)

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 
 static int add_paddle(const struct topology *t, const struct fw_input *in, struct env_list *out)

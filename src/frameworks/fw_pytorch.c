@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 
 static int add_pytorch(const struct topology *t, const struct fw_input *in, struct env_list *out)

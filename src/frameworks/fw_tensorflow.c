@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 #include "strbuf.h"
 
@@ -42,7 +42,7 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 			if ((strcmp(r->name, "evaluator") == 0) != eval)
 				continue;
 			strbuf_printf(&buf, "%s\"%s\":[", n++ ? "," : "", r->name);
-			if (envgen_host_list(t, r->first, r->first + r->jobs * r->pods, &buf) != 0)
+			if (env_host_list(t, r->first, r->first + r->jobs * r->pods, &buf) != 0)
 				goto out;
 			strbuf_puts(&buf, "]");
 		}
@@ -50,7 +50,7 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 		              index);
 	} else {
 		strbuf_puts(&buf, "\"worker\":[");
-		if (envgen_host_list(t, 0, t->world_size, &buf) != 0)
+		if (env_host_list(t, 0, t->world_size, &buf) != 0)
 			goto out;
 		strbuf_printf(&buf, "]},\"task\":{\"type\":\"worker\",\"index\":%ld}}", t->rank);
 	}

@@ -9,7 +9,7 @@
  */
 #include "framework.h"
 
-#include "envgen.h"
+#include "env.h"
 #include "topology.h"
 
 static int add_xgboost(const struct topology *t, const struct fw_input *in, struct env_list *out)

@@ -258,8 +258,8 @@ struct log_admission *admission_log_fields(const struct admission_result *res,
 	out->ns = res->ns;
 	out->workload = res->workload;
 	out->rank = res->rank;
-	out->outcome = admission_outcome_name(res->outcome);
-	out->reason = res->outcome == ADMISSION_DENIED ? deny_reason_name(res->reason) : NULL;
+	out->outcome = verdict_outcome_name(res->outcome);
+	out->reason = res->outcome == ADMISSION_DENIED ? verdict_reason_name(res->reason) : NULL;
 	out->message = res->message;
 	/* A malformed review is the caller's bug; a denial stops a pod: both worth a warning. */
 	out->level = res->outcome == ADMISSION_BAD_REQUEST || res->outcome == ADMISSION_DENIED

@@ -371,7 +371,7 @@ static void admission_render(FILE *f)
 			fprintf(f,
 			        "distenv_admission_requests_total{webhook=\"%s\",outcome=\"%s\"} "
 			        "%llu\n",
-			        webhook_names[w], admission_outcome_name((enum admission_outcome)o),
+			        webhook_names[w], verdict_outcome_name((enum admission_outcome)o),
 			        rd(&m_requests[w][o]));
 
 	header(f, "distenv_admission_denials_total", "counter",
@@ -381,7 +381,7 @@ static void admission_render(FILE *f)
 			fprintf(
 			    f,
 			    "distenv_admission_denials_total{webhook=\"%s\",reason=\"%s\"} %llu\n",
-			    webhook_names[w], deny_reason_name((enum deny_reason)r),
+			    webhook_names[w], verdict_reason_name((enum deny_reason)r),
 			    rd(&m_denials[w][r]));
 
 	header(f, "distenv_admission_duration_seconds", "histogram",

@@ -554,8 +554,8 @@ static void test_plans(void)
 			CHECK(want_reason(plan_cases[i].name) == DENY_NONE ||
 			          plan.topo.reason == want_reason(plan_cases[i].name),
 			      "%s: reason %s, want %s", plan_cases[i].name,
-			      deny_reason_name(plan.topo.reason),
-			      deny_reason_name(want_reason(plan_cases[i].name)));
+			      verdict_reason_name(plan.topo.reason),
+			      verdict_reason_name(want_reason(plan_cases[i].name)));
 		} else {
 			CHECK(st == PLAN_OK, "%s: status %d err '%s'", plan_cases[i].name, st, err);
 			if (st == PLAN_OK) {
@@ -761,7 +761,8 @@ static void test_denials(void)
 		      denial_cases[i].want);
 		CHECK(st != PLAN_DENY || plan.topo.reason == denial_cases[i].reason,
 		      "%s: reason %s, want %s", denial_cases[i].name,
-		      deny_reason_name(plan.topo.reason), deny_reason_name(denial_cases[i].reason));
+		      verdict_reason_name(plan.topo.reason),
+		      verdict_reason_name(denial_cases[i].reason));
 		if (st == PLAN_OK)
 			pod_plan_free(&plan);
 		cJSON_Delete(pod);
@@ -876,8 +877,8 @@ static void test_reviews(void)
 		CHECK(res.http_status == review_cases[i].status, "%s: status %d want %d",
 		      review_cases[i].name, res.http_status, review_cases[i].status);
 		CHECK(res.outcome == review_cases[i].outcome, "%s: outcome %s want %s",
-		      review_cases[i].name, admission_outcome_name(res.outcome),
-		      admission_outcome_name(review_cases[i].outcome));
+		      review_cases[i].name, verdict_outcome_name(res.outcome),
+		      verdict_outcome_name(review_cases[i].outcome));
 		CHECK(res.body != NULL && strstr(res.body, review_cases[i].want_in_body) != NULL,
 		      "%s: body %s lacks %s", review_cases[i].name, res.body ? res.body : "(null)",
 		      review_cases[i].want_in_body);

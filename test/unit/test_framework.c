@@ -11,7 +11,7 @@
 
 #include "annotation.h"
 #include "config.h"
-#include "envgen.h"
+#include "env.h"
 #include "framework.h"
 #include "testutil.h"
 

@@ -24,7 +24,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "certs.h"
+#include "devcerts.h"
 #include "config.h"
 #include "kube.h"
 #include "log.h"

@@ -16,7 +16,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "certs.h"
+#include "devcerts.h"
 #include "testutil.h"
 
 /* CHECK_STR tests its argument for NULL; arrays need to decay first. */

@@ -2,8 +2,8 @@
  * Development certificates: a CA and a serving certificate signed by it
  * (OpenSSL). Writes ca.crt, tls.crt, tls.key (0600). Keys are wiped from memory.
  */
-#ifndef DISTENV_CERTS_H
-#define DISTENV_CERTS_H
+#ifndef DISTENV_DEVCERTS_H
+#define DISTENV_DEVCERTS_H
 
 #include <stddef.h>
 

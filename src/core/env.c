@@ -3,7 +3,7 @@
  * from its own file, add their variables in the table's order. Values are
  * computed from the topology alone; the list owns every name and value string.
  */
-#include "envgen.h"
+#include "env.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@ int env_list_addl(struct env_list *l, const char *name, long value)
 	return env_list_add(l, name, buf);
 }
 
-int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
+int env_master_addr(const struct topology *t, char *out, size_t outlen)
 {
 	char host[320];
 
@@ -63,7 +63,7 @@ int envgen_master_addr(const struct topology *t, char *out, size_t outlen)
  * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
  * a host too long).
  */
-int envgen_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
+int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
 	char suffix[420], host[320];
 	size_t sl;
@@ -85,13 +85,13 @@ int envgen_host_list(const struct topology *t, long from, long to, struct strbuf
 	return buf->oom ? -1 : 0;
 }
 
-int envgen_build(const struct topology *t, struct env_list *out)
+int env_build(const struct topology *t, struct env_list *out)
 {
-	return envgen_build_master(t, NULL, 0, out);
+	return env_build_master(t, NULL, 0, out);
 }
 
-int envgen_build_master(const struct topology *t, const char *master_addr, long master_port,
-                        struct env_list *out)
+int env_build_master(const struct topology *t, const char *master_addr, long master_port,
+                     struct env_list *out)
 {
 	char addr[512], endpoint[544];
 	struct fw_input in;
@@ -102,7 +102,7 @@ int envgen_build_master(const struct topology *t, const char *master_addr, long 
 	if (master_addr != NULL) {
 		if (bounded_printf(addr, sizeof(addr), "%s", master_addr) != 0)
 			return -1;
-	} else if (envgen_master_addr(t, addr, sizeof(addr)) != 0) {
+	} else if (env_master_addr(t, addr, sizeof(addr)) != 0) {
 		return -1;
 	}
 	if (bounded_printf(endpoint, sizeof(endpoint), "%s:%ld", addr, in.port) != 0)

@@ -30,7 +30,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "certs.h"
+#include "devcerts.h"
 #include "util.h"
 #include "dns.h"
 

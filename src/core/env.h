@@ -1,10 +1,10 @@
 /*
- * The environment a rank gets, from its topology: the PyTorch/torchrun,
- * TensorFlow and JAX variables of the SPEC, in a fixed order. The list owns
- * its strings; env_list_free releases them.
+ * The environment a rank gets, from its topology: the variables of each
+ * framework of the table (frameworks/framework.c), in the table's order. The
+ * list owns its strings; env_list_free releases them.
  */
-#ifndef DISTENV_ENVGEN_H
-#define DISTENV_ENVGEN_H
+#ifndef DISTENV_ENV_H
+#define DISTENV_ENV_H
 
 #include <stddef.h>
 #include "topology.h"
@@ -26,21 +26,20 @@ struct env_list {
  * Builds the variables for rank t->rank. Returns 0, or -1 when memory ran out
  * or a name did not fit (out is then empty). Caller frees with env_list_free.
  */
-int envgen_build(const struct topology *t, struct env_list *out)
-    __attribute__((warn_unused_result));
+int env_build(const struct topology *t, struct env_list *out) __attribute__((warn_unused_result));
 
 /*
- * envgen_build for a container that sets MASTER_ADDR and/or MASTER_PORT itself:
+ * env_build for a container that sets MASTER_ADDR and/or MASTER_PORT itself:
  * every variable that carries the rendezvous address (PET_MASTER_*,
  * PET_RDZV_ENDPOINT, JAX_COORDINATOR_ADDRESS) uses master_addr (NULL: the
  * topology's) and master_port (0: the topology's), so torchrun, env:// and JAX
  * agree. TF_CONFIG lists every rank's own host and port and is unchanged.
  */
-int envgen_build_master(const struct topology *t, const char *master_addr, long master_port,
-                        struct env_list *out) __attribute__((warn_unused_result));
+int env_build_master(const struct topology *t, const char *master_addr, long master_port,
+                     struct env_list *out) __attribute__((warn_unused_result));
 
 /* The rank-0 address "<host 0><domain>" into out. Returns 0 or -1 if it does not fit. */
-int envgen_master_addr(const struct topology *t, char *out, size_t outlen);
+int env_master_addr(const struct topology *t, char *out, size_t outlen);
 
 void env_list_free(struct env_list *l);
 
@@ -55,6 +54,6 @@ int env_list_addl(struct env_list *l, const char *name, long value);
  * any framework that lists every rank. Returns 0 or -1 (out of memory, or a
  * host too long).
  */
-int envgen_host_list(const struct topology *t, long from, long to, struct strbuf *buf);
+int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf);
 
 #endif

@@ -47,6 +47,8 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)  # TLS 1.0/1.1 on
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
+import httpwire  # noqa: E402
 SNI = "distenv.distenv-system.svc"
 
 
@@ -100,27 +102,7 @@ def tls_connect(port, ctx=None, timeout=10.0):
 
 def read_response(sock, timeout=15.0):
     """Reads one HTTP/1.1 response with Content-Length. Returns (status, headers, body)."""
-    sock.settimeout(timeout)
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise Failed("connection closed before a response (got %r)" % buf[:200])
-        buf += chunk
-    head, rest = buf.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {}
-    for l in lines[1:]:
-        k, _, v = l.partition(":")
-        headers[k.strip().lower()] = v.strip()
-    n = int(headers.get("content-length", "0"))
-    while len(rest) < n:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise Failed("connection closed mid-body")
-        rest += chunk
-    return status, headers, rest[:n]
+    return httpwire.read_response(sock, error=Failed, timeout=timeout)
 
 
 def request(port, method, path, body=b"", ctx=None, timeout=15.0, headers=None):

@@ -59,6 +59,8 @@ import jsonpatch  # noqa: E402
 
 SNI = "distenv.distenv-system.svc"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "test", "lib"))
+import httpwire  # noqa: E402
 DATA = os.path.join(REPO, "test", "data")
 MAX_BODY = 7 * 1024 * 1024
 
@@ -302,26 +304,7 @@ def raw_http(sock, head, body_parts=(), read=True):
 
 
 def read_response(sock):
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise CaseFailed("connection closed before a response head (got %r)" % buf[:200])
-        buf += chunk
-    head, rest = buf.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {}
-    for ln in lines[1:]:
-        k, _, v = ln.partition(":")
-        headers[k.strip().lower()] = v.strip()
-    n = int(headers.get("content-length", "0"))
-    while len(rest) < n:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        rest += chunk
-    return status, headers, rest[:n]
+    return httpwire.read_response(sock, error=CaseFailed, partial_ok=True)
 
 
 # ---------------------------------------------------------------- reviews

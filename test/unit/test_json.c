@@ -131,8 +131,76 @@ static void test_json_string(void)
 	}
 }
 
+/*
+ * json_parse gives cJSON's tree for JSON text (printed alike) and refuses what
+ * is not JSON; fuzz/fuzz_jsonparse.c compares the two node for node.
+ */
+static void test_json_parse(void)
+{
+	static const char *const same[] = {
+	    "{\"a\":\"\\u00e9\\ud83d\\ude00 \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\\t\",\"b\":[]}",
+	    " [0,-0,1.5,-2e-3,1E+2,2147483648,-2147483649,1e400,true,false,null,{}] \n",
+	    "{\"d\":{\"a\":1,\"a\":2},\"e\":[[[{\"k\":\"\\u0000x\"}]]]}",
+	    "\"\xc3\xa9 raw UTF-8 and \xff a stray byte\"",
+	};
+	static const char *const refused[] = {
+	    "",
+	    "01",
+	    "1.",
+	    ".5",
+	    "+1",
+	    "{\"a\":1} x",
+	    "[1,]",
+	    "{\"a\" 1}",
+	    "\"\\udc00\"",
+	    "\"\\ud800x\"",
+	    "\"\\q\"",
+	    "tru",
+	    "\"open",
+	    "{\"a\":1,}",
+	    "\xef\xbb\xbf{}",
+	    "\f1",
+	    "[1 2]",
+	    "nul",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		cJSON *a = json_parse(same[i], strlen(same[i]));
+		cJSON *b = cJSON_ParseWithLength(same[i], strlen(same[i]));
+		char *pa = a ? cJSON_PrintUnformatted(a) : NULL;
+		char *pb = b ? cJSON_PrintUnformatted(b) : NULL;
+		CHECK(pa != NULL && pb != NULL && strcmp(pa, pb) == 0,
+		      "json_parse %s: %s vs cJSON %s", same[i], pa ? pa : "(refused)",
+		      pb ? pb : "(refused)");
+		cJSON_free(pa);
+		cJSON_free(pb);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		cJSON *a = json_parse(refused[i], strlen(refused[i]));
+		CHECK(a == NULL, "json_parse accepted %s", refused[i]);
+		cJSON_Delete(a);
+	}
+	{
+		/* cJSON's nesting limit: 1,000 arrays deep is read, 1,001 is not. */
+		char deep[2003];
+		cJSON *a;
+		memset(deep, '[', 1001);
+		memset(deep + 1001, ']', 1001);
+		a = json_parse(deep + 1, 2000);
+		CHECK(a != NULL, "1,000 nested arrays refused");
+		cJSON_Delete(a);
+		a = json_parse(deep, 2002);
+		CHECK(a == NULL, "1,001 nested arrays read");
+		cJSON_Delete(a);
+	}
+}
+
 int main(void)
 {
+	test_json_parse();
 	test_getters();
 	test_print();
 	test_json_string();

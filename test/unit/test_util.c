@@ -144,8 +144,34 @@ static void test_fmt_long(void)
 	}
 }
 
+static void test_parse_long(void)
+{
+	static const struct {
+		const char *s;
+		long min, max;
+		int ok;
+		long v;
+	} cases[] = {
+	    {"0", 0, 10, 1, 0},     {"10", 0, 10, 1, 10},
+	    {"11", 0, 10, 0, 0},    {"-1", 0, 10, 0, 0},
+	    {"-1", -5, 10, 1, -1},  {"+1", 0, 10, 0, 0},
+	    {" 1", 0, 10, 0, 0},    {"1 ", 0, 10, 0, 0},
+	    {"", 0, 10, 0, 0},      {"99999999999999999999", 0, 10, 0, 0},
+	    {"0x10", 0, 100, 0, 0}, {"007", 0, 10, 1, 7},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long v = -99;
+		int ok = parse_long(cases[i].s, cases[i].min, cases[i].max, &v) == 0;
+		CHECK(ok == cases[i].ok && (!ok || v == cases[i].v),
+		      "parse_long('%s'): ok %d v %ld", cases[i].s, ok, v);
+	}
+}
+
 int main(void)
 {
+	test_parse_long();
 	test_strbuf();
 	test_base64();
 	test_fmt_long();

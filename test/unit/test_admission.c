@@ -1,5 +1,6 @@
 /*
- * The admission core, table by table: topology and env (every SPEC row), the
+ * The admission core through admission_handle and pod_plan_build, table by
+ * table: topology and env (every rule of the README), the
  * JSON Patch shapes, the AdmissionReview envelope and the bad-input answers.
  * Look-ups are answered from the table through the core's callback interface.
  */
@@ -914,226 +915,6 @@ static void test_truncations(void)
 	free(txt);
 }
 
-static void test_base64(void)
-{
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
-	    {"", ""},        {"f", "Zg=="},        {"fo", "Zm8="},
-	    {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"[{\"op\":\"add\"}]", "W3sib3AiOiJhZGQifV0="}};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct strbuf sb;
-		strbuf_init(&sb);
-		base64_append(&sb, cases[i].in, strlen(cases[i].in));
-		CHECK(!sb.oom, "%s: out of memory", cases[i].in);
-		CHECK_STR(sb.buf != NULL ? sb.buf : "(nothing)", cases[i].out, cases[i].in);
-		strbuf_free(&sb);
-	}
-}
-
-/*
- * json_parse gives cJSON's tree for JSON text (printed alike) and refuses what
- * is not JSON; fuzz/fuzz_jsonparse.c compares the two node for node.
- */
-static void test_json_parse(void)
-{
-	static const char *const same[] = {
-	    "{\"a\":\"\\u00e9\\ud83d\\ude00 \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\\t\",\"b\":[]}",
-	    " [0,-0,1.5,-2e-3,1E+2,2147483648,-2147483649,1e400,true,false,null,{}] \n",
-	    "{\"d\":{\"a\":1,\"a\":2},\"e\":[[[{\"k\":\"\\u0000x\"}]]]}",
-	    "\"\xc3\xa9 raw UTF-8 and \xff a stray byte\"",
-	};
-	static const char *const refused[] = {
-	    "",
-	    "01",
-	    "1.",
-	    ".5",
-	    "+1",
-	    "{\"a\":1} x",
-	    "[1,]",
-	    "{\"a\" 1}",
-	    "\"\\udc00\"",
-	    "\"\\ud800x\"",
-	    "\"\\q\"",
-	    "tru",
-	    "\"open",
-	    "{\"a\":1,}",
-	    "\xef\xbb\xbf{}",
-	    "\f1",
-	    "[1 2]",
-	    "nul",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
-		cJSON *a = json_parse(same[i], strlen(same[i]));
-		cJSON *b = cJSON_ParseWithLength(same[i], strlen(same[i]));
-		char *pa = a ? cJSON_PrintUnformatted(a) : NULL;
-		char *pb = b ? cJSON_PrintUnformatted(b) : NULL;
-		CHECK(pa != NULL && pb != NULL && strcmp(pa, pb) == 0,
-		      "json_parse %s: %s vs cJSON %s", same[i], pa ? pa : "(refused)",
-		      pb ? pb : "(refused)");
-		cJSON_free(pa);
-		cJSON_free(pb);
-		cJSON_Delete(a);
-		cJSON_Delete(b);
-	}
-	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		cJSON *a = json_parse(refused[i], strlen(refused[i]));
-		CHECK(a == NULL, "json_parse accepted %s", refused[i]);
-		cJSON_Delete(a);
-	}
-	{
-		/* cJSON's nesting limit: 1,000 arrays deep is read, 1,001 is not. */
-		char deep[2003];
-		cJSON *a;
-		memset(deep, '[', 1001);
-		memset(deep + 1001, ']', 1001);
-		a = json_parse(deep + 1, 2000);
-		CHECK(a != NULL, "1,000 nested arrays refused");
-		cJSON_Delete(a);
-		a = json_parse(deep, 2002);
-		CHECK(a == NULL, "1,001 nested arrays read");
-		cJSON_Delete(a);
-	}
-}
-
-static void test_parse_long(void)
-{
-	static const struct {
-		const char *s;
-		long min, max;
-		int ok;
-		long v;
-	} cases[] = {
-	    {"0", 0, 10, 1, 0},     {"10", 0, 10, 1, 10},
-	    {"11", 0, 10, 0, 0},    {"-1", 0, 10, 0, 0},
-	    {"-1", -5, 10, 1, -1},  {"+1", 0, 10, 0, 0},
-	    {" 1", 0, 10, 0, 0},    {"1 ", 0, 10, 0, 0},
-	    {"", 0, 10, 0, 0},      {"99999999999999999999", 0, 10, 0, 0},
-	    {"0x10", 0, 100, 0, 0}, {"007", 0, 10, 1, 7},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		long v = -99;
-		int ok = parse_long(cases[i].s, cases[i].min, cases[i].max, &v) == 0;
-		CHECK(ok == cases[i].ok && (!ok || v == cases[i].v),
-		      "parse_long('%s'): ok %d v %ld", cases[i].s, ok, v);
-	}
-}
-
-static void test_dns(void)
-{
-	static const struct {
-		const char *s;
-		int label, subdomain;
-	} cases[] = {
-	    {"a", 1, 1},
-	    {"ddp-0", 1, 1},
-	    {"-a", 0, 0},
-	    {"a-", 0, 0},
-	    {"A", 0, 0},
-	    {"a.b", 0, 1},
-	    {"a..b", 0, 0},
-	    {"", 0, 0},
-	    {"a_b", 0, 0},
-	    {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 1},
-	    {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, 0},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		CHECK(dns_label_valid(cases[i].s) == cases[i].label, "label '%s'", cases[i].s);
-		CHECK(dns_subdomain_valid(cases[i].s) == cases[i].subdomain, "subdomain '%s'",
-		      cases[i].s);
-	}
-}
-
-/* resolv.conf as kubelet, nodes and people write it: the cluster domain serve reads. */
-static void test_dns_resolv(void)
-{
-	static const struct {
-		const char *name, *text, *want; /* want NULL: none found */
-	} cases[] = {
-	    {"kubelet ClusterFirst",
-	     "search distenv.svc.cluster.local svc.cluster.local cluster.local\n"
-	     "nameserver 10.96.0.10\noptions ndots:5\n",
-	     "cluster.local"},
-	    {"kubelet, another domain",
-	     "search distenv-system.svc.ml.example svc.ml.example ml.example\n"
-	     "nameserver 198.19.128.10\noptions ndots:5\n",
-	     "ml.example"},
-	    {"kubelet with the node's searches after its own",
-	     "nameserver 10.96.0.10\nsearch team-a.svc.k8s.corp svc.k8s.corp k8s.corp "
-	     "us-east-1.compute.internal corp.example\noptions ndots:5 timeout:2 attempts:3\n",
-	     "k8s.corp"},
-	    {"namespace named svc",
-	     "search svc.svc.cluster.local svc.cluster.local cluster.local\n", "cluster.local"},
-	    {"namespace named svc, another domain", "search svc.svc.a.b svc.a.b a.b\n", "a.b"},
-	    {"hostNetwork, dnsPolicy Default: the node's own",
-	     "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch ec2.internal\n", NULL},
-	    {"a host without a search line", "nameserver 10.255.255.53\n", NULL},
-	    {"empty", "", NULL},
-	    {"several search lines: the last wins",
-	     "search a.svc.old.example svc.old.example old.example\n"
-	     "search b.svc.new.example svc.new.example new.example\n",
-	     "new.example"},
-	    {"the last search line has none",
-	     "search a.svc.old.example svc.old.example old.example\nsearch corp.example\n", NULL},
-	    {"a domain line after search replaces it",
-	     "search a.svc.cluster.local svc.cluster.local cluster.local\ndomain corp.example\n",
-	     NULL},
-	    {"a search line after domain replaces it",
-	     "domain corp.example\nsearch x.svc.c.l svc.c.l c.l\n", "c.l"},
-	    {"tabs, absolute names, CRLF",
-	     "search\tns.svc.cluster.local.\tsvc.cluster.local.  cluster.local.\r\n",
-	     "cluster.local"},
-	    {"uppercase is lowercased", "search ns.svc.ML.Example svc.ML.Example ML.Example\n",
-	     "ml.example"},
-	    {"hand-written list, no triple", "search svc.hand.example\n", "hand.example"},
-	    {"comment lines are not read",
-	     "# search ns.svc.wrong.example svc.wrong.example wrong.example\n"
-	     "search ns.svc.right.example svc.right.example right.example\n"
-	     "; search svc.wrong.example\n",
-	     "right.example"},
-	    {"indented keyword is not a keyword (glibc)", "  search ns.svc.a.b svc.a.b a.b\n",
-	     NULL},
-	    {"keyword without a blank", "searchns.svc.a.b svc.a.b a.b\n", NULL},
-	    {"svc. alone", "search svc. svc\n", NULL},
-	    {"not a DNS name after svc.", "search ns.svc.a_b svc.a_b a_b svc.ok.example\n",
-	     "ok.example"},
-	    {"no final newline", "search ns.svc.cluster.local svc.cluster.local cluster.local",
-	     "cluster.local"},
-	    {"search with nothing after it", "search \n", NULL},
-	};
-	char out[254];
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int got = dns_cluster_domain_from_resolv(cases[i].text, strlen(cases[i].text), out,
-		                                         sizeof(out));
-		if (cases[i].want == NULL)
-			CHECK(got == 0 && out[0] == '\0', "%s: got %d '%s', want none",
-			      cases[i].name, got, out);
-		else
-			CHECK(got == 1 && strcmp(out, cases[i].want) == 0,
-			      "%s: got %d '%s', want '%s'", cases[i].name, got, out, cases[i].want);
-	}
-	/* the length given is the text's: a search line past it is not read */
-	{
-		const char t[] = "nameserver 1.1.1.1\nsearch ns.svc.a.b svc.a.b a.b\n";
-		CHECK(dns_cluster_domain_from_resolv(t, 19, out, sizeof(out)) == 0,
-		      "bounded by len: '%s'", out);
-	}
-	/* a domain that does not fit out is none, never a cut one */
-	CHECK(dns_cluster_domain_from_resolv("search svc.cluster.local\n", 25, out, 8) == 0 &&
-	          out[0] == '\0',
-	      "too long for out: '%s'", out);
-}
-
 /* The plan of an opted-in StatefulSet pod NAME-ORD in ns NS of world W with extra annotations. */
 static enum plan_status plan_sts_sized(const char *name, const char *ns, long ord, long w,
                                        const char *anns, size_t pod_bytes, struct pod_plan *plan,
@@ -1632,16 +1413,11 @@ int main(void)
 	test_patches();
 	test_reviews();
 	test_truncations();
-	test_base64();
-	test_json_parse();
-	test_parse_long();
-	test_dns();
-	test_dns_resolv();
 	test_large_world();
 	test_pod_budget();
 	test_host_label();
 	test_config_limits();
 	test_reinvocation_at_limit();
 	test_own_master();
-	TEST_MAIN_END("core");
+	TEST_MAIN_END("admission");
 }

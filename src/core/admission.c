@@ -231,6 +231,9 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	if ((v = malloc(sizeof(*v))) == NULL)
 		goto out;
 	validate_workload(obj, k, res->ns, cfg, lookup, NULL, v);
+	if (str_eq(op, "UPDATE"))
+		validate_update(cJSON_GetObjectItemCaseSensitive(req, "oldObject"), obj, k, res->ns,
+		                cfg, v);
 	name = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);

@@ -195,6 +195,13 @@ struct kind {
 	int fixed_world;
 	const char *count_noun;
 	/*
+	 * What brings every pod to a new world after an UPDATE changed its size: a
+	 * format taking the workload's name ("kubectl rollout restart
+	 * statefulset/%s"). NULL: the controller itself re-creates each world whole
+	 * at its new size, and the warning says so.
+	 */
+	const char *restart;
+	/*
 	 * The end of the denial of a pod without spec.subdomain ("pod of KIND NS/NAME
 	 * has no spec.subdomain<hint>"); NULL: the pod may name its Service with
 	 * distenv.dev/service instead (an Indexed Job).

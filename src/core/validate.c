@@ -21,6 +21,10 @@
 #include "json.h"
 #include "netpol.h"
 
+#define KUEUE_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
+#define KUEUE_EQUAL           "kueue.x-k8s.io/job-completions-equal-parallelism"
+#define KUEUE_ELASTIC         "kueue.x-k8s.io/elastic-job"
+
 void view_problem(struct validation *v, const char *fmt, ...)
 {
 	size_t used = strlen(v->denial);
@@ -145,7 +149,11 @@ void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const 
 		             what);
 	if (completions < 1)
 		view_problem(v, "%s has no spec.completions (the number of ranks)", what);
-	else if (parallelism < completions)
+	else if (parallelism < completions && v->partial_admission) {
+		view_warn(v, "%s runs %ld of its %ld ranks at once, as Kueue admitted it", what,
+		          parallelism, completions);
+		view_warn(v, "so its pods are refused: give it %s: \"true\"", KUEUE_EQUAL);
+	} else if (parallelism < completions)
 		view_problem(
 		    v,
 		    "%s has parallelism %ld below completions %ld, so not all ranks can run "
@@ -155,6 +163,32 @@ void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const 
 }
 
 /* -- the checks every kind shares -- */
+
+/*
+ * Kueue's annotations on the workload (sigs.k8s.io/kueue v0.19.0,
+ * pkg/controller/jobs/job/job_controller.go and pkg/constants/constants.go):
+ * partial admission may start a Job with fewer pods than ranks unless its
+ * completions follow its parallelism; an elastic job is resized while it runs.
+ */
+static void check_kueue(const cJSON *obj, const struct view *w, struct validation *v)
+{
+	const cJSON *anns = json_get(json_get(obj, "metadata"), "annotations");
+	const char *eq = json_str(anns, KUEUE_EQUAL), *el = json_str(anns, KUEUE_ELASTIC);
+	int i, elastic = 0;
+
+	if (json_str(anns, KUEUE_MIN_PARALLELISM) != NULL && !(eq && strcmp(eq, "true") == 0)) {
+		view_warn(v, "%s %s: with %s Kueue may start fewer pods than its ranks", w->kind,
+		          w->name, KUEUE_MIN_PARALLELISM);
+		view_warn(v, "their pods would be refused: add %s: \"true\"", KUEUE_EQUAL);
+	}
+	for (i = 0; i < w->n_tmpl; i++)
+		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+		             ANN_ELASTIC))
+			elastic = 1;
+	if (el && strcmp(el, "true") == 0 && !elastic)
+		view_warn(v, "%s resizes %s %s while it runs: set %s MIN:MAX", KUEUE_ELASTIC,
+		          w->kind, w->name, ANN_ELASTIC);
+}
 
 static void check_annotations(const struct view *w, const struct config *cfg, struct validation *v,
                               long *world)
@@ -488,6 +522,8 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	long world;
 
 	memset(v, 0, sizeof(*v));
+	v->partial_admission = json_str(json_get(json_get(obj, "metadata"), "annotations"),
+	                                KUEUE_MIN_PARALLELISM) != NULL;
 	w = calloc(1, sizeof(*w));
 	if (w == NULL) {
 		view_problem(v, "out of memory");
@@ -538,5 +574,90 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	check_dns(w, v);
 	check_service(w, lookup, services, v);
 	check_netpols(w, cfg, lookup, v);
+	check_kueue(obj, w, v);
 	free(w);
+}
+
+/* -- an UPDATE: the world before and after -- */
+
+/* What a workload object says of its world, for a comparison. */
+struct world_seen {
+	int opted_in;
+	long world;  /* ranks; 0: no rank runs (scaled to 0, or suspended) */
+	long lo, hi; /* distenv.dev/elastic's MIN:MAX; 0 when not elastic */
+};
+
+static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
+                      const struct config *cfg, struct world_seen *out)
+{
+	const cJSON *spec = json_get(obj, "spec");
+	const char *name = json_str(json_get(obj, "metadata"), "name");
+	struct validation *scratch = calloc(1, sizeof(*scratch));
+	struct view *w = calloc(1, sizeof(*w));
+	int i, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (scratch == NULL || w == NULL)
+		goto out;
+	w->kind = k->api.kind;
+	w->name = name ? name : "";
+	w->ns = ns;
+	w->t.group = -1;
+	kind_each_template(k, obj, add_template, w);
+	k->view(spec, cfg, w, scratch);
+	out->opted_in = w->n_tmpl > 0;
+	out->world = w->count;
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		const char *ws = json_str(anns, ANN_WORLD_SIZE), *el = json_str(anns, ANN_ELASTIC);
+		long n;
+
+		if (!k->fixed_world && ws != NULL &&
+		    parse_long(ws, 1, cfg->max_world_size, &n) == 0)
+			out->world = n;
+		if (i == 0 && el != NULL &&
+		    annotation_range(el, cfg->max_world_size, &out->lo, &out->hi) != 0)
+			out->lo = out->hi = 0;
+	}
+	if (cJSON_IsTrue(json_get(spec, "suspend")))
+		out->world = 0; /* a suspended Job or JobSet runs no pod */
+	rc = 0;
+out:
+	free(scratch);
+	free(w);
+	return rc;
+}
+
+void validate_update(const cJSON *old, const cJSON *obj, const char *kind, const char *ns,
+                     const struct config *cfg, struct validation *v)
+{
+	const struct kind *k = kind_named(NULL, kind);
+	const char *name = json_str(json_get(obj, "metadata"), "name");
+	struct world_seen was, now;
+	char what[160];
+
+	if (k == NULL || !cJSON_IsObject(old) || world_seen(old, k, ns, cfg, &was) != 0 ||
+	    world_seen(obj, k, ns, cfg, &now) != 0)
+		return;
+	/* Pods of a template that did not opt in got nothing; a restart is no change. */
+	if (!was.opted_in || !now.opted_in || was.world <= 0 || now.world <= 0 ||
+	    was.world == now.world)
+		return;
+	/* Running pods were told MIN:MAX: torchrun re-forms within it. */
+	if (was.lo > 0 && was.lo <= now.world && now.world <= was.hi)
+		return;
+	if (name == NULL)
+		name = "";
+	if (k->restart == NULL) {
+		view_warn(v,
+		          "%s %s: %ld -> %ld %s; its controller re-creates each world whole at "
+		          "the new size",
+		          kind, name, was.world, now.world, k->count_noun);
+		return;
+	}
+	view_warn(v, "%s %s: world %ld -> %ld ranks, but the running pods keep WORLD_SIZE=%ld",
+	          kind, name, was.world, now.world, was.world);
+	snprintf(what, sizeof(what), k->restart, name);
+	view_warn(v, "to form one world of %ld, restart every pod (%s) or use %s", now.world, what,
+	          ANN_ELASTIC);
 }

@@ -30,6 +30,12 @@ struct validation {
 	char warnings[VALIDATE_MAX_WARNINGS][VALIDATE_WARNING_LEN]; /* each once, in order */
 	int n_warnings;
 	int n_more; /* distinct warnings past VALIDATE_MAX_WARNINGS: counted, not kept */
+	/*
+	 * The workload carries Kueue's kueue.x-k8s.io/job-min-parallelism: Kueue may
+	 * lower its parallelism below its completions when it admits it, so that is
+	 * warned, not refused (Kueue's update must go through; the pods are refused).
+	 */
+	int partial_admission;
 };
 
 /*
@@ -43,6 +49,17 @@ struct validation {
 void validate_workload(const cJSON *obj, const char *kind, const char *ns, const struct config *cfg,
                        const struct workload_lookup *lookup, const cJSON *services,
                        struct validation *v);
+
+/*
+ * An UPDATE of an opted-in workload from old to obj: when it changes the
+ * world (the ranks every pod was told at its creation), a warning naming the
+ * old and the new world and what brings every pod to the new one, added to v
+ * (after validate_workload). No warning for a change to or from 0 ranks (a
+ * suspended Job or JobSet runs none), within the running pods' elastic
+ * MIN:MAX, or for a kind whose controller re-creates each world whole.
+ */
+void validate_update(const cJSON *old, const cJSON *obj, const char *kind, const char *ns,
+                     const struct config *cfg, struct validation *v);
 
 /* 1 when kind (with its API group) is one /validate checks. */
 int validate_kind_known(const char *group, const char *kind);

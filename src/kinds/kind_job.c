@@ -112,6 +112,7 @@ const struct kind kind_job = {
     .owner_kind = "Job",
     .owner_group = "batch",
     .count_noun = "completions",
+    .restart = "delete and re-create Job %s",
     .place = place_job,
     /* the Job API's generated selector and the Job controller's index (k8s 1.28+) */
     .pod_labels =

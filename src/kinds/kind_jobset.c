@@ -425,6 +425,7 @@ const struct kind kind_jobset = {
     .name_from = JOBSET_NAME,
     .fixed_world = 1,
     .count_noun = "pods",
+    .restart = "delete and re-create JobSet %s",
     .no_subdomain_hint = ": leave the JobSet's spec.network.enableDNSHostnames on (the "
                          "default) so that its pods have stable names",
     .place = place_jobset,

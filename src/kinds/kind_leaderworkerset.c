@@ -140,6 +140,8 @@ const struct kind kind_leaderworkerset = {
     .name_from = LWS_NAME,
     .fixed_world = 1,
     .count_noun = "pods of a group",
+    /* its rolling update replaces each group, leader and workers, at the new size */
+    .restart = NULL,
     .no_subdomain_hint = " because its StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
     .foreign_owner_hint = ": " LWS_HASH_HINT,

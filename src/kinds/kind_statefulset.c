@@ -154,6 +154,7 @@ const struct kind kind_statefulset = {
     .owner_kind = "StatefulSet",
     .owner_group = "apps",
     .count_noun = "replicas",
+    .restart = "kubectl rollout restart statefulset/%s",
     .no_subdomain_hint = " because the StatefulSet has no spec.serviceName: set "
                          "spec.serviceName to a headless Service that selects its pods",
     .place = place_statefulset,

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int init;
 	struct admission_result res;
 	size_t lenctx = size;
-	struct workload_lookup lk = {fake_get, &lenctx, NULL, NULL};
+	struct workload_lookup lk = {fake_get, &lenctx, NULL, NULL, NULL};
 	cJSON *parsed;
 
 	if (!init) {

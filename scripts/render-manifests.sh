@@ -61,12 +61,14 @@ EOF
 #     --from-file=tls.crt=certs/tls.crt --from-file=tls.key=certs/tls.key --from-file=ca.crt=certs/ca.crt
 #   sed 's|image: distenv:|image: registry.example.com/ml/distenv:|' deploy/distenv.yaml | kubectl apply -f -
 #   ca=$(base64 -w0 certs/ca.crt)
-#   for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
-#     kubectl patch "$kind" distenv --type json \
-#       -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]"
-#   done
-# Both webhook configurations need the CA: each has failurePolicy Fail, and
-# without its caBundle every opted-in workload or pod is refused (x509).
+#   kubectl patch mutatingwebhookconfiguration distenv --type json \
+#     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]"
+#   kubectl patch validatingwebhookconfiguration distenv --type json \
+#     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"},
+#          {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$ca\"}]"
+# Every webhook of both configurations needs the CA: the pod and the workload
+# webhooks have failurePolicy Fail, and without a caBundle every opted-in
+# workload or pod is refused (x509); the scale webhook fails open, unchecked.
 # (docs/install.md has the details, and how to rotate the certificate.)
 EOF
 			;;

@@ -317,7 +317,7 @@ static int cmd_serve(int argc, char **argv)
 	int st, rc = 1;
 	struct config cfg;
 	struct kube_client *kc = NULL;
-	struct workload_lookup lk = {NULL, NULL, NULL, NULL};
+	struct workload_lookup lk = {NULL, NULL, NULL, NULL, NULL};
 	char err[512];
 
 	if ((st = serve_parse_flags(argc, argv, &flags)) != 0)
@@ -345,6 +345,7 @@ static int cmd_serve(int argc, char **argv)
 		lk.get = kube_get_workload;
 		lk.get_service = kube_get_service;
 		lk.list_netpols = kube_list_netpols;
+		lk.get_object = kube_get_object;
 		lk.ctx = kc;
 	}
 	if (server_run(&cfg, kc ? &lk : NULL, err, sizeof(err)) != 0) {

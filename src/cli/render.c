@@ -409,7 +409,7 @@ static int render_statefulset(struct rctx *c, const cJSON *spec, const char *nam
 {
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml, NULL, NULL}; /* offline: nothing listed */
+	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
 	long i, start;
 	char which[32];
 
@@ -433,7 +433,7 @@ static int render_job(struct rctx *c, const cJSON *spec, const char *name, const
 	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	const char *mode = json_str(spec, "completionMode");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml, NULL, NULL}; /* offline: nothing listed */
+	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
 	long i, n;
 	char which[32];
 
@@ -464,7 +464,7 @@ static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, con
 	const cJSON *dns = cJSON_GetObjectItemCaseSensitive(net, "enableDNSHostnames");
 	const char *subdomain = json_str(net, "subdomain");
 	struct manifest_lookup ml;
-	struct workload_lookup lk = {manifest_get, &ml, NULL, NULL}; /* offline: nothing listed */
+	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
 	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
 	char coord[640];
 	const cJSON *rj;

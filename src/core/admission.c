@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "json.h"
+#include "kind.h"
 #include "validate.h"
 #include "strbuf.h"
 #include "base64.h"
@@ -206,6 +207,67 @@ static void answer_warnings(struct admission_result *res, const char *texts, siz
 	}
 }
 
+/*
+ * A copy of the workload obj with spec.replicas set to the replicas of the
+ * Scale object scale, or NULL (no replicas there, or out of memory).
+ */
+static cJSON *with_replicas(const cJSON *obj, const cJSON *scale)
+{
+	const cJSON *r = json_get(json_get(scale, "spec"), "replicas");
+	cJSON *copy, *spec;
+
+	if (!cJSON_IsNumber(r) || (copy = cJSON_Duplicate(obj, 1)) == NULL)
+		return NULL;
+	spec = cJSON_GetObjectItemCaseSensitive(copy, "spec");
+	if (!cJSON_IsObject(spec) || !cJSON_ReplaceItemInObjectCaseSensitive(
+	                                 spec, "replicas", cJSON_CreateNumber(r->valuedouble))) {
+		cJSON_Delete(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/*
+ * A scale (an UPDATE of KIND/scale, `kubectl scale`): the Scale object has only
+ * the replicas, so the workload is read (a look-up, never cached) and compared
+ * as it was and as it will be. What comes back is only ever a warning: the
+ * chart registers the scale with failurePolicy Ignore.
+ */
+static void validate_scale(const cJSON *req, const struct config *cfg,
+                           const struct workload_lookup *lookup, struct admission_result *res,
+                           struct validation *v)
+{
+	const cJSON *resource = cJSON_GetObjectItemCaseSensitive(req, "resource");
+	const char *group = json_str(resource, "group"), *plural = json_str(resource, "resource");
+	const char *name = json_str(req, "name");
+	const struct kind *k = kind_of_resource(group, plural);
+	cJSON *obj = NULL, *old = NULL, *now = NULL;
+	char err[512];
+	int was;
+
+	memset(v, 0, sizeof(*v));
+	if (k == NULL || name == NULL || lookup == NULL || lookup->get_object == NULL)
+		return; /* not a kind of distenv's, or no look-ups: not checked (README) */
+	snprintf(res->workload, sizeof(res->workload), "%s/%s", k->api.kind, name);
+	was = arena_pause();
+	if (lookup->get_object(lookup->ctx, k->kind, res->ns, name, &obj, err, sizeof(err)) < 0)
+		view_warn(v, "the world change of this scale is not checked: %.200s", err);
+	arena_resume(was);
+	if (obj == NULL)
+		return;
+	old = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "oldObject"));
+	now = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "object"));
+	if (old != NULL && now != NULL) {
+		validate_update(old, now, k->api.kind, res->ns, cfg, v);
+		v->opted_in = 1;
+	}
+	cJSON_Delete(old);
+	cJSON_Delete(now);
+	was = arena_pause();
+	cJSON_Delete(obj);
+	arena_resume(was);
+}
+
 int admission_validate(const char *body, size_t len, const struct config *cfg,
                        const struct workload_lookup *lookup, struct admission_result *res)
 {
@@ -222,6 +284,16 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
 	op = json_str(req, "operation");
 	k = json_str(kind, "kind");
+	if (str_eq(op, "UPDATE") && str_eq(json_str(req, "subResource"), "scale")) {
+		if ((v = malloc(sizeof(*v))) == NULL)
+			goto out;
+		validate_scale(req, cfg, lookup, res, v);
+		answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings,
+		                v->n_more);
+		res->outcome = v->n_warnings > 0 ? ADMISSION_UNCHANGED : ADMISSION_SKIPPED;
+		rc = review_response(res, NULL, NULL);
+		goto out;
+	}
 	if (!validate_kind_known(json_str(kind, "group"), k) || !cJSON_IsObject(obj) ||
 	    !(str_eq(op, "CREATE") || str_eq(op, "UPDATE"))) {
 		res->outcome = ADMISSION_SKIPPED;

@@ -245,6 +245,9 @@ const struct kind *kind_of(enum workload_kind k);
  */
 const struct kind *kind_named(const char *group, const char *name);
 
+/* The kind the API serves as resource ("statefulsets") of group ("apps"), or NULL. */
+const struct kind *kind_of_resource(const char *group, const char *resource);
+
 /*
  * Calls fn once for every pod template of obj, a workload of kind k, in the
  * order of k->templates (and of a list's items), with what names it for a

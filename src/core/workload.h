@@ -98,6 +98,14 @@ struct workload_lookup {
 	 * frees with cJSON_Delete, or -1 with err when the API could not say.
 	 */
 	int (*list_netpols)(void *ctx, const char *ns, cJSON **out, char *err, size_t errlen);
+	/*
+	 * Optional (NULL: not read): the whole object kind ns/name, for the checks
+	 * of a scale, whose Scale object has no pod template. Returns 1 and *out,
+	 * which the caller frees with cJSON_Delete, 0 when there is no such object,
+	 * or -1 with err when the API could not say. Never cached.
+	 */
+	int (*get_object)(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+	                  cJSON **out, char *err, size_t errlen);
 };
 
 /* How the Kubernetes API names and serves one kind. */

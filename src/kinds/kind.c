@@ -36,6 +36,18 @@ const struct kind *kind_named(const char *group, const char *name)
 	return NULL;
 }
 
+const struct kind *kind_of_resource(const char *group, const char *resource)
+{
+	size_t i;
+
+	for (i = 0; group != NULL && resource != NULL && i < kind_count; i++)
+		if (kind_table[i]->api.resource != NULL &&
+		    strcmp(kind_table[i]->api.group, group) == 0 &&
+		    strcmp(kind_table[i]->api.resource, resource) == 0)
+			return kind_table[i];
+	return NULL;
+}
+
 int kind_template_opts_in(const cJSON *tmpl)
 {
 	const char *v = json_str(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);

@@ -144,7 +144,7 @@ static struct kube_client *client_alloc(const struct config *cfg, char *err, siz
 	pthread_mutex_init(&kc->pool_lock, NULL);
 	kc->timeout_ms = cfg->lookup_timeout_ms > 0 ? cfg->lookup_timeout_ms : 3000;
 	if (cfg->cache_ttl_ms > 0 && cfg->cache_entries > 0) {
-		struct workload_lookup inner = {fetch_now, kc, NULL, NULL};
+		struct workload_lookup inner = {fetch_now, kc, NULL, NULL, NULL};
 		struct lookup_cache_opts o = {cfg->cache_ttl_ms, cfg->cache_entries, kc->timeout_ms,
 		                              NULL};
 		if (!(kc->cache = lookup_cache_new(&inner, &o, err, errlen))) {
@@ -714,7 +714,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 {
 	struct kube_client *kc = ctx;
 	struct fetch_call call = {kc, deadline_from_now(kc->timeout_ms)};
-	struct workload_lookup inner = {fetch, &call, NULL, NULL};
+	struct workload_lookup inner = {fetch, &call, NULL, NULL, NULL};
 	int rc;
 
 	if (!kc->cache)
@@ -724,4 +724,42 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	if (rc == 0 && out->cached)
 		metrics_lookup(1, 1, 0);
 	return rc;
+}
+
+int kube_get_object(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+                    cJSON **out, char *err, size_t errlen)
+{
+	struct kube_client *kc = ctx;
+	char path[600], errbuf[CURL_ERROR_SIZE];
+	struct strbuf b;
+	long status = 0;
+	CURLcode rc;
+	int rc_out = -1;
+
+	*out = NULL;
+	strbuf_init_max(&b, KUBE_MAX_BODY);
+	if (errlen)
+		err[0] = '\0';
+	if (workload_api_path(kind, ns, name, path, sizeof(path), err, errlen) < 0)
+		return -1;
+	rc = api_get(kc, path, deadline_from_now(kc->timeout_ms), &b, &status, errbuf);
+	if (rc == CURLE_OK && status == 404) {
+		rc_out = 0;
+	} else if (rc != CURLE_OK || status != 200) {
+		const struct workload_api *a = workload_api_of(kind);
+		struct api_noun noun = {"", "", ""};
+		api_noun_of(a->kind, a->resource, a->group, &noun);
+		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
+		                 errlen);
+	} else if ((*out = cJSON_ParseWithLength(b.buf ? b.buf : "", b.len)) == NULL ||
+	           !cJSON_IsObject(*out)) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		errf(err, errlen, "the API server's answer for %s %s/%s is not an object",
+		     workload_kind_name(kind), ns, name);
+	} else {
+		rc_out = 1;
+	}
+	strbuf_free(&b);
+	return rc_out;
 }

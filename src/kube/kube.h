@@ -68,6 +68,10 @@ int kube_get_service(void *kc, const char *ns, const char *name, struct service_
  */
 int kube_list_netpols(void *kc, const char *ns, cJSON **out, char *err, size_t errlen);
 
+/* Matches struct workload_lookup's get_object: 1 and *out, 0 not found, -1 err. Not cached. */
+int kube_get_object(void *kc, enum workload_kind kind, const char *ns, const char *name,
+                    cJSON **out, char *err, size_t errlen);
+
 /*
  * Caps the look-ups this thread makes from now on: they end by deadline_ms
  * (CLOCK_MONOTONIC, milliseconds) even when lookups.timeoutMs would allow

@@ -97,8 +97,12 @@ class Render:
 
     def validating(self):
         cfg = self.one("ValidatingWebhookConfiguration")
-        assert len(cfg["webhooks"]) == 1, cfg["webhooks"]
+        assert len(cfg["webhooks"]) == 2, cfg["webhooks"]
         return cfg["webhooks"][0]
+
+    def scale(self):
+        """The validating configuration's second webhook: kubectl scale, fails open."""
+        return self.one("ValidatingWebhookConfiguration")["webhooks"][1]
 
     def config(self):
         return yaml.safe_load(self.one("ConfigMap")["data"]["config.yaml"])
@@ -273,6 +277,17 @@ def assert_webhook(r, service=True):
         assert want in v["matchConditions"][0]["expression"], f"matchCondition lacks {want}"
     if service:
         eq(v["clientConfig"]["service"]["path"], "/validate", "validating path")
+    # the scale webhook: the same server, path and certificate; statefulsets/scale on
+    # UPDATE; no matchConditions (a Scale has no template); fails open, as it only warns
+    s = r.scale()
+    eq(s["name"], "scale.distenv.dev", "scale webhook name")
+    eq(s["failurePolicy"], "Ignore", "scale failurePolicy")
+    eq(s["sideEffects"], "None", "scale sideEffects")
+    eq(s["clientConfig"], v["clientConfig"], "scale clientConfig")
+    eq(s["namespaceSelector"], w["namespaceSelector"], "scale namespaceSelector")
+    eq(s["rules"], [{"apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["statefulsets/scale"],
+                     "operations": ["UPDATE"], "scope": "Namespaced"}], "scale rules")
+    assert "matchConditions" not in s, "scale webhook has matchConditions"
 
 
 OPT_IN_CEL = os.path.join(CHART, "files", "opt-in.cel")
@@ -412,6 +427,7 @@ def t_cert_manager(helm):
         ann = r.one(kind)["metadata"]["annotations"]
         eq(ann["cert-manager.io/inject-ca-from"], f"{NS}/{RELEASE}-tls", f"{kind} inject-ca-from")
     assert "caBundle" not in r.validating()["clientConfig"], "caBundle templated in certManager mode (validating)"
+    assert "caBundle" not in r.scale()["clientConfig"], "caBundle templated in certManager mode (scale)"
     for o in r.all("Issuer") + r.all("Certificate"):
         eq(o["metadata"]["namespace"], NS, f"namespace of {o['kind']}")
     # An issuer of the user's: no chart Issuers, the Certificate points at it.
@@ -518,6 +534,7 @@ def t_url_mode(helm):
     assert_webhook(r, service=False)
     vcc = r.validating()["clientConfig"]
     eq(vcc.get("url"), "https://127.0.0.1:18443/validate", "validating clientConfig.url")
+    eq(r.scale()["clientConfig"].get("url"), "https://127.0.0.1:18443/validate", "scale clientConfig.url")
     assert "service" not in vcc, "validating: service set together with url"
     off = helm.template("--set", "validation.enabled=false")
     assert not off.all("ValidatingWebhookConfiguration"), "validation.enabled=false still renders it"

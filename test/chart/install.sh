@@ -675,9 +675,10 @@ kc delete namespace "$ns" --wait=false >/dev/null
 if ! wait_for 120 bash -c "! kubectl get namespace $ns"; then
 	nok "namespace $ns not deleted after helm uninstall: $(kc get namespace "$ns" -o jsonpath='{.status}')"
 fi
-bundles() { # the caBundle of the MutatingWebhookConfiguration and of the ValidatingWebhookConfiguration
+bundles() { # the caBundle of the MutatingWebhookConfiguration and of each webhook of the ValidatingWebhookConfiguration
 	echo "$(kc get mutatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" \
-		"$(kc get validatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')"
+		"$(kc get validatingwebhookconfiguration distenv -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" \
+		"$(kc get validatingwebhookconfiguration distenv -o jsonpath='{.webhooks[1].clientConfig.caBundle}')"
 }
 if run_block kubectl-apply; then
 	ok "docs/install.md kubectl-apply: $(grep -c . "$work/kubectl-apply.sh") lines run as written (image $registry)"
@@ -685,7 +686,7 @@ else
 	nok "docs/install.md kubectl-apply: $(tail -n 8 "$work/kubectl-apply.log")"
 fi
 ca1=$(base64 -w0 "$user/certs/ca.crt" 2>/dev/null || true)
-if [[ -n "$ca1" && "$(bundles)" == "$ca1 $ca1" ]]; then
+if [[ -n "$ca1" && "$(bundles)" == "$ca1 $ca1 $ca1" ]]; then
 	ok "docs/install.md kubectl-apply: both webhook configurations carry the CA of distenv-webhook certs"
 else
 	nok "docs/install.md kubectl-apply: caBundles (mutating, validating) are not the generated CA: $(bundles | head -c 200)"
@@ -813,7 +814,7 @@ if ((serving)); then
 	old_ca=$(cat "$user/certs/ca.crt")
 	if run_block rotate; then
 		both=$(cat "$user/certs/ca.crt" "$user/certs-new/ca.crt" | base64 -w0)
-		if [[ "$(bundles)" == "$both $both" ]]; then
+		if [[ "$(bundles)" == "$both $both $both" ]]; then
 			ok "docs/install.md rotate: runs as written; both webhook configurations trust the old and the new CA"
 		else
 			nok "docs/install.md rotate: caBundles are not old + new CA"
@@ -833,7 +834,7 @@ if ((serving)); then
 	fi
 	if run_block rotate-finish; then
 		new=$(base64 -w0 "$user/certs/ca.crt")
-		if [[ "$(bundles)" == "$new $new" && "$(cat "$user/certs/ca.crt")" != "$old_ca" && ! -e "$user/certs-new" ]]; then
+		if [[ "$(bundles)" == "$new $new $new" && "$(cat "$user/certs/ca.crt")" != "$old_ca" && ! -e "$user/certs-new" ]]; then
 			ok "docs/install.md rotate-finish: runs as written; both webhook configurations trust only the new CA, now certs/ca.crt"
 		else
 			nok "docs/install.md rotate-finish: caBundles or certs/ not as the page says"
@@ -901,7 +902,7 @@ if ((cm_ok)); then
 	injected() { # both caBundles are the ca.crt of the Secret cert-manager issued
 		local ca
 		ca=$(kc -n "$ns" get secret distenv-tls -o jsonpath='{.data.ca\.crt}' 2>/dev/null) &&
-			[[ -n "$ca" && "$(bundles)" == "$ca $ca" ]]
+			[[ -n "$ca" && "$(bundles)" == "$ca $ca $ca" ]]
 	}
 	if kc -n "$ns" wait --for=condition=Ready certificate/distenv-tls --timeout=120s >"$work/cm-ready.log" 2>&1 &&
 		wait_for 60 injected; then

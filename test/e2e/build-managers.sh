@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the controller managers of JobSet and LeaderWorkerSet from their Go
+# Builds the controller managers of JobSet, LeaderWorkerSet and Kueue from their Go
 # modules, or reuses the cached ones, and prints their paths on stdout, one a line
 # in the order asked.
 #
-#   build-managers.sh [jobset] [lws]     (both when none is named)
+#   build-managers.sh [jobset] [lws] [kueue]   (jobset and lws when none is named)
 #
 # Each is built from its own module as released, with that module's go.mod and
 # go.sum (what `go install MODULE/PKG@VERSION` would do; that command itself needs
@@ -33,6 +33,21 @@ lws_pkg=./cmd
 # The manager also runs the DisaggregatedSet controller, which needs its CRD.
 lws_crds="config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml
 config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
+# Kueue: partial admission and elastic Jobs (the README's "When the world changes").
+kueue_module=sigs.k8s.io/kueue
+kueue_version=v0.19.0
+kueue_pkg=./cmd/kueue
+kueue_crds="config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml
+config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml
+config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml
+config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml
+config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml
+config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml
+config/components/crd/bases/kueue.x-k8s.io_provisioningrequestconfigs.yaml
+config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml
+config/components/crd/bases/kueue.x-k8s.io_topologies.yaml
+config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml
+config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"
 
 die() {
 	echo "build-managers.sh: $*" >&2
@@ -76,8 +91,8 @@ build() {
 }
 
 if [[ "${1:-}" == --crds ]]; then
-	[[ $# -eq 2 ]] || die "usage: build-managers.sh --crds jobset|lws"
-	case "$2" in jobset | lws) ;; *) die "unknown manager '$2' (jobset, lws)" ;; esac
+	[[ $# -eq 2 ]] || die "usage: build-managers.sh --crds jobset|lws|kueue"
+	case "$2" in jobset | lws | kueue) ;; *) die "unknown manager '$2' (jobset, lws, kueue)" ;; esac
 	c="${2}_crds"
 	d=$(moddir "$2")
 	for f in ${!c}; do
@@ -91,7 +106,7 @@ names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=(jobset lws)
 for n in "${names[@]}"; do
 	case "$n" in
-	jobset | lws) build "$n" ;;
-	*) die "unknown manager '$n' (jobset, lws)" ;;
+	jobset | lws | kueue) build "$n" ;;
+	*) die "unknown manager '$n' (jobset, lws, kueue)" ;;
 	esac
 done

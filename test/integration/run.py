@@ -1878,6 +1878,77 @@ class LookupSuite:
         lists = [p for p in self.api.seen[before:] if p.split("?")[0] == lst]
         check(len(lists) == 1 and "limit=" in lists[0], "LISTs of %s: %r" % (lst, lists))
 
+    def case_scale(self):
+        """`kubectl scale` of a StatefulSet (UPDATE statefulsets/scale): the Scale object has
+        only the replicas, so the StatefulSet is read from the API; 4 -> 8 is warned, 4 -> 0
+        is not, a StatefulSet that does not opt in is not, and one that cannot be read is
+        allowed with a warning saying the scale was not checked."""
+        path = "/apis/apps/v1/namespaces/ml/statefulsets/ddp"
+
+        def sts(opted, replicas=4):
+            labels = {"app": "ddp"}
+            if opted:
+                labels["distenv.dev/inject"] = "true"
+            return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                    "metadata": {"name": "ddp", "namespace": "ml", "uid": "u-ddp"},
+                    "spec": {"replicas": replicas, "serviceName": "ddp",
+                             "selector": {"matchLabels": {"app": "ddp"}},
+                             "template": {"metadata": {"labels": labels},
+                                          "spec": {"containers": [{"name": "t", "image": "x"}]}}}}
+
+        def scale_review(uid, old, new):
+            def scale(n):
+                return {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "ddp", "namespace": "ml", "uid": "u-ddp"},
+                        "spec": {"replicas": n}, "status": {"replicas": old}}
+            return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "request": {"uid": uid,
+                                "kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                                "resource": {"group": "apps", "version": "v1",
+                                             "resource": "statefulsets"},
+                                "subResource": "scale",
+                                "requestKind": {"group": "autoscaling", "version": "v1",
+                                                "kind": "Scale"},
+                                "name": "ddp", "namespace": "ml", "operation": "UPDATE",
+                                "userInfo": {"username": "admin"},
+                                "object": scale(new), "oldObject": scale(old), "dryRun": False}}
+
+        def call(req):
+            c = Conn(self.server.port, self.ctx, timeout=30)
+            st, _, out = c.call("POST", "/validate", body=json.dumps(req))
+            c.close()
+            check(st == 200, "HTTP %d: %r" % (st, out[:200]))
+            r = json.loads(out)["response"]
+            check(r.get("uid") == req["request"]["uid"] and r.get("allowed") is True,
+                  "not allowed: %r" % r)
+            return r.get("warnings", [])
+
+        try:
+            self.api.extra = {path: sts(True)}
+            before = len(self.api.seen)
+            w = call(scale_review("s1", 4, 8))
+            check(w == ["distenv: StatefulSet ddp: world 4 -> 8 ranks, but the running pods "
+                        "keep WORLD_SIZE=4",
+                        "distenv: to form one world of 8, restart every pod (kubectl rollout "
+                        "restart statefulset/ddp) or use distenv.dev/elastic"],
+                  "4 -> 8: %r" % w)
+            check(self.api.seen[before:] == [path], "GETs: %r" % self.api.seen[before:])
+            check(call(scale_review("s2", 4, 0)) == [], "4 -> 0 warned")
+            check(call(scale_review("s3", 0, 4)) == [], "0 -> 4 warned")
+            self.api.extra = {path: sts(False)}
+            check(call(scale_review("s4", 4, 8)) == [], "not opted in, warned")
+            self.api.extra = {}
+            w = call(scale_review("s5", 4, 8))
+            check(len(w) == 0, "a StatefulSet that is not there (404) warned: %r" % w)
+            self.api.expect = (path, None)  # served as 404 below: the answer is not an object
+            self.api.extra = {path: ["not", "an", "object"]}
+            w = call(scale_review("s6", 4, 8))
+            check(len(w) == 1 and w[0].startswith("distenv: the world change of this scale is "
+                                                  "not checked: "), "unreadable: %r" % w)
+        finally:
+            self.api.extra = {}
+            self.api.expect = None
+
     def case_recreated_job(self):
         """A Job deleted and created again under the same name with more completions,
         within the cache TTL: the new pods never get the old world size."""
@@ -2099,6 +2170,8 @@ def main():
                         run_case("golden %s (look-up)" % name, lk.case_golden, name)
                 run_case("look-ups: a Job re-created with more completions within the cache "
                          "TTL: new pods get the new world", lk.case_recreated_job)
+                run_case("look-ups: kubectl scale of a StatefulSet (its scale subresource) is "
+                         "warned when it changes the world", lk.case_scale)
                 run_case("look-ups: a failed look-up denies with the reason",
                          lk.case_lookup_failure)
                 run_case("look-ups: a failed NetworkPolicy list gives no warning",

@@ -538,7 +538,8 @@ static void test_plans(void)
 	for (i = 0; i < sizeof(plan_cases) / sizeof(plan_cases[0]); i++) {
 		char *txt = dq(plan_cases[i].pod), err[512] = "", why[256] = "";
 		cJSON *pod = cJSON_Parse(txt);
-		struct workload_lookup lk = {table_get, (void *)plan_cases[i].lookup, NULL, NULL};
+		struct workload_lookup lk = {table_get, (void *)plan_cases[i].lookup, NULL, NULL,
+		                             NULL};
 		struct pod_plan plan;
 		enum plan_status st;
 
@@ -751,7 +752,8 @@ static void test_denials(void)
 	for (i = 0; i < sizeof(denial_cases) / sizeof(denial_cases[0]); i++) {
 		char *txt = dq(denial_cases[i].pod), err[1024] = "";
 		cJSON *pod = cJSON_Parse(txt);
-		struct workload_lookup lk = {table_get, (void *)denial_cases[i].lookup, NULL, NULL};
+		struct workload_lookup lk = {table_get, (void *)denial_cases[i].lookup, NULL, NULL,
+		                             NULL};
 		struct pod_plan plan;
 		enum plan_status st;
 
@@ -775,7 +777,7 @@ static void test_patches(void)
 {
 	struct config cfg;
 	struct lookup_answer two = {0, WSPEC(2, 0, 2, 2, 1, ""), NULL};
-	struct workload_lookup lk = {table_get, &two, NULL, NULL};
+	struct workload_lookup lk = {table_get, &two, NULL, NULL, NULL};
 	size_t i;
 
 	config_defaults(&cfg);

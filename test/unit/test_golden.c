@@ -60,7 +60,7 @@ static void run_case(const char *name, int update)
 	struct config cfg;
 	struct table tb = {WSPEC(-1, -1, -1, -1, 0, ""), NULL};
 	struct workload_spec *spec = &tb.spec;
-	struct workload_lookup lk = {table_get, &tb, NULL, NULL};
+	struct workload_lookup lk = {table_get, &tb, NULL, NULL, NULL};
 	struct admission_result res;
 	cJSON *got = NULL, *want = NULL, *resp, *p;
 

@@ -69,7 +69,7 @@ static int calls(struct fake *f)
 
 static struct lookup_cache *make(struct fake *f, long ttl, long cap)
 {
-	struct workload_lookup inner = {fake_get, f, NULL, NULL};
+	struct workload_lookup inner = {fake_get, f, NULL, NULL, NULL};
 	struct lookup_cache_opts o = {ttl, cap, 2000, fake_clock};
 	char err[128];
 

@@ -321,7 +321,7 @@ static void test_selectors(void)
 	config_defaults(&cfg);
 	for (i = 0; i < sizeof(selector_cases) / sizeof(selector_cases[0]); i++) {
 		struct workload_lookup lk = {NULL, (void *)selector_cases[i].selector,
-		                             selector_service, NULL};
+		                             selector_service, NULL, NULL};
 		char *txt = dq(selector_cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);
 		struct validation v;
@@ -482,8 +482,8 @@ static void test_netpols(void)
 
 	config_defaults(&cfg);
 	for (i = 0; i < sizeof(np_cases) / sizeof(np_cases[0]); i++) {
-		struct workload_lookup lk = {NULL, (void *)np_cases[i].policies, NULL,
-		                             fake_netpols};
+		struct workload_lookup lk = {NULL, (void *)np_cases[i].policies, NULL, fake_netpols,
+		                             NULL};
 		char *txt = dq(np_cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);
 		struct validation v;
@@ -554,7 +554,7 @@ static void test_warning_list(void)
 int main(void)
 {
 	struct config cfg;
-	struct workload_lookup lk = {NULL, NULL, fake_service, NULL};
+	struct workload_lookup lk = {NULL, NULL, fake_service, NULL, NULL};
 	size_t i;
 
 	config_defaults(&cfg);

@@ -40,9 +40,10 @@
 static const char usage_main[] =
     "usage: distenv-webhook COMMAND [OPTIONS]\n"
     "\n"
-    "Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
-    "the environment of a distributed training job (PyTorch, torchrun, Lightning,\n"
-    "accelerate, DeepSpeed, TensorFlow, JAX, XGBoost, PaddlePaddle).\n"
+    "Mutating admission webhook that gives the pods of StatefulSets, Indexed Jobs,\n"
+    "JobSets and LeaderWorkerSets the environment of a distributed training job\n"
+    "(PyTorch, torchrun, Lightning, accelerate, DeepSpeed, TensorFlow, JAX, XGBoost,\n"
+    "PaddlePaddle).\n"
     "\n"
     "commands:\n"
     "  serve         run the HTTPS admission webhook\n"

@@ -1272,9 +1272,11 @@ def load_examples():
 def example_workload(f, docs):
     """The one workload of an example and its pod templates (a LeaderWorkerSet
     has two: the leader's and the workers')."""
-    workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job", "LeaderWorkerSet")]
+    workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job", "JobSet", "LeaderWorkerSet")]
     assert len(workloads) == 1, f"{f}: {len(workloads)} workloads"
     w = workloads[0]
+    if w["kind"] == "JobSet":
+        return w, [rj["template"]["spec"]["template"] for rj in w["spec"]["replicatedJobs"]]
     if w["kind"] == "LeaderWorkerSet":
         lwt = w["spec"]["leaderWorkerTemplate"]
         return w, [lwt["leaderTemplate"], lwt["workerTemplate"]]
@@ -1285,7 +1287,8 @@ def t_examples():
     ex = load_examples()
     eq(sorted(ex), sorted(expected_examples()), "examples (each with its expected env)")
     eq(sorted(ex), ["indexed-job.yaml", "jax.yaml", "lightning-statefulset.yaml",
-                    "pytorch-ddp-statefulset.yaml", "sglang-leaderworkerset.yaml",
+                    "pytorch-ddp-statefulset.yaml", "pytorch-jobset.yaml",
+                    "sglang-leaderworkerset.yaml",
                     "tensorflow-multiworker.yaml", "torchrun-elastic.yaml",
                     "xgboost-indexed-job.yaml"], "examples")
     for f, docs in ex.items():
@@ -1304,6 +1307,16 @@ def t_examples():
                       if k.startswith("distenv.dev/")} for t in tpls]
             eq(annos[1], annos[0], f"{f}: distenv.dev/ annotations of leader and workers")
             assert w["spec"]["leaderWorkerTemplate"]["size"] >= 2, f"{f}: group size"
+        elif w["kind"] == "JobSet":
+            # The JobSet controller makes the headless Service (the subdomain,
+            # else the JobSet's name) with publishNotReadyAddresses; every
+            # replicated Job must be Indexed with all its pods at once.
+            eq(w["apiVersion"], "jobset.x-k8s.io/v1alpha2", f"{f}: apiVersion")
+            assert not services, f"{f}: JobSet makes its own Service"
+            for rj in w["spec"]["replicatedJobs"]:
+                js = rj["template"]["spec"]
+                eq(js.get("completionMode"), "Indexed", f"{f}: {rj['name']}: completionMode")
+                eq(js["parallelism"], js["completions"], f"{f}: {rj['name']}: parallelism")
         else:
             if w["kind"] == "StatefulSet":
                 svc_name = w["spec"]["serviceName"]
@@ -1393,6 +1406,9 @@ def expected_examples(ns="examples"):
         "xgboost-indexed-job.yaml": (3, only({
             "DMLC_TRACKER_URI": fq("xgb-0", "xgb"), "DMLC_TRACKER_PORT": "9091", "DMLC_TASK_ID": "{r}",
             "DMLC_NUM_WORKER": "3"})),
+        # A JobSet of 2 Jobs x 2 CPU pods: one world of every pod, rank 0 the
+        # first pod of the first Job; frameworks: pytorch alone
+        "pytorch-jobset.yaml": (4, only(pytorch(fq("ddp-js-workers-0-0", "ddp-js"), 4, 1))),
         # SGLang on one LeaderWorkerSet group of 2 pods x 8 GPUs: the leader is
         # rank 0 and MASTER_ADDR; NNODES is the group size
         "sglang-leaderworkerset.yaml": (2, only(pytorch(fq("sglang-0", "sglang"), 2, 8, port=20000))),

@@ -1283,6 +1283,36 @@ def example_workload(f, docs):
     return w, [w["spec"]["template"]]
 
 
+def t_rbac_doc(helm):
+    """docs/install.md's RBAC table is what the chart's ClusterRole grants, and
+    what both deploy/ manifests grant: one row per (group, resource, verb)."""
+    text = open(os.path.join(ROOT, "docs", "install.md")).read()
+    m = re.search(r"<!-- rbac: .*?-->\n(.*?)\n\n", text, re.S)
+    assert m, "docs/install.md: no <!-- rbac: --> table"
+    doc = set()
+    for line in m.group(1).splitlines()[2:]:
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        group = "" if cells[0].startswith('""') else cells[0]
+        doc.add((group, cells[1], cells[2]))
+
+    def granted(objs, what):
+        roles = [o for o in objs if o["kind"] in ("ClusterRole", "Role")]
+        eq([o["kind"] for o in roles], ["ClusterRole"], f"{what}: roles")
+        got = set()
+        for rule in roles[0]["rules"]:
+            for g in rule["apiGroups"]:
+                for res in rule["resources"]:
+                    for v in rule["verbs"]:
+                        got.add((g, res, v))
+        return got
+
+    eq(sorted(doc), sorted(granted(helm.template().objs, "helm template")),
+       "docs/install.md's RBAC table vs the chart")
+    for f in ("distenv.yaml", "distenv-cert-manager.yaml"):
+        objs = [o for o in yaml.safe_load_all(open(os.path.join(ROOT, "deploy", f))) if o]
+        eq(sorted(doc), sorted(granted(objs, f)), f"docs/install.md's RBAC table vs deploy/{f}")
+
+
 def t_examples():
     ex = load_examples()
     eq(sorted(ex), sorted(expected_examples()), "examples (each with its expected env)")
@@ -1291,6 +1321,12 @@ def t_examples():
                     "sglang-leaderworkerset.yaml",
                     "tensorflow-multiworker.yaml", "torchrun-elastic.yaml",
                     "xgboost-indexed-job.yaml"], "examples")
+    # Each example says what ran it (its header) and has its row in the user page.
+    launchers = open(os.path.join(ROOT, "docs", "launchers.md")).read()
+    for f in ex:
+        text = open(os.path.join(ROOT, "deploy", "examples", f)).read()
+        assert "\n# Tested: " in text, f"{f}: no '# Tested:' line in its header"
+        assert f"| `{f}` |" in launchers, f"docs/launchers.md has no row for {f}"
     for f, docs in ex.items():
         services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
         w, tpls = example_workload(f, docs)
@@ -1481,6 +1517,7 @@ def main():
         check("certManager: Issuers, Certificates, CA injection into both webhook configurations, no caBundle")(t_cert_manager, helm)
         check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
         check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
+        check("docs/install.md's RBAC table is the ClusterRole of the chart and of deploy/")(t_rbac_doc, helm)
         check("escape hatches: extra args/env/volumes, priorityClassName, NetworkPolicy, PDB "
               "eviction policy")(t_escape_hatches, helm)
         check("install traps: default namespace refused, existingSecret default name, issuer "

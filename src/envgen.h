@@ -1,6 +1,6 @@
 /*
  * The environment a rank gets, from its topology: the PyTorch/torchrun,
- * TensorFlow and JAX variables of the SPEC, in a fixed order. The list owns
+ * TensorFlow and JAX variables of the README's table, in a fixed order. The list owns
  * its strings; env_list_free releases them.
  */
 #ifndef DISTENV_ENVGEN_H

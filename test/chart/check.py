@@ -1394,7 +1394,7 @@ def expected_examples(ns="examples"):
         return '{"cluster":{"worker":' + workers + '},"task":{"type":"worker","index":{r}}}'
 
     def pytorch(addr, world, nproc, port=29500, one_process=False):
-        """The pytorch row of SPEC "What is injected" (not elastic):
+        """The pytorch row of the README's "What a pod gets" (not elastic):
         RANK/WORLD_SIZE/NODE_RANK/NNODES count pods; LOCAL_RANK and
         LOCAL_WORLD_SIZE only in a one-process pod."""
         return {

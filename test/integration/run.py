@@ -4,7 +4,7 @@
 Starts the built binary on loopback with certificates from `distenv-webhook
 certs`, speaks real HTTPS (TLS 1.2/1.3, SNI distenv.distenv-system.svc) to it and
 checks: the golden fixtures in test/data/, admission cases whose patches are
-applied with the independent `jsonpatch` library, the SPEC's bad-input table,
+applied with the independent `jsonpatch` library, the README's bad-input table,
 TLS versions, keep-alive, metrics, a certificate swap under load, and a SIGTERM
 drain with a request in flight. With --valgrind the server runs under valgrind
 and must exit 0 with no errors.
@@ -409,7 +409,7 @@ def job_pod(job, index, annotations=None, containers=None, init_containers=None,
 
 def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
                  workload=None, elastic=None, max_restarts=None, one_process=False):
-    """The SPEC's table, computed independently: list of (name, value).
+    """The README's tables ("What a pod gets"), computed independently: list of (name, value).
     one_process: the pod says it runs one process (nproc-per-node 1, or a GPU
     limit of exactly 1), so it gets LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1."""
     a = addr_host0

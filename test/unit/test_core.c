@@ -1,5 +1,5 @@
 /*
- * The admission core, table by table: topology and env (every SPEC row), the
+ * The admission core, table by table: topology and env (every row of the README's tables), the
  * JSON Patch shapes, the AdmissionReview envelope and the bad-input answers.
  * Look-ups are answered from the table through the core's callback interface.
  */

@@ -650,11 +650,29 @@ user="$work/user"
 mkdir -p "$user/bin"
 ln -s "$root/deploy" "$user/deploy"
 ln -s "$binary" "$user/bin/distenv-webhook"
-run_block() { # NAME: docs/install.md's block NAME; stdout in $work/NAME.out, trace in $work/NAME.log
-	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(sys.argv[1])))' "$1" |
+ln -s "$binary" "$user/distenv-webhook" # the README's ./distenv-webhook
+run_block() { # NAME [DOC]: the block NAME of DOC (docs/install.md); stdout in $work/NAME.out, trace in $work/NAME.log
+	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(*sys.argv[1:])))' "$1" ${2:+"$root/$2"} |
 		sed "s|registry.example.com/ml/distenv|$registry|g" >"$work/$1.sh" || return 1
 	(cd "$user" && PATH="$user/bin:$PATH" bash -eu -o pipefail -x "$work/$1.sh") >"$work/$1.out" 2>"$work/$1.log"
 }
+
+# --- the README's five minutes, its commands as written -----------------------------
+# Render and apply the Indexed Job example in the default namespace, then, once
+# the Job controller has made the four pods, the README's listing shows each
+# pod's distenv.dev/injected annotation. (Its last step, the pods' logs, needs a
+# kubelet: not here.)
+readme_pods() { pod_count default app.kubernetes.io/name=ddp-job 4; }
+if run_block five-minutes-apply README.md &&
+	grep -q '^--- rank 3/4: Job default/ddp-job, pod ddp-job-3, containers train$' "$work/five-minutes-apply.out" &&
+	wait_for 60 readme_pods && run_block five-minutes-check README.md &&
+	[[ $(grep -Ec '^ddp-job-[0-3]-[a-z0-9]+	rank=[0-3],world-size=4,master=ddp-job-0\.ddp-job\.default\.svc\.cluster\.local:29500$' "$work/five-minutes-check.out") == 4 &&
+	$(grep -o 'rank=[0-3]' "$work/five-minutes-check.out" | sort -u | wc -l) == 4 ]]; then
+	ok "README five minutes: render, apply and the annotation listing run as written; 4 pods, ranks $(grep -o 'rank=[0-3]' "$work/five-minutes-check.out" | sort | tr '\n' ' ')"
+else
+	nok "README five minutes: $(tail -n 4 "$work/five-minutes-apply.log" "$work/five-minutes-check.log" 2>&1; head -c 400 "$work/five-minutes-check.out" 2>/dev/null)"
+fi
+kc delete -f deploy/examples/indexed-job.yaml --wait=false >/dev/null 2>&1 || true
 
 # --- helm uninstall ---------------------------------------------------------------
 if "$helm" uninstall distenv -n "$ns" >"$work/uninstall.log" 2>&1 &&

@@ -30,7 +30,7 @@ RUN apt-get update \
 # Metadata first and the binary last: a source change rebuilds only the COPY layer.
 ARG VERSION=0.0.0
 LABEL org.opencontainers.image.title="distenv-webhook" \
-      org.opencontainers.image.description="Kubernetes admission webhook that injects distributed-training env into StatefulSet and Indexed Job pods" \
+      org.opencontainers.image.description="Kubernetes admission webhook that injects distributed-training env into the pods of StatefulSets, Indexed Jobs, JobSets and LeaderWorkerSets" \
       org.opencontainers.image.version="$VERSION"
 EXPOSE 8443
 USER 65532:65532

@@ -109,7 +109,7 @@ uninstall:
 deps:
 	bash scripts/deps.sh
 
-# The tiers beyond unit + integration (see README): each installs what it
+# The tiers beyond unit + integration (see docs/testing.md): each installs what it
 # needs through scripts/deps-*.sh.
 conformance: distenv-webhook
 	bash test/frameworks/run.sh

@@ -341,7 +341,7 @@ func (b *bench) waitPods(ctx context.Context, ns string, w watch.Interface, rv s
 
 // check reads every pod back from the API server: ranks distinct, the hostname
 // the controller gave, and for the webhooks the whole injected environment of
-// SPEC (pytorch) and the distenv.dev/injected annotation.
+// README (pytorch) and the distenv.dev/injected annotation.
 func (b *bench) check(ctx context.Context, r *result, ns, workload, variant string) {
 	bad := func(format string, a ...any) {
 		if len(r.problems) < 10 {

@@ -263,7 +263,7 @@ static int add_ip(GENERAL_NAMES *gens, const char *ip)
 	return 0;
 }
 
-/* The SANs of the SPEC, in order, then --dns and --ip. Returns 0 or -1. */
+/* The SANs `certs --help` lists, in order, then --dns and --ip. Returns 0 or -1. */
 static int add_sans(X509 *cert, const struct certs_opts *o)
 {
 	GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();

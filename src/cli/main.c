@@ -40,9 +40,10 @@
 static const char usage_main[] =
     "usage: distenv-webhook COMMAND [OPTIONS]\n"
     "\n"
-    "Mutating admission webhook that gives StatefulSet and Indexed Job pods\n"
-    "the environment of a distributed training job (PyTorch, torchrun, Lightning,\n"
-    "accelerate, DeepSpeed, TensorFlow, JAX, XGBoost, PaddlePaddle).\n"
+    "Admission webhook that gives the pods of StatefulSets, Indexed Jobs, JobSets\n"
+    "and LeaderWorkerSets the environment of a distributed training job (PyTorch,\n"
+    "torchrun, Lightning, accelerate, DeepSpeed, TensorFlow, JAX, XGBoost,\n"
+    "PaddlePaddle), and checks those workloads when they are applied.\n"
     "\n"
     "commands:\n"
     "  serve         run the HTTPS admission webhook\n"
@@ -75,8 +76,9 @@ static const char usage_render[] =
     "\n"
     "Reads StatefulSet, Job, JobSet, LeaderWorkerSet or Pod manifests (YAML, several\n"
     "documents or a List allowed; '-' is stdin) and prints, offline, the environment\n"
-    "each rank would get. --strict (or --warnings-as-errors, kubectl's spelling) exits\n"
-    "1 when there is any warning, for a CI gate.\n";
+    "each rank would get; a LeaderWorkerSet's ranks name their group, a world of its\n"
+    "own. --strict (or --warnings-as-errors, kubectl's spelling) exits 1 when there\n"
+    "is any warning, for a CI gate.\n";
 
 static const char usage_certs[] =
     "usage: distenv-webhook certs --service NAME --namespace NS --out DIR [--days N]\n"

@@ -173,13 +173,13 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 	if (pname == NULL)
 		pname = json_str(meta, "generateName");
 	if (o->format == RENDER_TEXT) {
-		strbuf_printf(out, "--- rank %ld/%ld: %s %s/%s, pod %s, containers",
-		              plan->topo.rank, plan->topo.world_size,
-		              workload_kind_name(plan->topo.kind), plan->topo.ns,
-		              plan->topo.workload,
-		              host    ? host
-		              : pname ? pname
-		                      : "?");
+		strbuf_printf(out, "--- rank %ld/%ld: %s %s/%s, ", plan->topo.rank,
+		              plan->topo.world_size, workload_kind_name(plan->topo.kind),
+		              plan->topo.ns, plan->topo.workload);
+		/* A LeaderWorkerSet's world is one group: say which. */
+		if (plan->topo.group >= 0)
+			strbuf_printf(out, "group %ld, ", plan->topo.group);
+		strbuf_printf(out, "pod %s, containers", host ? host : pname ? pname : "?");
 		for (k = 0; k < plan->topo.n_targets; k++) {
 			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
 			strbuf_printf(out, "%s%s%s", k ? "," : " ", json_str(c, "name"),
@@ -216,6 +216,8 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		                                     : "") ||
 		    !cJSON_AddNumberToObject(r, "rank", (double)plan->topo.rank) ||
 		    !cJSON_AddNumberToObject(r, "worldSize", (double)plan->topo.world_size) ||
+		    (plan->topo.group >= 0 &&
+		     !cJSON_AddNumberToObject(r, "group", (double)plan->topo.group)) ||
 		    !(ctrs = cJSON_AddArrayToObject(r, "containers")) ||
 		    !(env = cJSON_AddArrayToObject(r, "env")))
 			return -1;

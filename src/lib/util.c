@@ -19,7 +19,7 @@ int parse_long(const char *s, long min, long max, long *out)
 
 	if (s == NULL || *s == '\0')
 		return -1;
-	/* strtol accepts leading blanks and '+': the contract does not. */
+	/* strtol accepts leading blanks and '+': distenv's numbers do not. */
 	if (!(isdigit((unsigned char)s[0]) ||
 	      (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
 		return -1;

@@ -1289,22 +1289,61 @@ def load_examples():
 def example_workload(f, docs):
     """The one workload of an example and its pod templates (a LeaderWorkerSet
     has two: the leader's and the workers')."""
-    workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job", "LeaderWorkerSet")]
+    workloads = [d for d in docs if d["kind"] in ("StatefulSet", "Job", "JobSet", "LeaderWorkerSet")]
     assert len(workloads) == 1, f"{f}: {len(workloads)} workloads"
     w = workloads[0]
+    if w["kind"] == "JobSet":
+        return w, [rj["template"]["spec"]["template"] for rj in w["spec"]["replicatedJobs"]]
     if w["kind"] == "LeaderWorkerSet":
         lwt = w["spec"]["leaderWorkerTemplate"]
         return w, [lwt["leaderTemplate"], lwt["workerTemplate"]]
     return w, [w["spec"]["template"]]
 
 
+def t_rbac_doc(helm):
+    """docs/install.md's RBAC table is what the chart's ClusterRole grants, and
+    what both deploy/ manifests grant: one row per (group, resource, verb)."""
+    text = open(os.path.join(ROOT, "docs", "install.md")).read()
+    m = re.search(r"<!-- rbac: .*?-->\n(.*?)\n\n", text, re.S)
+    assert m, "docs/install.md: no <!-- rbac: --> table"
+    doc = set()
+    for line in m.group(1).splitlines()[2:]:
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        group = "" if cells[0].startswith('""') else cells[0]
+        doc.add((group, cells[1], cells[2]))
+
+    def granted(objs, what):
+        roles = [o for o in objs if o["kind"] in ("ClusterRole", "Role")]
+        eq([o["kind"] for o in roles], ["ClusterRole"], f"{what}: roles")
+        got = set()
+        for rule in roles[0]["rules"]:
+            for g in rule["apiGroups"]:
+                for res in rule["resources"]:
+                    for v in rule["verbs"]:
+                        got.add((g, res, v))
+        return got
+
+    eq(sorted(doc), sorted(granted(helm.template().objs, "helm template")),
+       "docs/install.md's RBAC table vs the chart")
+    for f in ("distenv.yaml", "distenv-cert-manager.yaml"):
+        objs = [o for o in yaml.safe_load_all(open(os.path.join(ROOT, "deploy", f))) if o]
+        eq(sorted(doc), sorted(granted(objs, f)), f"docs/install.md's RBAC table vs deploy/{f}")
+
+
 def t_examples():
     ex = load_examples()
     eq(sorted(ex), sorted(expected_examples()), "examples (each with its expected env)")
     eq(sorted(ex), ["indexed-job.yaml", "jax.yaml", "lightning-statefulset.yaml",
-                    "pytorch-ddp-statefulset.yaml", "sglang-leaderworkerset.yaml",
+                    "pytorch-ddp-statefulset.yaml", "pytorch-jobset.yaml",
+                    "sglang-leaderworkerset.yaml",
                     "tensorflow-multiworker.yaml", "torchrun-elastic.yaml",
                     "xgboost-indexed-job.yaml"], "examples")
+    # Each example says what ran it (its header) and has its row in the user page.
+    launchers = open(os.path.join(ROOT, "docs", "launchers.md")).read()
+    for f in ex:
+        text = open(os.path.join(ROOT, "deploy", "examples", f)).read()
+        assert "\n# Tested: " in text, f"{f}: no '# Tested:' line in its header"
+        assert f"| `{f}` |" in launchers, f"docs/launchers.md has no row for {f}"
     for f, docs in ex.items():
         services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
         w, tpls = example_workload(f, docs)
@@ -1321,6 +1360,16 @@ def t_examples():
                       if k.startswith("distenv.dev/")} for t in tpls]
             eq(annos[1], annos[0], f"{f}: distenv.dev/ annotations of leader and workers")
             assert w["spec"]["leaderWorkerTemplate"]["size"] >= 2, f"{f}: group size"
+        elif w["kind"] == "JobSet":
+            # The JobSet controller makes the headless Service (the subdomain,
+            # else the JobSet's name) with publishNotReadyAddresses; every
+            # replicated Job must be Indexed with all its pods at once.
+            eq(w["apiVersion"], "jobset.x-k8s.io/v1alpha2", f"{f}: apiVersion")
+            assert not services, f"{f}: JobSet makes its own Service"
+            for rj in w["spec"]["replicatedJobs"]:
+                js = rj["template"]["spec"]
+                eq(js.get("completionMode"), "Indexed", f"{f}: {rj['name']}: completionMode")
+                eq(js["parallelism"], js["completions"], f"{f}: {rj['name']}: parallelism")
         else:
             if w["kind"] == "StatefulSet":
                 svc_name = w["spec"]["serviceName"]
@@ -1362,7 +1411,7 @@ def expected_examples(ns="examples"):
         return '{"cluster":{"worker":' + workers + '},"task":{"type":"worker","index":{r}}}'
 
     def pytorch(addr, world, nproc, port=29500, one_process=False):
-        """The pytorch row of SPEC "What is injected" (not elastic):
+        """The pytorch row of the README's "What a pod gets" (not elastic):
         RANK/WORLD_SIZE/NODE_RANK/NNODES count pods; LOCAL_RANK and
         LOCAL_WORLD_SIZE only in a one-process pod."""
         return {
@@ -1410,6 +1459,9 @@ def expected_examples(ns="examples"):
         "xgboost-indexed-job.yaml": (3, only({
             "DMLC_TRACKER_URI": fq("xgb-0", "xgb"), "DMLC_TRACKER_PORT": "9091", "DMLC_TASK_ID": "{r}",
             "DMLC_NUM_WORKER": "3"})),
+        # A JobSet of 2 Jobs x 2 CPU pods: one world of every pod, rank 0 the
+        # first pod of the first Job; frameworks: pytorch alone
+        "pytorch-jobset.yaml": (4, only(pytorch(fq("ddp-js-workers-0-0", "ddp-js"), 4, 1))),
         # SGLang on one LeaderWorkerSet group of 2 pods x 8 GPUs: the leader is
         # rank 0 and MASTER_ADDR; NNODES is the group size
         "sglang-leaderworkerset.yaml": (2, only(pytorch(fq("sglang-0", "sglang"), 2, 8, port=20000))),
@@ -1482,6 +1534,7 @@ def main():
         check("certManager: Issuers, Certificates, CA injection into both webhook configurations, no caBundle")(t_cert_manager, helm)
         check("existingSecret: mounted Secret, caBundle from PEM / base64 / none")(t_existing_secret, helm, tmp)
         check("webhook.url replaces the Service in clientConfig")(t_url_mode, helm)
+        check("docs/install.md's RBAC table is the ClusterRole of the chart and of deploy/")(t_rbac_doc, helm)
         check("escape hatches: extra args/env/volumes, priorityClassName, NetworkPolicy, PDB "
               "eviction policy")(t_escape_hatches, helm)
         check("install traps: default namespace refused, existingSecret default name, issuer "

@@ -89,10 +89,11 @@ trap cleanup EXIT
 # EndpointSlice naming a distenv-webhook on this host, as the endpointslice
 # controller would for a Ready replica.
 export DISTENV_E2E_APISERVER_ARGS="${DISTENV_E2E_APISERVER_ARGS:+$DISTENV_E2E_APISERVER_ARGS }--enable-aggregator-routing=true"
-# The LeaderWorkerSet manager too (built from its module, cached), so that every
-# deploy/examples manifest is applied, its LeaderWorkerSet one included;
-# DISTENV_E2E_MANAGERS="" runs none and that example is then a counted skip.
-export DISTENV_E2E_MANAGERS=${DISTENV_E2E_MANAGERS-lws}
+# The JobSet and LeaderWorkerSet managers too (built from their modules, cached),
+# so that every deploy/examples manifest is applied, its JobSet and
+# LeaderWorkerSet ones included; a manager DISTENV_E2E_MANAGERS leaves out makes
+# its example a counted skip.
+export DISTENV_E2E_MANAGERS=${DISTENV_E2E_MANAGERS-jobset lws}
 skipped=0
 cluster_dir="$work/cluster"
 if ! cluster_env=$(test/e2e/cluster.sh up "$cluster_dir"); then
@@ -450,16 +451,22 @@ fi
 kc create namespace examples >/dev/null
 for f in deploy/examples/*.yaml; do
 	name=$(basename "$f")
-	# A LeaderWorkerSet example needs the LeaderWorkerSet CRD and controller,
-	# which this tier runs unless DISTENV_E2E_MANAGERS leaves lws out; `make
-	# chart` checks its env through `render` either way.
-	if grep -q '^kind: LeaderWorkerSet' "$f" &&
-		! kc api-resources --api-group=leaderworkerset.x-k8s.io -o name 2>/dev/null | grep -q '^leaderworkersets'; then
-		if [[ " $DISTENV_E2E_MANAGERS " == *" lws "* ]]; then
-			nok "example $name: the LeaderWorkerSet manager was asked for, but its CRD is not served"
+	# A JobSet or LeaderWorkerSet example needs that CRD and controller, which
+	# this tier runs unless DISTENV_E2E_MANAGERS leaves it out; `make chart`
+	# checks its env through `render` either way.
+	mgr=
+	if grep -q '^kind: LeaderWorkerSet' "$f"; then
+		mgr=lws group=leaderworkerset.x-k8s.io res=leaderworkersets
+	elif grep -q '^kind: JobSet' "$f"; then
+		mgr=jobset group=jobset.x-k8s.io res=jobsets
+	fi
+	if [[ -n "$mgr" ]] &&
+		! kc api-resources --api-group="$group" -o name 2>/dev/null | grep -q "^$res"; then
+		if [[ " $DISTENV_E2E_MANAGERS " == *" $mgr "* ]]; then
+			nok "example $name: the $mgr manager was asked for, but its CRD is not served"
 		else
 			skipped=$((skipped + 1))
-			echo "skip - example $name: DISTENV_E2E_MANAGERS leaves out lws (its env is checked by render in make chart)"
+			echo "skip - example $name: DISTENV_E2E_MANAGERS leaves out $mgr (its env is checked by render in make chart)"
 		fi
 		continue
 	fi
@@ -479,6 +486,8 @@ if w["kind"] == "StatefulSet":
     sel = ",".join(f"{k}={v}" for k, v in w["spec"]["selector"]["matchLabels"].items())
 elif w["kind"] == "LeaderWorkerSet":
     sel = f"{lws}name={w['metadata']['name']}"  # one group: replicas 1
+elif w["kind"] == "JobSet":
+    sel = f"jobset.sigs.k8s.io/jobset-name={w['metadata']['name']}"
 else:
     sel = f"app.kubernetes.io/name={w['spec']['template']['metadata']['labels']['app.kubernetes.io/name']}"
 deadline = time.time() + 90
@@ -495,6 +504,12 @@ for p in pods:
         rank = int(p["metadata"]["labels"][f"{lws}worker-index"])
     elif w["kind"] == "StatefulSet":
         rank = int(p["metadata"]["name"].rsplit("-", 1)[1])
+    elif w["kind"] == "JobSet":
+        # one replicated Job: Job j's completion index i is rank j x completions + i
+        assert len(w["spec"]["replicatedJobs"]) == 1, "one replicated Job"
+        per_job = w["spec"]["replicatedJobs"][0]["template"]["spec"]["completions"]
+        rank = (int(p["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"]) * per_job +
+                int(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]))
     else:
         rank = int(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
     seen.add(rank)
@@ -635,11 +650,29 @@ user="$work/user"
 mkdir -p "$user/bin"
 ln -s "$root/deploy" "$user/deploy"
 ln -s "$binary" "$user/bin/distenv-webhook"
-run_block() { # NAME: docs/install.md's block NAME; stdout in $work/NAME.out, trace in $work/NAME.log
-	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(sys.argv[1])))' "$1" |
+ln -s "$binary" "$user/distenv-webhook" # the README's ./distenv-webhook
+run_block() { # NAME [DOC]: the block NAME of DOC (docs/install.md); stdout in $work/NAME.out, trace in $work/NAME.log
+	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(*sys.argv[1:])))' "$1" ${2:+"$root/$2"} |
 		sed "s|registry.example.com/ml/distenv|$registry|g" >"$work/$1.sh" || return 1
 	(cd "$user" && PATH="$user/bin:$PATH" bash -eu -o pipefail -x "$work/$1.sh") >"$work/$1.out" 2>"$work/$1.log"
 }
+
+# --- the README's five minutes, its commands as written -----------------------------
+# Render and apply the Indexed Job example in the default namespace, then, once
+# the Job controller has made the four pods, the README's listing shows each
+# pod's distenv.dev/injected annotation. (Its last step, the pods' logs, needs a
+# kubelet: not here.)
+readme_pods() { pod_count default app.kubernetes.io/name=ddp-job 4; }
+if run_block five-minutes-apply README.md &&
+	grep -q '^--- rank 3/4: Job default/ddp-job, pod ddp-job-3, containers train$' "$work/five-minutes-apply.out" &&
+	wait_for 60 readme_pods && run_block five-minutes-check README.md &&
+	[[ $(grep -Ec '^ddp-job-[0-3]-[a-z0-9]+	rank=[0-3],world-size=4,master=ddp-job-0\.ddp-job\.default\.svc\.cluster\.local:29500$' "$work/five-minutes-check.out") == 4 &&
+	$(grep -o 'rank=[0-3]' "$work/five-minutes-check.out" | sort -u | wc -l) == 4 ]]; then
+	ok "README five minutes: render, apply and the annotation listing run as written; 4 pods, ranks $(grep -o 'rank=[0-3]' "$work/five-minutes-check.out" | sort | tr '\n' ' ')"
+else
+	nok "README five minutes: $(tail -n 4 "$work/five-minutes-apply.log" "$work/five-minutes-check.log" 2>&1; head -c 400 "$work/five-minutes-check.out" 2>/dev/null)"
+fi
+kc delete -f deploy/examples/indexed-job.yaml --wait=false >/dev/null 2>&1 || true
 
 # --- helm uninstall ---------------------------------------------------------------
 if "$helm" uninstall distenv -n "$ns" >"$work/uninstall.log" 2>&1 &&

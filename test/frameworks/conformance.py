@@ -183,12 +183,12 @@ def say(msg):
 
 
 # --------------------------------------------------------------------------
-# What the topology says every rank must get (SPEC: "What is injected").
+# What the topology says every rank must get (README: "What a pod gets").
 
 
 def jobset_position(sc, r):
     """The position of rank r in the order the JobSet lists its pods (replicated
-    Jobs in spec order, then Job, then index). SPEC: the coordinator's pod is
+    Jobs in spec order, then Job, then index). README: the coordinator's pod is
     rank 0 and every other pod keeps its order after it."""
     if not sc.get("coordinator"):
         return r
@@ -227,7 +227,7 @@ def pod_fqdn(sc, r):
 
 
 def nproc_per_node(sc):
-    """SPEC: distenv.dev/nproc-per-node, else the largest GPU limit, else 1; and
+    """README: distenv.dev/nproc-per-node, else the largest GPU limit, else 1; and
     whether the pod is one process (the annotation says "1", or no annotation
     and exactly one GPU; a CPU pod without the annotation is not)."""
     if sc.get("nproc"):
@@ -288,7 +288,7 @@ def tf_roles(sc):
 
 
 def tf_config_expected(sc, r):
-    """SPEC: every pod a worker, or, for a JobSet named after TF task types, one
+    """README: every pod a worker, or, for a JobSet named after TF task types, one
     list per role and the pod's own role and index; the evaluator is a cluster
     of its own (TensorFlow's _split_cluster_for_evaluator): the training roles'
     cluster leaves it out, the evaluator's lists only the evaluators."""
@@ -1476,7 +1476,7 @@ def dns_names(pod):
 def render_envs(res, sc, binary, workdir):
     """Per-rank env and DNS names from `distenv-webhook render -o json` of the
     JobSet manifest (the same core as /mutate; the look-up answered from the
-    manifest), checked against the SPEC like the webhook's."""
+    manifest), checked against the README like the webhook's."""
     tmpl = {"metadata": {"labels": {"distenv.dev/inject": "true"},
                          "annotations": {"distenv.dev/frameworks": FRAMEWORKS_ANNOTATION}},
             "spec": {"containers": [{"name": "trainer", "image": "trainer:1.0"}]}}
@@ -1507,7 +1507,7 @@ def render_envs(res, sc, binary, workdir):
         d = env_differences(env, expected_env(sc, i))
         if d:
             diffs.append(f"rank {i}: " + "; ".join(d))
-    res.check(not diffs, f"{sc['key']}: rendered env of every rank is the SPEC's",
+    res.check(not diffs, f"{sc['key']}: rendered env of every rank is the README's",
               "\n".join(diffs))
     return envs, names
 
@@ -1554,7 +1554,7 @@ def get_envs(res, sc, webhook):
         d = env_differences(env, expected_env(sc, r))
         if d:
             diffs.append(f"rank {r}: " + "; ".join(d))
-    res.check(not diffs, f"{sc['key']}: injected env of every rank is the SPEC's",
+    res.check(not diffs, f"{sc['key']}: injected env of every rank is the README's",
               "\n".join(diffs))
     return envs, names
 
@@ -1588,8 +1588,8 @@ def main():
     ap.add_argument("--deepspeed-sdist", default="",
                     help="DeepSpeed's source archive (scripts/deps-frameworks.sh)")
     ap.add_argument("--env-from", choices=["webhook", "spec"], default="webhook",
-                    help="'spec' (development only) takes the env from the SPEC "
-                         "tables instead and always counts one failure")
+                    help="'spec' (development only) takes the env from expected_env "
+                         "(the README's tables) instead and always counts one failure")
     ap.add_argument("--only", default="",
                     help="comma list of scenario keys or scenario/run to run")
     ap.add_argument("--ns-prefix", default=f"dfw{os.getpid()}")

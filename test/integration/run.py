@@ -4,7 +4,7 @@
 Starts the built binary on loopback with certificates from `distenv-webhook
 certs`, speaks real HTTPS (TLS 1.2/1.3, SNI distenv.distenv-system.svc) to it and
 checks: the golden fixtures in test/data/, admission cases whose patches are
-applied with the independent `jsonpatch` library, the SPEC's bad-input table,
+applied with the independent `jsonpatch` library, the README's bad-input table,
 TLS versions, keep-alive, metrics, a certificate swap under load, and a SIGTERM
 drain with a request in flight. With --valgrind the server runs under valgrind
 and must exit 0 with no errors.
@@ -40,11 +40,13 @@ _ensure_jsonpatch()
 import argparse  # noqa: E402
 import base64  # noqa: E402
 import copy  # noqa: E402
+import difflib  # noqa: E402
 import glob  # noqa: E402
 import hashlib  # noqa: E402
 import http.client  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
+import shlex  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import ssl  # noqa: E402
@@ -392,7 +394,7 @@ def job_pod(job, index, annotations=None, containers=None, init_containers=None,
 
 def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
                  workload=None, elastic=None, max_restarts=None, one_process=False):
-    """The SPEC's table, computed independently: list of (name, value).
+    """The README's tables ("What a pod gets"), computed independently: list of (name, value).
     one_process: the pod says it runs one process (nproc-per-node 1, or a GPU
     limit of exactly 1), so it gets LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1."""
     a = addr_host0
@@ -810,6 +812,24 @@ class Suite:
                 if want_rc:
                     check("did you mean world-size?" in r.stderr and "warnings (--strict)" in r.stderr,
                           "render %s: %s" % (flag, r.stderr))
+
+    def case_readme_render_sample(self):
+        """README.md's sample `render` output is the binary's: every fenced block whose
+        first line is `$ ./distenv-webhook render ARGS` holds exactly what that command
+        prints (run from the repository root, no warnings)."""
+        text = open(os.path.join(REPO, "README.md")).read()
+        blocks = re.findall(r"^```\n\$ \./distenv-webhook (render [^\n]*)\n(.*?)^```$", text,
+                            re.M | re.S)
+        check(blocks, "README.md has no block starting '$ ./distenv-webhook render'")
+        for cmd, want in blocks:
+            r = subprocess.run([self.args.binary] + shlex.split(cmd), capture_output=True,
+                               text=True, timeout=30, cwd=REPO)
+            check(r.returncode == 0 and r.stderr == "",
+                  "README's `%s`: exit %d: %s" % (cmd, r.returncode, r.stderr))
+            if r.stdout != want:
+                diff = "".join(difflib.unified_diff(want.splitlines(True), r.stdout.splitlines(True),
+                                                    "README.md", "distenv-webhook " + cmd))
+                check(False, "README's `%s` block differs from the binary's output:\n%s" % (cmd, diff))
 
     def case_render_no_service_name(self):
         path = os.path.join(self.work, "no-service-name.yaml")
@@ -2123,6 +2143,7 @@ def main():
                  suite.case_render_no_service_name)
         run_case("render --strict / --warnings-as-errors: exit 1 on a warning, same output",
                  suite.case_render_strict)
+        run_case("README's sample render output is the binary's", suite.case_readme_render_sample)
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",

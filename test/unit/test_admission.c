@@ -1,6 +1,6 @@
 /*
  * The admission core through admission_handle and pod_plan_build, table by
- * table: topology and env (every rule of the README), the
+ * table: topology and env (every row of the README's tables), the
  * JSON Patch shapes, the AdmissionReview envelope and the bad-input answers.
  * Look-ups are answered from the table through the core's callback interface.
  */

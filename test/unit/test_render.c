@@ -163,9 +163,18 @@ static const struct {
      "      metadata: {labels: {distenv.dev/inject: 'true'}}\n"
      "      spec: {containers: [{name: t}]}\n",
      0, RENDER_TEXT,
-     "--- rank 3/4: LeaderWorkerSet default/lws, pod lws-1-3, containers t\n"
+     "--- rank 3/4: LeaderWorkerSet default/lws, group 1, pod lws-1-3, containers t\n"
      "MASTER_ADDR=lws-1.lws.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=3\n"
      "WORLD_SIZE=4\n",
+     NULL, NULL},
+    {"leaderworkerset -o json: each rank names its group",
+     "kind: LeaderWorkerSet\nmetadata: {name: lws}\nspec:\n  replicas: 2\n"
+     "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n"
+     "      metadata: {labels: {distenv.dev/inject: 'true'}}\n"
+     "      spec: {containers: [{name: t}]}\n",
+     0, RENDER_JSON,
+     "\"pod\":\t\"lws-1-1\",\n\t\t\"rank\":\t1,\n\t\t\"worldSize\":\t2,\n"
+     "\t\t\"group\":\t1,",
      NULL, NULL},
     {"a List of workloads",
      "apiVersion: v1\nkind: List\nitems:\n- kind: Service\n  metadata: {name: ddp}\n"
@@ -225,9 +234,9 @@ static void test_leader_only(const struct config *cfg)
 	out = render_manifest(LWS_LEADER_ONLY, strlen(LWS_LEADER_ONLY), cfg, &o, &wb, err,
 	                      sizeof(err));
 	CHECK(out != NULL &&
-	          strstr(out, "--- rank 0/3: LeaderWorkerSet default/lws, pod lws-0, "
+	          strstr(out, "--- rank 0/3: LeaderWorkerSet default/lws, group 0, pod lws-0, "
 	                      "containers l\nMASTER_ADDR=lws-0.lws.default.svc") &&
-	          strstr(out, "pod lws-1, containers l") && !strstr(out, "lws-0-1,") &&
+	          strstr(out, "group 1, pod lws-1, containers l") && !strstr(out, "lws-0-1,") &&
 	          !strstr(out, "containers w"),
 	      "leader-only LeaderWorkerSet: err '%s'; got:\n%s", err, out ? out : "(null)");
 	CHECK(wb.buf != NULL &&

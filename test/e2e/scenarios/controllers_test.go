@@ -124,7 +124,7 @@ func jobSetHosts(js string, rjobs []rjob) (hosts []string, first map[string]int)
 	return hosts, first
 }
 
-// jobSetRank is SPEC's rank of the pod at position pos when the coordinator's pod
+// jobSetRank is the README's rank of the pod at position pos when the coordinator's pod
 // is at position coord (-1: none): the coordinator is rank 0 and every other pod
 // keeps its order after it.
 func jobSetRank(pos, coord int) int {
@@ -146,7 +146,7 @@ type jobSetCheck struct {
 	tfRoles           bool   // replicated Jobs named after TensorFlow roles
 }
 
-// tfRolesConfig is SPEC's TF_CONFIG for a JobSet named after TensorFlow roles: one list
+// tfRolesConfig is the README's TF_CONFIG for a JobSet named after TensorFlow roles: one list
 // per replicated Job, the pod's own role and its index in it.
 func (c jobSetCheck) tfRolesConfig(hosts []string, first map[string]int, own string, rank int) *tfConfig {
 	tf := &tfConfig{Cluster: map[string][]string{}}
@@ -161,8 +161,8 @@ func (c jobSetCheck) tfRolesConfig(hosts []string, first map[string]int, own str
 }
 
 // checkJobSet asserts one world across all the JobSet's pods: ranks 0..W-1 once
-// each in SPEC order, the controller's hostname and subdomain for each rank, the
-// SPEC environment, and one MASTER_ADDR. It returns the pods.
+// each in the README's order, the controller's hostname and subdomain for each rank, the
+// README's environment, and one MASTER_ADDR. It returns the pods.
 func checkJobSet(t *testing.T, c jobSetCheck) []corev1.Pod {
 	t.Helper()
 	ns, js, subdomain, rjobs := c.ns, c.js, c.subdomain, c.rjobs

@@ -270,7 +270,7 @@ var notInjected = []string{"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_
 	// which these are not; DMLC_* and PADDLE_* only when distenv.dev/frameworks asks
 	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "DMLC_TRACKER_URI", "PADDLE_MASTER"}
 
-// checkInjected asserts the SPEC environment in every container of the pod,
+// checkInjected asserts the README's environment in every container of the pod,
 // exactly once each, before the container's own entries; and the annotation.
 func checkInjected(t *testing.T, pod *corev1.Pod, e expectation) {
 	t.Helper()

@@ -31,7 +31,7 @@ func with(m map[string]string, kv ...string) map[string]string {
 }
 
 // Scenario 1: a 4-replica StatefulSet (Parallel) behind a headless Service: every
-// pod gets the SPEC environment, with the world size read from the API.
+// pod gets the README's environment, with the world size read from the API.
 func TestStatefulSetParallel(t *testing.T) {
 	ns := newNamespace(t, "sts")
 	headlessService(t, ns, "ddp", map[string]string{"app": "ddp"})
@@ -48,7 +48,7 @@ func TestStatefulSetParallel(t *testing.T) {
 		}
 		checkInjected(t, p, expectation{ns: ns, svc: "ddp", hosts: hosts, rank: i, port: 29500})
 	}
-	// The SPEC example, spelled out: ddp-2.
+	// The README's example, spelled out: ddp-2.
 	c := pods[2].Spec.Containers[0]
 	for name, want := range map[string]string{
 		"MASTER_ADDR": "ddp-0.ddp." + ns + ".svc." + clusterDomain, "MASTER_PORT": "29500", "RANK": "2", "WORLD_SIZE": "4",
@@ -322,7 +322,7 @@ func TestServerSideDryRun(t *testing.T) {
 }
 
 // Scenario 9: a non-indexed Job with the label: its pods are refused with the
-// SPEC message (what is supported).
+// README's message (what is supported).
 func TestNonIndexedJobRefused(t *testing.T) {
 	ns := newNamespace(t, "nonindexed")
 	ctx := ctxT(t)
@@ -402,7 +402,7 @@ func TestAnnotationsThroughAPIServer(t *testing.T) {
 	}
 }
 
-// Beyond the nine: the SPEC's other refusals of Indexed Job pods, as the job
+// Beyond the nine: the README's other refusals of Indexed Job pods, as the job
 // controller meets them: parallelism below completions, and no Service at all.
 func TestIndexedJobRefusals(t *testing.T) {
 	ns := newNamespace(t, "jobdeny")

@@ -39,8 +39,10 @@ struct workload_spec {
 	long completions;    /* Job .spec.completions */
 	long parallelism;    /* Job .spec.parallelism */
 	int indexed;         /* Job .spec.completionMode == Indexed */
-	char uid[64];        /* .metadata.uid; "" when the answer has none */
-	int cached;          /* 1: the answer came from a cache, not a fresh read */
+	/* Job: Kueue's kueue.x-k8s.io/job-min-parallelism is set (partial admission) */
+	int partial_admission;
+	char uid[64]; /* .metadata.uid; "" when the answer has none */
+	int cached;   /* 1: the answer came from a cache, not a fresh read */
 	/* JobSet */
 	int n_rjobs;
 	struct workload_rjob rjobs[WORKLOAD_MAX_RJOBS];

@@ -45,6 +45,16 @@ static enum topology_status place_job(struct resolve *rs)
 			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
 			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
 			    rs->ns, rs->owner_name);
+		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions &&
+		    ws.partial_admission)
+			RDENYR(DENY_WORKLOAD,
+			       "Job %s/%s runs %ld of its %ld ranks at once, as Kueue admitted it "
+			       "(kueue.x-k8s.io/job-min-parallelism), so they can never form one "
+			       "world: "
+			       "give the Job kueue.x-k8s.io/job-completions-equal-parallelism: "
+			       "\"true\" "
+			       "so that its completions follow",
+			       rs->ns, rs->owner_name, ws.parallelism, ws.completions);
 		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
 			RDENYR(
 			    DENY_WORKLOAD,
@@ -74,6 +84,8 @@ static int parse_job(const char *json, size_t len, struct workload_spec *out, ch
 	if (workload_read_job_spec(spec, "Job .spec", &s.completions, &s.parallelism, &s.indexed,
 	                           err, errlen) < 0)
 		goto out;
+	s.partial_admission = json_str(json_get(json_get(j, "metadata"), "annotations"),
+	                               "kueue.x-k8s.io/job-min-parallelism") != NULL;
 	*out = s;
 	rc = 0;
 out:

@@ -164,6 +164,10 @@ serving_cert() {
 manager_webhooks() {
 	local name=$1 url="https://127.0.0.1:$2" ca=$3 group version kind podlabel
 	local mutate_ops='["CREATE"]' pod_validate_ops='["CREATE"]'
+	if [[ $name == kueue ]]; then
+		kueue_webhooks "$url" "$ca"
+		return
+	fi
 	case "$name" in
 	jobset)
 		group=jobset.x-k8s.io version=v1alpha2 kind=jobset
@@ -223,6 +227,41 @@ webhooks:
 EOF
 }
 
+# kueue_webhooks URL CABUNDLE: Kueue's webhook configurations as its release
+# ships them (config/components/webhook/manifests.yaml of the module), those of
+# its own objects and of batch/v1 Jobs only (no other integration runs here),
+# with clientConfig.url on loopback; the Job webhooks see only Jobs that name a
+# queue (Kueue acts on no other with manageJobsWithoutQueueName false), so that
+# the other scenarios' Jobs do not wait on it.
+kueue_webhooks() {
+	local url=$1 ca=$2 crd dir
+	# the module's directory, from the path of its first CRD (one pinned version)
+	crd=$("$here/build-managers.sh" --crds kueue | head -n 1)
+	dir=${crd%/config/components/crd/bases/*}
+	python3 - "$dir/config/components/webhook/manifests.yaml" "$url" "$ca" <<'PY'
+import sys, yaml
+path, url, ca = sys.argv[1:]
+out = []
+for d in yaml.safe_load_all(open(path)):
+    if not d:
+        continue
+    keep = []
+    for w in d["webhooks"]:
+        groups = {g for r in w["rules"] for g in r["apiGroups"]}
+        if not groups <= {"kueue.x-k8s.io", "batch"}:
+            continue
+        w["clientConfig"] = {"url": url + w["clientConfig"]["service"]["path"], "caBundle": ca}
+        if groups == {"batch"}:
+            w["objectSelector"] = {"matchExpressions": [
+                {"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]}
+        keep.append(w)
+    d["metadata"] = {"name": "kueue-" + d["metadata"]["name"]}
+    d["webhooks"] = keep
+    out.append(d)
+print(yaml.safe_dump_all(out, sort_keys=False))
+PY
+}
+
 # manager_answers DIR NAME: true once a server-side dry-run create comes back with
 # what only the manager's defaulting webhook sets (the CRDs default neither field).
 manager_answers() {
@@ -259,6 +298,22 @@ spec:
     workerTemplate:
       spec:
         containers: [{name: c, image: registry.invalid/probe:1}]
+EOF
+		)
+		;;
+	kueue)
+		# Kueue's Job webhook suspends a Job that names a queue until it is admitted.
+		want=true
+		got=$("$dir/bin/kubectl" --kubeconfig "$dir/admin.kubeconfig" create --dry-run=server \
+			-o 'jsonpath={.spec.suspend}' -f - <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, namespace: default, labels: {kueue.x-k8s.io/queue-name: probe}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: registry.invalid/probe:1}]
 EOF
 		)
 		;;
@@ -306,8 +361,21 @@ start_managers() {
 		local webhook_port=${ports[2 * i]} health_port=${ports[2 * i + 1]} bin=${bins[i]} t0
 		i=$((i + 1))
 		t0=$(date +%s%N)
+		local api=v1alpha1 more=""
+		if [[ $name == kueue ]]; then
+			# Kueue's own namespace; batch/v1 Jobs only; the visibility API server
+			# (an aggregated API the control plane here does not route) off.
+			api=v1beta2
+			more="namespace: kueue-system
+manageJobsWithoutQueueName: false
+integrations:
+  frameworks: [batch/job]
+featureGates:
+  VisibilityOnDemand: false"
+			"$dir/bin/kubectl" --kubeconfig "$kc" create namespace kueue-system >/dev/null
+		fi
 		cat >"$dir/$name-manager.yaml" <<EOF
-apiVersion: config.$name.x-k8s.io/v1alpha1
+apiVersion: config.$name.x-k8s.io/$api
 kind: Configuration
 internalCertManagement:
   enable: false
@@ -321,9 +389,25 @@ health:
   healthProbeBindAddress: 127.0.0.1:$health_port
 metrics:
   bindAddress: "0"
+$more
 EOF
 		ln -sf "$bin" "$dir/bin/$name-manager"
-		KUBECONFIG=$kc setsid "$dir/bin/$name-manager" --config "$dir/$name-manager.yaml" \
+		local -a wrap=()
+		if [[ $name == kueue ]]; then
+			# Without its own certificate management Kueue serves metrics with a
+			# certificate read from a fixed path (/etc/kueue/metrics/certs,
+			# cmd/kueue/main.go). It gets the loopback one there in a mount
+			# namespace of its own, /etc overlaid with a directory of this run's:
+			# nothing on the machine's /etc changes, and the mount ends with it.
+			mkdir -p "$dir/kueue-etc/upper/kueue/metrics/certs" "$dir/kueue-etc/work"
+			cp "$dir/managers/tls.crt" "$dir/managers/tls.key" "$dir/kueue-etc/upper/kueue/metrics/certs/"
+			local userns=""
+			[[ $(id -u) -eq 0 ]] || userns=-Ur
+			wrap=(unshare -m $userns --propagation private sh -c \
+				'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc && shift 2 && exec "$@"' \
+				sh "$dir/kueue-etc/upper" "$dir/kueue-etc/work")
+		fi
+		KUBECONFIG=$kc setsid "${wrap[@]}" "$dir/bin/$name-manager" --config "$dir/$name-manager.yaml" \
 			>"$dir/logs/$name-manager.log" 2>&1 </dev/null &
 		echo $! >"$dir/pids/$name-manager.pid"
 		wait_for "$name-manager /readyz" "$dir" "$name-manager" 120 \
@@ -342,7 +426,7 @@ up() {
 	local -a managers
 	read -r -a managers <<<"${DISTENV_E2E_MANAGERS:-}"
 	for m in "${managers[@]}"; do
-		case "$m" in jobset | lws) ;; *) die "DISTENV_E2E_MANAGERS: unknown manager '$m' (jobset, lws)" ;; esac
+		case "$m" in jobset | lws | kueue) ;; *) die "DISTENV_E2E_MANAGERS: unknown manager '$m' (jobset, lws, kueue)" ;; esac
 	done
 	t0=$(date +%s%N)
 	bin=$("$here/build.sh")

@@ -60,7 +60,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/distenv-e2e.XXXXXX")
 status=1
 cleanup() {
 	if [[ $status -ne 0 && -d "$dir/logs" ]]; then
-		for f in kube-apiserver kube-controller-manager webhook jobset-manager lws-manager; do
+		for f in kube-apiserver kube-controller-manager webhook jobset-manager lws-manager kueue-manager; do
 			[[ -f "$dir/logs/$f.log" ]] || continue
 			echo "---- last lines of $f.log ----" >&2
 			tail -n 40 "$dir/logs/$f.log" >&2 || true

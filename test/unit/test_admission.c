@@ -78,6 +78,17 @@ static const struct lookup_answer STS4 = {0, WSPEC(4, -1, -1, -1, 0, ""), NULL};
 static const struct lookup_answer STS3_START1 = {0, WSPEC(3, 1, -1, -1, 0, ""), NULL};
 static const struct lookup_answer JOB3 = {0, WSPEC(-1, -1, 3, 3, 1, ""), NULL};
 static const struct lookup_answer JOB3_PAR2 = {0, WSPEC(-1, -1, 3, 2, 1, ""), NULL};
+/* Kueue's partial admission: job-min-parallelism on the Job, parallelism lowered to 2 */
+static const struct lookup_answer JOB4_KUEUE_PAR2 = {0,
+                                                     {.replicas = -1,
+                                                      .ordinals_start = -1,
+                                                      .completions = 4,
+                                                      .parallelism = 2,
+                                                      .indexed = 1,
+                                                      .partial_admission = 1,
+                                                      .coordinator_job = -1,
+                                                      .coordinator_pod = -1},
+                                                     NULL};
 static const struct lookup_answer JOB_NONINDEXED = {0, WSPEC(-1, -1, 3, 3, 0, ""), NULL};
 static const struct lookup_answer FAILS = {1, WSPEC(-1, -1, -1, -1, 0, ""), NULL};
 
@@ -349,6 +360,11 @@ static const struct {
      "point spec.subdomain"},
     {"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",
      &JOB3_PAR2, NULL, "parallelism 2 below completions 3"},
+    {"job Kueue admitted with fewer pods than ranks", JOB_POD("0", "", ",'subdomain':'train'"),
+     "default", &JOB4_KUEUE_PAR2, NULL,
+     "runs 2 of its 4 ranks at once, as Kueue admitted it (kueue.x-k8s.io/job-min-parallelism), "
+     "so they can never form one world: give the Job "
+     "kueue.x-k8s.io/job-completions-equal-parallelism: \"true\""},
     {"job not indexed per API", JOB_POD("0", "", ",'subdomain':'train'"), "default",
      &JOB_NONINDEXED, NULL, "not an Indexed Job"},
     {"job pod without completion index",

@@ -36,19 +36,13 @@ struct resolve {
 	size_t errlen;
 };
 
-/* A denial whose reason is the step's (see step() in topology_resolve). */
-#define RDENY(...)                                                                                 \
-	do {                                                                                       \
-		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
-		return TOPOLOGY_DENY;                                                              \
-	} while (0)
-
-/* A denial with a reason of its own. */
-#define RDENYR(why, ...)                                                                           \
-	do {                                                                                       \
-		rs->t->reason = (why);                                                             \
-		RDENY(__VA_ARGS__);                                                                \
-	} while (0)
+/*
+ * A denial, for `return resolve_deny(rs, why, ...)`: writes "distenv: " and
+ * the message into rs->err, and why into the topology's reason (DENY_NONE
+ * leaves it to the step, see step() in topology_resolve). Returns TOPOLOGY_DENY.
+ */
+enum topology_status resolve_deny(const struct resolve *rs, enum deny_reason why, const char *fmt,
+                                  ...) __attribute__((format(printf, 3, 4)));
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
 const char *resolve_mark(const struct resolve *rs, const char *key);

@@ -40,14 +40,14 @@ static enum topology_status place_job(struct resolve *rs)
 		if (rc != TOPOLOGY_OK)
 			return rc;
 		if (!ws.indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
 			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
 			    rs->ns, rs->owner_name);
 		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "
 			    "can run at once: set parallelism equal to completions",
 			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);

@@ -77,32 +77,34 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 		struct topology_rjob *r = &t->rjobs[k];
 
 		if (!w->indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
 			    "completionMode: Indexed in its template, so that every pod has a rank",
 			    w->name, rs->ns, t->workload);
 		if (w->completions < 1)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
 			    "(the pods of each Job)",
 			    w->name, rs->ns, t->workload);
 		if (w->parallelism < w->completions)
-			RDENYR(DENY_WORKLOAD,
-			       "replicated Job %s of JobSet %s/%s has parallelism %ld below "
-			       "completions %ld, so not all ranks can run at once: set parallelism "
-			       "equal to completions",
-			       w->name, rs->ns, t->workload, w->parallelism, w->completions);
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
+			    "replicated Job %s of JobSet %s/%s has parallelism %ld below "
+			    "completions %ld, so not all ranks can run at once: set parallelism "
+			    "equal to completions",
+			    w->name, rs->ns, t->workload, w->parallelism, w->completions);
 		snprintf(r->name, sizeof(r->name), "%s", w->name);
 		r->jobs = w->replicas;
 		r->pods = w->completions;
 		r->first = first;
 		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
 		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
-			RDENYR(DENY_LIMIT,
-			       "JobSet %s/%s has more pods than the world size limit of %ld",
-			       rs->ns, t->workload, rs->cfg->max_world_size);
+			return resolve_deny(
+			    rs, DENY_LIMIT,
+			    "JobSet %s/%s has more pods than the world size limit of %ld", rs->ns,
+			    t->workload, rs->cfg->max_world_size);
 	}
 	t->n_rjobs = ws->n_rjobs;
 	t->world_size = first;
@@ -124,19 +126,22 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
 	    (rc = resolve_mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
 		return rc;
 	if (!have_r || !have_g || reps < 1 || global != reps)
-		RDENYR(DENY_WORLD,
-		       "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
-		       "object tells: turn look-ups on (the webhook needs get on jobsets)",
-		       rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
+		    "object tells: turn look-ups on (the webhook needs get on jobsets)",
+		    rs->ns, t->workload);
 	if (rs->ann_world <= 0)
-		RDENYR(DENY_WORLD,
-		       "the world size of JobSet %s/%s is not known: set the annotation %s to "
-		       "all its pods (look-ups of the workload are turned off)",
-		       rs->ns, t->workload, ANN_WORLD_SIZE);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "the world size of JobSet %s/%s is not known: set the annotation %s to "
+		    "all its pods (look-ups of the workload are turned off)",
+		    rs->ns, t->workload, ANN_WORLD_SIZE);
 	if (rs->ann_world % reps != 0)
-		RDENYR(DENY_WORLD,
-		       "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
-		       ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
+		    ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
 	t->n_rjobs = 1;
 	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
 	t->rjobs[0].jobs = reps;
@@ -195,18 +200,22 @@ static enum topology_status place_jobset(struct resolve *rs)
 	enum topology_status rc;
 
 	if (rjob == NULL || !dns_label_valid(rjob))
-		RDENY("pod of JobSet %s/%s has no valid %s", rs->ns, t->workload, JOBSET_RJOB);
+		return resolve_deny(rs, DENY_NONE, "pod of JobSet %s/%s has no valid %s", rs->ns,
+		                    t->workload, JOBSET_RJOB);
 	if ((rc = resolve_mark_long(rs, JOBSET_JOB_INDEX, &j, &have_j)) != TOPOLOGY_OK)
 		return rc;
 	if (!have_j)
-		RDENY("pod of JobSet %s/%s has no %s", rs->ns, t->workload, JOBSET_JOB_INDEX);
+		return resolve_deny(rs, DENY_NONE, "pod of JobSet %s/%s has no %s", rs->ns,
+		                    t->workload, JOBSET_JOB_INDEX);
 	/* The JobSet controller names each Job <js>-<rjob>-<j>: the labels must agree. */
 	if (bounded_printf(want_owner, sizeof(want_owner), "%s-%s-%ld", t->workload, rjob, j) !=
 	        0 ||
 	    strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
-		      "trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
+		    "trust labels its owner contradicts",
+		    rs->ns, rs->owner_name, want_owner);
 	if ((rc = resolve_completion_index(rs, "JobSet Job", &idx)) != TOPOLOGY_OK)
 		return rc;
 	workload_spec_init(&ws);
@@ -215,8 +224,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		return rc;
 	pos = jobset_pos(rjob_named(t, rjob), j, idx);
 	if (pos < 0)
-		RDENYR(
-		    DENY_WORLD,
+		return resolve_deny(
+		    rs, DENY_WORLD,
 		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
 		    "now (re-created or resized?): retry",
 		    idx, j, rjob, rs->ns, t->workload);
@@ -228,8 +237,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
 		                            ws.coordinator_pod);
 		if (t->coordinator < 0)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
 			    "is not one of its pods",
 			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
@@ -237,14 +246,15 @@ static enum topology_status place_jobset(struct resolve *rs)
 	} else if (rs->lookup == NULL && (coord = resolve_mark(rs, JOBSET_COORDINATOR)) != NULL) {
 		t->coordinator = coordinator_from_label(t, coord);
 		if (t->coordinator < 0)
-			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
-			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
+			return resolve_deny(rs, DENY_NONE,
+			                    "%s \"%.128s\" does not name a pod of JobSet %s/%s",
+			                    JOBSET_COORDINATOR, coord, rs->ns, t->workload);
 	}
 	t->rank = topology_rank_at(t, pos);
 	t->tf_roles = topology_tf_roles(t);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long",
+		                    rs->ns, t->workload);
 	return TOPOLOGY_OK;
 }
 

@@ -30,9 +30,11 @@ static enum topology_status place_lws(struct resolve *rs)
 	enum topology_status rc;
 
 	if (size == NULL || parse_long(size, 1, rs->cfg->max_world_size, &world) != 0)
-		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
-		      "between 1 and %ld)",
-		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
+		    "between 1 and %ld)",
+		    rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
 	/*
 	 * The group index: the LWS webhook's label, else the leader's ordinal or its
 	 * set's name. A group keyed by a hash (groupIdentity: Hash) has no index, and
@@ -40,10 +42,12 @@ static enum topology_status place_lws(struct resolve *rs)
 	 */
 	gi = resolve_mark(rs, LWS_GROUP_INDEX);
 	if (gi != NULL && gi[strspn(gi, "0123456789")] != '\0')
-		RDENY("pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
-		      "%s",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
-		      LWS_HASH_HINT);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
+		    "%s",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
+		    LWS_HASH_HINT);
 	if ((rc = resolve_mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
 		return rc;
 	if (!have && !worker)
@@ -51,8 +55,9 @@ static enum topology_status place_lws(struct resolve *rs)
 	if (!have && worker)
 		kind_name_ordinal(rs->owner_name, t->workload, &g);
 	if (g < 0)
-		RDENY("cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+		return resolve_deny(rs, DENY_NONE,
+		                    "cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
+		                    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
 	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
 	if (worker) {
 		const char *v = json_map_str(rs->labels, LABEL_POD_INDEX);
@@ -64,17 +69,21 @@ static enum topology_status place_lws(struct resolve *rs)
 				kind_name_ordinal(rs->pod_name, rs->owner_name, &w);
 		}
 		if (w < 1)
-			RDENY("cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
-			      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+			return resolve_deny(
+			    rs, DENY_NONE,
+			    "cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
+			    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
 		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
 	} else {
 		w = 0;
 		snprintf(want_owner, sizeof(want_owner), "%s", t->workload);
 	}
 	if (strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
-		      "%.64s: distenv does not trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
+		    "%.64s: distenv does not trust labels its owner contradicts",
+		    rs->ns, rs->owner_name, want_owner);
 	/*
 	 * A worker says where its leader is (the controller's leader-name
 	 * annotation): rank 0's host. It must be the leader distenv derives, the
@@ -82,11 +91,13 @@ static enum topology_status place_lws(struct resolve *rs)
 	 */
 	leader = json_map_str(rs->anns, LWS_LEADER_NAME);
 	if (worker && (leader == NULL || strcmp(leader, want_owner) != 0))
-		RDENY("worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
-		      "(annotation %s), not %s, the leader of group %ld as distenv names it: "
-		      "every worker would meet at a leader that does not exist",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
-		      leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
+		    "(annotation %s), not %s, the leader of group %ld as distenv names it: "
+		    "every worker would meet at a leader that does not exist",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
+		    leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
 	if ((rc = resolve_fixed_world(rs, world, "one group")) != TOPOLOGY_OK)
 		return rc;
 	t->group = g;
@@ -96,12 +107,14 @@ static enum topology_status place_lws(struct resolve *rs)
 	policy = json_map_str(rs->anns, LWS_SUBDOMAIN);
 	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
 	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
-		RDENYR(DENY_LIMIT,
-		       "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
-		       rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_LIMIT,
+		    "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g, rs->ns,
+		    t->workload);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT,
+		                    "the rendezvous id of LeaderWorkerSet %s/%s is too long",
+		                    rs->ns, t->workload);
 	return TOPOLOGY_OK;
 }
 

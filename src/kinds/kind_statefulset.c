@@ -33,12 +33,15 @@ static enum topology_status place_statefulset(struct resolve *rs)
 
 	if (v != NULL) {
 		if (parse_long(v, 0, INT_MAX, &ord) != 0)
-			RDENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
+			return resolve_deny(rs, DENY_NONE, "label %s: \"%.32s\" is not an ordinal",
+			                    LABEL_POD_INDEX, v);
 	} else if (kind_name_ordinal(rs->pod_name, rs->owner_name, &ord) != 0) {
-		RDENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
-		      "the name does not end in -N",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
-		      LABEL_POD_INDEX);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
+		    "the name does not end in -N",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
+		    LABEL_POD_INDEX);
 	}
 	workload_spec_init(&ws);
 	t->rank = ord; /* the ordinal until the start is known */
@@ -57,8 +60,10 @@ static enum topology_status place_statefulset(struct resolve *rs)
 		return rc;
 	t->rank = ord - t->start;
 	if (t->rank < 0)
-		RDENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
-		      t->start, rs->ns, rs->owner_name);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
+		    t->start, rs->ns, rs->owner_name);
 	return TOPOLOGY_OK;
 }
 

@@ -386,24 +386,6 @@ enum topology_status resolve_fixed_world(struct resolve *rs, long world, const c
 	return TOPOLOGY_OK;
 }
 
-/* The completion index the Job controller writes on every Indexed Job pod. */
-enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
-{
-	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
-
-	if (v == NULL)
-		return resolve_deny(
-		    rs, DENY_NONE,
-		    "pod of %s %s/%s has no completion index: distenv supports only pods of a "
-		    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
-		    what, rs->ns, rs->owner_name);
-	if (parse_long(v, 0, INT_MAX, idx) != 0)
-		return resolve_deny(rs, DENY_NONE,
-		                    "annotation %s: \"%.32s\" is not a completion index",
-		                    ANN_JOB_INDEX, v);
-	return TOPOLOGY_OK;
-}
-
 long topology_rank_at(const struct topology *t, long pos)
 {
 	long c = t->coordinator;
@@ -437,11 +419,6 @@ const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
 
 /* -- recognising the kind -- */
 
-#define SUPPORTED                                                                                  \
-	"distenv supports only pods of a StatefulSet (apps/v1), of an Indexed Job (batch/v1, "     \
-	"completionMode: Indexed), of a JobSet (jobset.x-k8s.io) or of a LeaderWorkerSet "         \
-	"(leaderworkerset.x-k8s.io)"
-
 /* "apps" of "apps/v1", "" of "v1". */
 static void api_group(const char *api_version, char *out, size_t outlen)
 {
@@ -460,7 +437,7 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 	const char *kind = json_str(rs->owner, "kind");
 	const char *apiv = json_str(rs->owner, "apiVersion");
 	const char *name;
-	char group[128];
+	char group[128], supported[512];
 	size_t i;
 
 	api_group(apiv, group, sizeof(group));
@@ -498,13 +475,14 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
 		    k->foreign_owner_hint);
 	}
-	return resolve_deny(rs, DENY_NONE,
-	                    "pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; " SUPPORTED
-	                    ": remove the distenv.dev/inject label from other workloads",
-	                    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)",
-	                    kind ? kind : "nothing", rs->owner_name ? " " : "",
-	                    rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
-	                    kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "");
+	kind_supported(supported, sizeof(supported));
+	return resolve_deny(
+	    rs, DENY_NONE,
+	    "pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; %s: remove the "
+	    "distenv.dev/inject label from other workloads",
+	    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
+	    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
+	    kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "", supported);
 }
 
 /*

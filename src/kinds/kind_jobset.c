@@ -16,6 +16,16 @@
 #include "dns.h"
 #include "json.h"
 
+/* What the JobSet controller writes on its pods (labels and annotations both). */
+#define JOBSET_NAME         "jobset.sigs.k8s.io/jobset-name"
+#define JOBSET_UID          "jobset.sigs.k8s.io/jobset-uid"
+#define JOBSET_RJOB         "jobset.sigs.k8s.io/replicatedjob-name"
+#define JOBSET_RJOB_REPS    "jobset.sigs.k8s.io/replicatedjob-replicas"
+#define JOBSET_GLOBAL_REPS  "jobset.sigs.k8s.io/global-replicas"
+#define JOBSET_JOB_INDEX    "jobset.sigs.k8s.io/job-index"
+#define JOBSET_GLOBAL_INDEX "jobset.sigs.k8s.io/job-global-index"
+#define JOBSET_COORDINATOR  "jobset.sigs.k8s.io/coordinator"
+
 static int tf_role(const char *name)
 {
 	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
@@ -426,6 +436,97 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		    "once Ready");
 }
 
+/* -- the pods render makes -- */
+
+/*
+ * A JobSet: Job <js>-<rjob>-<j> per replica of each replicated Job, labelled and
+ * annotated as jobset_controller.go's labelAndAnnotateObject does, each pod made
+ * by the Job controller; the look-up answers with the JobSet itself.
+ */
+static int make_pods_jobset(const cJSON *doc, const char *name, const char *ns, struct pod_sink *s)
+{
+	const cJSON *spec = json_get(doc, "spec");
+	const cJSON *net = json_get(spec, "network");
+	const cJSON *dns = json_get(net, "enableDNSHostnames");
+	const char *subdomain = json_str(net, "subdomain");
+	struct workload_spec ws;
+	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
+	char coord[640];
+	const cJSON *rj;
+	long total_jobs = 0, j, i, gidx = 0;
+	int k = 0;
+
+	workload_spec_init(&ws);
+	if (txt == NULL || parse_jobset(txt, strlen(txt), &ws, s->err, s->errlen) != 0) {
+		if (txt == NULL)
+			snprintf(s->err, s->errlen, "out of memory");
+		free(txt);
+		return -1;
+	}
+	free(txt);
+	for (k = 0; k < ws.n_rjobs; k++)
+		total_jobs += ws.rjobs[k].replicas;
+	snprintf(global, sizeof(global), "%ld", total_jobs);
+	if (subdomain == NULL || subdomain[0] == '\0')
+		subdomain = name; /* GetSubdomain: the network subdomain, else the JobSet's name */
+	k = 0;
+	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
+	{
+		const struct workload_rjob *w = &ws.rjobs[k++];
+		const cJSON *jt = json_get(json_get(json_get(rj, "template"), "spec"), "template");
+		long pods = w->completions > 0 ? w->completions : 1;
+
+		for (j = 0; j < w->replicas; j++, gidx++) {
+			snprintf(job, sizeof(job), "%s-%s-%ld", name, w->name, j);
+			for (i = 0; i < pods; i++) {
+				cJSON *pod = kind_job_pod(jt, job, ns, i);
+				static const char *const keys[] = {
+				    JOBSET_NAME, JOBSET_RJOB, JOBSET_RJOB_REPS, JOBSET_GLOBAL_REPS,
+				    JOBSET_JOB_INDEX};
+				char reps[32], jidx[32];
+				const char *vals[5];
+				size_t m;
+
+				snprintf(reps, sizeof(reps), "%ld", w->replicas);
+				snprintf(jidx, sizeof(jidx), "%ld", j);
+				vals[0] = name, vals[1] = w->name, vals[2] = reps, vals[3] = global,
+				vals[4] = jidx;
+				for (m = 0; pod != NULL && m < 5; m++)
+					if (kind_pod_mark(pod, keys[m], vals[m], 1, 1) != 0) {
+						cJSON_Delete(pod);
+						pod = NULL;
+					}
+				snprintf(buf, sizeof(buf), "%ld", gidx);
+				if (pod != NULL &&
+				    kind_pod_mark(pod, JOBSET_GLOBAL_INDEX, buf, 1, 1) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* CoordinatorEndpoint: "<js>-<rjob>-<j>-<i>.<subdomain>" */
+				if (pod != NULL && ws.coordinator[0] != '\0' &&
+				    (bounded_printf(coord, sizeof(coord), "%s-%s-%ld-%ld.%s", name,
+				                    ws.coordinator, ws.coordinator_job,
+				                    ws.coordinator_pod, subdomain) != 0 ||
+				     kind_pod_mark(pod, JOBSET_COORDINATOR, coord, 1, 1) != 0)) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* enableDNSHostnames defaults to true (the JobSet webhook) */
+				if (pod != NULL && !cJSON_IsFalse(dns) &&
+				    kind_pod_set(cJSON_GetObjectItemCaseSensitive(pod, "spec"),
+				                 "subdomain", subdomain) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				snprintf(which, sizeof(which), "%s-%ld", job, i);
+				if (s->emit(s, pod, &ws, which) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 const struct kind kind_jobset = {
     .kind = WORKLOAD_JOBSET,
     .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
@@ -443,4 +544,7 @@ const struct kind kind_jobset = {
             {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
     .hostname = host_jobset,
     .view = view_jobset,
+    .make_pods = make_pods_jobset,
+    .supported = "a JobSet (jobset.x-k8s.io)",
+    .label_prefixes = (const char *const[]){"jobset.sigs.k8s.io/", NULL},
 };

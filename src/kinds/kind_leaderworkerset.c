@@ -14,6 +14,14 @@
 #include "util.h"
 #include "json.h"
 
+/* What the LeaderWorkerSet controllers write on their pods. */
+#define LWS_NAME         "leaderworkerset.sigs.k8s.io/name"
+#define LWS_GROUP_INDEX  "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_WORKER_INDEX "leaderworkerset.sigs.k8s.io/worker-index"
+#define LWS_SIZE         "leaderworkerset.sigs.k8s.io/size"
+#define LWS_LEADER_NAME  "leaderworkerset.sigs.k8s.io/leader-name"
+#define LWS_SUBDOMAIN    "leaderworkerset.sigs.k8s.io/subdomainPolicy"
+
 /* Why a LeaderWorkerSet keyed by hashes cannot be read, and what to do. */
 #define LWS_HASH_HINT                                                                              \
 	"a LeaderWorkerSet with groupIdentity: Hash, whose groups have no index and whose "        \
@@ -142,6 +150,64 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	(void)v;
 }
 
+/* -- the pods render makes -- */
+
+/*
+ * A LeaderWorkerSet: per group g the leader pod <lws>-<g> of StatefulSet <lws>
+ * and workers <lws>-<g>-<i> of StatefulSet <lws>-<g> (ordinals from 1), as
+ * leaderworkerset_controller.go and pod_controller.go build them.
+ */
+static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, struct pod_sink *s)
+{
+	const cJSON *spec = json_get(doc, "spec");
+	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
+	const cJSON *wt = json_get(lwt, "workerTemplate");
+	const cJSON *lt = json_get(lwt, "leaderTemplate");
+	const char *policy = json_str(json_get(spec, "networkConfig"), "subdomainPolicy");
+	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
+	long groups = json_long(spec, "replicas", 1000000000, 1),
+	     size = json_long(lwt, "size", 1000000000, 1), g, i;
+	char sz[32], leader[320], gs[32], which[352];
+
+	if (!cJSON_IsObject(wt)) {
+		snprintf(s->err, s->errlen,
+		         "LeaderWorkerSet %s has no leaderWorkerTemplate.workerTemplate", name);
+		return -1;
+	}
+	if (!cJSON_IsObject(lt))
+		lt = wt;
+	snprintf(sz, sizeof(sz), "%ld", size);
+	for (g = 0; g < groups; g++) {
+		cJSON *pod = kind_statefulset_pod(lt, name, ns, name, g);
+		snprintf(leader, sizeof(leader), "%s-%ld", name, g);
+		snprintf(gs, sizeof(gs), "%ld", g);
+		if (pod != NULL &&
+		    (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
+		     kind_pod_mark(pod, LWS_WORKER_INDEX, "0", 1, 0) ||
+		     kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+		     (unique && kind_pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)))) {
+			cJSON_Delete(pod);
+			pod = NULL;
+		}
+		if (s->emit(s, pod, NULL, leader) != 0)
+			return -1;
+		for (i = 1; i < size; i++) {
+			pod = kind_statefulset_pod(wt, leader, ns, unique ? leader : name, i);
+			if (pod != NULL && (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
+			                    kind_pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
+			                    kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+			                    kind_pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1))) {
+				cJSON_Delete(pod);
+				pod = NULL;
+			}
+			snprintf(which, sizeof(which), "%s-%ld", leader, i);
+			if (s->emit(s, pod, NULL, which) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* Never fetched: its pods say all distenv needs. */
 const struct kind kind_leaderworkerset = {
     .kind = WORKLOAD_LWS,
@@ -165,4 +231,7 @@ const struct kind kind_leaderworkerset = {
             {NULL, NULL}},
     .hostname = host_lws,
     .view = view_lws,
+    .make_pods = make_pods_lws,
+    .supported = "a LeaderWorkerSet (leaderworkerset.x-k8s.io)",
+    .label_prefixes = (const char *const[]){"leaderworkerset.sigs.k8s.io/", NULL},
 };

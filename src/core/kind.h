@@ -275,6 +275,14 @@ struct kind {
 	int (*make_pods)(const cJSON *obj, const char *name, const char *ns, struct pod_sink *s);
 	/* 1: a manifest without an object at spec.template is refused before its checks */
 	int needs_spec_template;
+	/*
+	 * The chart's rules for /validate and RBAC: the API's plural resource name
+	 * ("statefulsets"), and 1 for a custom resource, served only where its CRD
+	 * is installed (its rule takes any version). A kind with api.resource is
+	 * read with GET, so the ClusterRole grants get on it.
+	 */
+	const char *plural;
+	int crd;
 	/* A phrase for "distenv supports only pods of ...": "a JobSet (jobset.x-k8s.io)". */
 	const char *supported;
 	/*
@@ -333,5 +341,14 @@ int kind_template_opts_in(const cJSON *tmpl);
  * the API server sends /validate exactly the workloads distenv checks).
  */
 void kind_opt_in_cel(struct strbuf *out);
+
+/*
+ * Appends to out the chart's rules made from the kind table, as YAML list
+ * items at column 0: the ValidatingWebhookConfiguration's rules (every kind,
+ * CREATE and UPDATE) and the ClusterRole's (get on every kind distenv reads).
+ * charts/distenv/files/ holds them; `make chart` fails when they differ.
+ */
+void kind_chart_validate_rules(struct strbuf *out);
+void kind_chart_rbac_rules(struct strbuf *out);
 
 #endif

@@ -300,3 +300,52 @@ int kind_controller_label(const char *key)
 	}
 	return 0;
 }
+
+/* ---- the chart's rules ---- */
+
+/* "v1" of "apps/v1". */
+static const char *api_version_of(const struct kind *k)
+{
+	const char *slash = strchr(k->api.api_version, '/');
+
+	return slash != NULL ? slash + 1 : k->api.api_version;
+}
+
+void kind_chart_validate_rules(struct strbuf *out)
+{
+	int i, crd_said = 0;
+
+	/* the order of enum workload_kind: the built-in kinds first */
+	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
+		const struct kind *k = kind_of((enum workload_kind)i);
+		if (k == NULL)
+			continue;
+		if (k->crd && !crd_said++)
+			strbuf_puts(out,
+			            "# Only where those CRDs are installed; otherwise these rules "
+			            "match nothing.\n");
+		strbuf_printf(out,
+		              "- apiGroups: [\"%s\"]\n"
+		              "  apiVersions: [\"%s\"]\n"
+		              "  resources: [\"%s\"]\n"
+		              "  operations: [\"CREATE\", \"UPDATE\"]\n"
+		              "  scope: Namespaced\n",
+		              k->api.group, k->crd ? "*" : api_version_of(k), k->plural);
+	}
+}
+
+void kind_chart_rbac_rules(struct strbuf *out)
+{
+	int i;
+
+	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
+		const struct kind *k = kind_of((enum workload_kind)i);
+		if (k == NULL || k->api.resource == NULL)
+			continue;
+		strbuf_printf(out,
+		              "- apiGroups: [\"%s\"]\n"
+		              "  resources: [\"%s\"]\n"
+		              "  verbs: [\"get\"]\n",
+		              k->api.group, k->api.resource);
+	}
+}

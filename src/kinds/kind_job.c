@@ -192,6 +192,7 @@ const struct kind kind_job = {
     .view = view_indexed_job,
     .make_pods = make_pods_job,
     .needs_spec_template = 1,
+    .plural = "jobs",
     .supported = "an Indexed Job (batch/v1, completionMode: Indexed)",
     .label_prefixes = (const char *const[]){"batch.kubernetes.io/", NULL},
 };

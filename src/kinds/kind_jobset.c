@@ -545,6 +545,8 @@ const struct kind kind_jobset = {
     .hostname = host_jobset,
     .view = view_jobset,
     .make_pods = make_pods_jobset,
+    .plural = "jobsets",
+    .crd = 1,
     .supported = "a JobSet (jobset.x-k8s.io)",
     .label_prefixes = (const char *const[]){"jobset.sigs.k8s.io/", NULL},
 };

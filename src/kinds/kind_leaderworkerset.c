@@ -232,6 +232,8 @@ const struct kind kind_leaderworkerset = {
     .hostname = host_lws,
     .view = view_lws,
     .make_pods = make_pods_lws,
+    .plural = "leaderworkersets",
+    .crd = 1,
     .supported = "a LeaderWorkerSet (leaderworkerset.x-k8s.io)",
     .label_prefixes = (const char *const[]){"leaderworkerset.sigs.k8s.io/", NULL},
 };

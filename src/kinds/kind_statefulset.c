@@ -237,6 +237,7 @@ const struct kind kind_statefulset = {
     .view = view_statefulset,
     .make_pods = make_pods_statefulset,
     .needs_spec_template = 1,
+    .plural = "statefulsets",
     .supported = "a StatefulSet (apps/v1)",
     .label_prefixes =
         (const char *const[]){"statefulset.kubernetes.io/", "apps.kubernetes.io/", NULL},

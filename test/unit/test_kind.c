@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kind.h"
+#include "strbuf.h"
 #include "testutil.h"
 
 /* Every row has what render, the denials and the NetworkPolicy check read from it. */
@@ -75,10 +76,60 @@ static void test_controller_labels(void)
 		      cases[i].key, !cases[i].want);
 }
 
+/* One rule per kind for /validate (any version of a custom resource), get on each kind read. */
+static void test_chart_rules(void)
+{
+	struct strbuf v, r, cel;
+	size_t i;
+	char want[256];
+	const char *p;
+	int n;
+
+	strbuf_init(&v);
+	strbuf_init(&r);
+	strbuf_init(&cel);
+	kind_chart_validate_rules(&v);
+	kind_chart_rbac_rules(&r);
+	kind_opt_in_cel(&cel);
+	CHECK(!v.oom && !r.oom && !cel.oom && v.buf && r.buf && cel.buf, "generated");
+	for (i = 0; i < kind_count && v.buf && r.buf && cel.buf; i++) {
+		const struct kind *k = kind_table[i];
+		const struct kind_template *t;
+		snprintf(want, sizeof(want), "- apiGroups: [\"%s\"]\n  apiVersions: [\"%s\"]\n",
+		         k->api.group, k->crd ? "*" : strchr(k->api.api_version, '/') + 1);
+		CHECK(strstr(v.buf, want) != NULL, "%s: rule %s", k->api.kind, want);
+		snprintf(want, sizeof(want), "  resources: [\"%s\"]\n", k->plural);
+		CHECK(strstr(v.buf, want) != NULL, "%s: rule %s", k->api.kind, want);
+		snprintf(want, sizeof(want),
+		         "- apiGroups: [\"%s\"]\n  resources: [\"%s\"]\n  verbs: [\"get\"]\n",
+		         k->api.group, k->api.resource ? k->api.resource : "");
+		CHECK((strstr(r.buf, want) != NULL) == (k->api.resource != NULL), "%s: rbac %s",
+		      k->api.kind, want);
+		/* every template path's last member holds the opt-in label */
+		for (t = k->templates; t->path != NULL; t++) {
+			const char *last = strrchr(t->path, '.');
+			snprintf(want, sizeof(want), "%s.metadata.labels['%s'] == 'true'",
+			         last ? last + 1 : t->path, LABEL_INJECT);
+			CHECK(strstr(cel.buf, want) != NULL, "%s: CEL lacks %s", k->api.kind, want);
+		}
+	}
+	/* one rule each, and the CRD comment once */
+	for (n = 0, p = v.buf; p && (p = strstr(p, "- apiGroups:")) != NULL; p++)
+		n++;
+	CHECK(n == (int)kind_count, "%d validate rules", n);
+	for (n = 0, p = v.buf; p && (p = strstr(p, "# Only where")) != NULL; p++)
+		n++;
+	CHECK(n == 1, "%d CRD comments", n);
+	strbuf_free(&v);
+	strbuf_free(&r);
+	strbuf_free(&cel);
+}
+
 int main(void)
 {
 	test_rows();
 	test_supported();
 	test_controller_labels();
+	test_chart_rules();
 	TEST_MAIN_END("kind");
 }

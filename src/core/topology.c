@@ -839,6 +839,25 @@ int topology_dns_warning(const cJSON *pod_spec, char *out, size_t len)
 	return 0;
 }
 
+int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                              struct topology *t)
+{
+	char err[256];
+	enum deny_reason keep = t->reason;
+
+	t->targets = NULL;
+	t->n_targets = 0;
+	if (resolve_targets(pod_spec, anns, cfg, t, err, sizeof(err)) == TOPOLOGY_OK) {
+		t->reason = keep;
+		return 0;
+	}
+	free(t->targets);
+	t->targets = NULL;
+	t->n_targets = 0;
+	t->reason = keep;
+	return -1;
+}
+
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
                                         const struct config *cfg, char *out, size_t len, int max)
 {

@@ -104,6 +104,14 @@ int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns
                                         const struct config *cfg, char *out, size_t len, int max);
 
 /*
+ * The target containers of a pod template (distenv.dev/containers, else every
+ * container) into t->targets (the caller frees it). Returns 0, or -1 when they
+ * cannot be read (denied on their own) and t holds nothing to free.
+ */
+int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                              struct topology *t);
+
+/*
  * The warning of a pod spec whose pods will not resolve the names distenv
  * writes (Kubernetes, "DNS for Services and Pods"): hostNetwork with dnsPolicy
  * ClusterFirst (the default) falls back to the node's DNS, and dnsPolicy

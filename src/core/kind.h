@@ -292,8 +292,6 @@ struct kind {
 	const char *const *label_prefixes;
 };
 
-extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
-
 /*
  * Every kind, in the order a pod is matched against them: the first whose owner
  * (kind and API group) and mark match wins, so the kinds built on StatefulSets

@@ -11,6 +11,9 @@
 
 #include "json.h"
 
+/* Each kind's row, defined in its room (kind_<name>.c): only this table names them. */
+extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
+
 const struct kind *const kind_table[] = {&kind_jobset, &kind_leaderworkerset, &kind_statefulset,
                                          &kind_job};
 const size_t kind_count = sizeof(kind_table) / sizeof(kind_table[0]);

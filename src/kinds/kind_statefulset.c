@@ -105,12 +105,12 @@ out:
  */
 static int built_on(const cJSON *meta)
 {
+	const struct kind *self = kind_of(WORKLOAD_STATEFULSET);
 	size_t i;
 
 	for (i = 0; i < kind_count; i++) {
 		const struct kind *k = kind_table[i];
-		if (k != &kind_statefulset && k->mark != NULL &&
-		    strcmp(k->owner_kind, kind_statefulset.owner_kind) == 0 &&
+		if (k != self && k->mark != NULL && strcmp(k->owner_kind, self->owner_kind) == 0 &&
 		    (json_str(json_get(meta, "labels"), k->mark) != NULL ||
 		     json_str(json_get(meta, "annotations"), k->mark) != NULL))
 			return 1;

@@ -129,10 +129,12 @@ chart: distenv-webhook
 chart-install: distenv-webhook
 	bash test/chart/install.sh
 
-manifests:
+manifests: distenv-webhook
+	bash scripts/chart-files.sh
 	bash scripts/render-manifests.sh
 
-manifests-check:
+manifests-check: distenv-webhook
+	bash scripts/chart-files.sh --check
 	bash scripts/render-manifests.sh --check
 
 image:

@@ -687,16 +687,35 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0)
 		argv[1] = (char *)"version";
 	/*
-	 * Not in the usage: the CEL of the chart's matchConditions, made from the
-	 * kinds' pod template paths (charts/distenv/files/opt-in.cel; make chart
-	 * checks that the two agree).
+	 * Not in the usage: the chart's files made from the kind table
+	 * (charts/distenv/files/; scripts/chart-files.sh writes them, make chart
+	 * checks that they agree): "opt-in-cel", the CEL of the matchConditions
+	 * from the kinds' pod template paths; "chart-file NAME" for each file.
 	 */
-	if (strcmp(argv[1], "opt-in-cel") == 0 && argc == 2) {
+	if ((strcmp(argv[1], "opt-in-cel") == 0 && argc == 2) ||
+	    (strcmp(argv[1], "chart-file") == 0 && argc == 3)) {
+		static const struct {
+			const char *name;
+			void (*make)(struct strbuf *out);
+		} files[] = {{"opt-in.cel", kind_opt_in_cel},
+		             {"validate-rules.yaml", kind_chart_validate_rules},
+		             {"rbac-rules.yaml", kind_chart_rbac_rules}};
+		const char *want = argc == 2 ? "opt-in.cel" : argv[2];
 		struct strbuf sb;
 		int ok;
 
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			if (strcmp(files[i].name, want) == 0)
+				break;
+		if (i == sizeof(files) / sizeof(files[0])) {
+			fprintf(stderr,
+			        "distenv-webhook: chart-file: no file %s (opt-in.cel, "
+			        "validate-rules.yaml, rbac-rules.yaml)\n",
+			        want);
+			return 2;
+		}
 		strbuf_init(&sb);
-		kind_opt_in_cel(&sb);
+		files[i].make(&sb);
 		ok = !sb.oom && sb.buf != NULL && fputs(sb.buf, stdout) >= 0 && fflush(stdout) == 0;
 		strbuf_free(&sb);
 		return ok ? 0 : 1;

@@ -1,7 +1,8 @@
 /*
  * render: turn workload manifests into the pods their controllers would make
- * (as the StatefulSet and Job controllers name and label them) and run each
- * through pod_plan_build, answering look-ups from the manifest itself.
+ * (each kind's make_pods names and labels them as its controllers do, kind.h)
+ * and run each through pod_plan_build, answering look-ups from the manifest
+ * itself.
  */
 #include "render.h"
 
@@ -21,10 +22,7 @@
 #include "yamljson.h"
 #include "json.h"
 
-struct manifest_lookup {
-	struct workload_spec spec;
-};
-
+/* The look-up render answers from the manifest: what the kind's make_pods says. */
 static int manifest_get(void *ctx, const struct workload_ref *ref, int fresh,
                         struct workload_spec *out, char *err, size_t errlen)
 {
@@ -32,131 +30,8 @@ static int manifest_get(void *ctx, const struct workload_ref *ref, int fresh,
 	(void)fresh;
 	(void)err;
 	(void)errlen;
-	*out = ((struct manifest_lookup *)ctx)->spec;
+	*out = *(const struct workload_spec *)ctx;
 	return 0;
-}
-
-/* Returns obj[key], creating an empty object there when absent. NULL on failure. */
-static cJSON *obj_child(cJSON *obj, const char *key)
-{
-	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (cJSON_IsObject(it))
-		return it;
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	return cJSON_AddObjectToObject(obj, key);
-}
-
-static int set_str(cJSON *obj, const char *key, const char *val)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	return cJSON_AddStringToObject(obj, key, val) == NULL ? -1 : 0;
-}
-
-/* Who a controller says a pod is: its name, owner, hostname and subdomain. */
-struct pod_shape {
-	const char *name;     /* metadata.name, or NULL */
-	const char *generate; /* metadata.generateName, or NULL */
-	const char *owner_apiv, *owner_kind, *owner_name;
-	const char *hostname;  /* NULL: the template's */
-	const char *subdomain; /* NULL: the template's; "": none */
-};
-
-/* A copy of the pod template tmpl shaped as sh says, in namespace ns. NULL on failure. */
-static cJSON *pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *sh)
-{
-	cJSON *pod = cJSON_CreateObject(), *meta, *spec, *refs, *ref;
-
-	if (pod == NULL)
-		return NULL;
-	meta = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), 1);
-	spec = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), 1);
-	if (meta == NULL)
-		meta = cJSON_CreateObject();
-	if (spec == NULL)
-		spec = cJSON_CreateObject();
-	cJSON_AddStringToObject(pod, "apiVersion", "v1");
-	cJSON_AddStringToObject(pod, "kind", "Pod");
-	cJSON_AddItemToObject(pod, "metadata", meta); /* pod owns meta */
-	cJSON_AddItemToObject(pod, "spec", spec);     /* pod owns spec */
-	if (meta == NULL || spec == NULL || obj_child(meta, "labels") == NULL ||
-	    obj_child(meta, "annotations") == NULL || set_str(meta, "namespace", ns) != 0 ||
-	    (sh->name && set_str(meta, "name", sh->name)) ||
-	    (sh->generate && set_str(meta, "generateName", sh->generate)) ||
-	    (sh->hostname && set_str(spec, "hostname", sh->hostname)))
-		goto fail;
-	if (sh->subdomain != NULL) {
-		cJSON_DeleteItemFromObjectCaseSensitive(spec, "subdomain");
-		if (sh->subdomain[0] && set_str(spec, "subdomain", sh->subdomain))
-			goto fail;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
-	refs = cJSON_AddArrayToObject(meta, "ownerReferences");
-	ref = cJSON_CreateObject();
-	if (refs == NULL || ref == NULL) {
-		cJSON_Delete(ref);
-		goto fail;
-	}
-	cJSON_AddItemToArray(refs, ref); /* refs owns ref */
-	if (!cJSON_AddStringToObject(ref, "apiVersion", sh->owner_apiv) ||
-	    !cJSON_AddStringToObject(ref, "kind", sh->owner_kind) ||
-	    !cJSON_AddStringToObject(ref, "name", sh->owner_name) ||
-	    !cJSON_AddTrueToObject(ref, "controller"))
-		goto fail;
-	return pod;
-fail:
-	cJSON_Delete(pod);
-	return NULL;
-}
-
-/* Sets key = val among the pod's labels and/or annotations. Returns 0 or -1. */
-static int pod_mark(cJSON *pod, const char *key, const char *val, int label, int ann)
-{
-	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-
-	if (label && set_str(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
-		return -1;
-	if (ann && set_str(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key, val) != 0)
-		return -1;
-	return 0;
-}
-
-/* The pod the StatefulSet controller makes for ordinal ord (stateful_set_utils.go). */
-static cJSON *sts_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
-                      long ord)
-{
-	char name[320], idx[24];
-	struct pod_shape sh = {
-	    name, NULL, "apps/v1", "StatefulSet", sts, name, service ? service : ""};
-	cJSON *pod;
-
-	snprintf(name, sizeof(name), "%s-%ld", sts, ord);
-	snprintf(idx, sizeof(idx), "%ld", ord);
-	pod = pod_new(tmpl, ns, &sh);
-	if (pod != NULL && (pod_mark(pod, LABEL_POD_INDEX, idx, 1, 0) ||
-	                    pod_mark(pod, "statefulset.kubernetes.io/pod-name", name, 1, 0))) {
-		cJSON_Delete(pod);
-		return NULL;
-	}
-	return pod;
-}
-
-/* The pod the Job controller makes for completion index i (indexed_job_utils.go). */
-static cJSON *job_pod(const cJSON *tmpl, const char *job, const char *ns, long i)
-{
-	char host[320], gen[330], idx[24];
-	struct pod_shape sh = {NULL, gen, "batch/v1", "Job", job, host, NULL};
-	cJSON *pod;
-
-	snprintf(host, sizeof(host), "%s-%ld", job, i);
-	snprintf(gen, sizeof(gen), "%s-", host);
-	snprintf(idx, sizeof(idx), "%ld", i);
-	pod = pod_new(tmpl, ns, &sh);
-	if (pod != NULL && pod_mark(pod, ANN_JOB_INDEX, idx, 1, 1)) {
-		cJSON_Delete(pod);
-		return NULL;
-	}
-	return pod;
 }
 
 /* Appends one rank's plan to out (text or a JSON array item). */
@@ -253,9 +128,10 @@ struct rctx {
 	struct strbuf *warn; /* NULL: warnings are not wanted */
 	char *err;
 	size_t errlen;
-	long pods;       /* rendered so far, bounded by cfg->max_world_size */
-	const char *doc; /* "StatefulSet ddp", for warnings */
-	int opted;       /* a pod template of the workload opts in: only its pods are rendered */
+	long pods;                    /* rendered so far, bounded by cfg->max_world_size */
+	const char *doc;              /* "StatefulSet ddp", for warnings */
+	const char *kind, *name, *ns; /* the workload being rendered */
+	int opted; /* a pod template of the workload opts in: only its pods are rendered */
 	/* the pods' warnings, each once with its ranks (printed by warn_flush) */
 	struct rank_warning *rw;
 	size_t n_rw, cap_rw;
@@ -374,12 +250,13 @@ static void any_opted(void *ctx, const cJSON *tmpl, const char *what)
 }
 
 /*
- * Plans pod (taking ownership of it) and prints its rank. What /mutate would
- * deny is the error, naming the workload and the pod.
+ * Plans pod (taking ownership of it) and prints its rank (a pod_sink's emit).
+ * What /mutate would deny is the error, naming the workload and the pod.
  */
-static int emit(struct rctx *c, cJSON *pod, const char *ns, const struct workload_lookup *lk,
-                const char *kind, const char *name, const char *which)
+static int emit(struct pod_sink *s, cJSON *pod, const struct workload_spec *ws, const char *which)
 {
+	struct rctx *c = s->ctx;
+	struct workload_lookup lk = {.get = manifest_get, .ctx = (void *)ws}; /* nothing listed */
 	char why[512];
 	int rc;
 
@@ -388,7 +265,7 @@ static int emit(struct rctx *c, cJSON *pod, const char *ns, const struct workloa
 		return -1;
 	}
 	if (++c->pods > c->cfg->max_world_size) {
-		snprintf(c->err, c->errlen, "%s %s: more than %ld pods to render", kind, name,
+		snprintf(c->err, c->errlen, "%s %s: more than %ld pods to render", c->kind, c->name,
 		         c->cfg->max_world_size);
 		cJSON_Delete(pod);
 		return -1;
@@ -398,229 +275,15 @@ static int emit(struct rctx *c, cJSON *pod, const char *ns, const struct workloa
 		cJSON_Delete(pod);
 		return 0;
 	}
-	rc = render_pod(c, pod, ns, lk);
+	rc = render_pod(c, pod, c->ns, ws != NULL ? &lk : NULL);
 	cJSON_Delete(pod);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "%s", c->err);
-		snprintf(c->err, c->errlen, "%s %s/%s, pod %s: %s", kind, ns, name, which, why);
+		snprintf(c->err, c->errlen, "%s %s/%s, pod %s: %s", c->kind, c->ns, c->name, which,
+		         why);
 	}
 	return rc;
 }
-
-static int render_statefulset(struct rctx *c, const cJSON *spec, const char *name, const char *ns)
-{
-	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
-	struct manifest_lookup ml;
-	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
-	long i, start;
-	char which[32];
-
-	workload_spec_init(&ml.spec);
-	ml.spec.replicas =
-	    c->o->world_size > 0 ? c->o->world_size : json_long(spec, "replicas", 1000000000, 1);
-	start =
-	    json_long(cJSON_GetObjectItemCaseSensitive(spec, "ordinals"), "start", 1000000000, 0);
-	ml.spec.ordinals_start = start;
-	for (i = 0; i < ml.spec.replicas; i++) {
-		snprintf(which, sizeof(which), "%ld", start + i);
-		if (emit(c, sts_pod(tmpl, name, ns, json_str(spec, "serviceName"), start + i), ns,
-		         &lk, "StatefulSet", name, which) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int render_job(struct rctx *c, const cJSON *spec, const char *name, const char *ns)
-{
-	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
-	const char *mode = json_str(spec, "completionMode");
-	struct manifest_lookup ml;
-	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
-	long i, n;
-	char which[32];
-
-	workload_spec_init(&ml.spec);
-	ml.spec.completions = json_long(spec, "completions", 1000000000, -1);
-	ml.spec.parallelism = json_long(spec, "parallelism", 1000000000, 1);
-	ml.spec.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
-	if (c->o->world_size > 0)
-		ml.spec.completions = ml.spec.parallelism = c->o->world_size;
-	n = ml.spec.completions > 0 ? ml.spec.completions : 1;
-	for (i = 0; i < n; i++) {
-		snprintf(which, sizeof(which), "%ld", i);
-		if (emit(c, job_pod(tmpl, name, ns, i), ns, &lk, "Job", name, which) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * A JobSet: Job <js>-<rjob>-<j> per replica of each replicated Job, labelled and
- * annotated as jobset_controller.go's labelAndAnnotateObject does, each pod made
- * by the Job controller; the look-up answers with the JobSet itself.
- */
-static int render_jobset(struct rctx *c, const cJSON *doc, const char *name, const char *ns)
-{
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
-	const cJSON *net = cJSON_GetObjectItemCaseSensitive(spec, "network");
-	const cJSON *dns = cJSON_GetObjectItemCaseSensitive(net, "enableDNSHostnames");
-	const char *subdomain = json_str(net, "subdomain");
-	struct manifest_lookup ml;
-	struct workload_lookup lk = {.get = manifest_get, .ctx = &ml}; /* offline: nothing listed */
-	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
-	char coord[640];
-	const cJSON *rj;
-	long total_jobs = 0, j, i, gidx = 0;
-	int k = 0;
-
-	workload_spec_init(&ml.spec);
-	if (txt == NULL ||
-	    workload_parse(WORKLOAD_JOBSET, txt, strlen(txt), &ml.spec, c->err, c->errlen) != 0) {
-		if (txt == NULL)
-			snprintf(c->err, c->errlen, "out of memory");
-		free(txt);
-		return -1;
-	}
-	free(txt);
-	for (k = 0; k < ml.spec.n_rjobs; k++)
-		total_jobs += ml.spec.rjobs[k].replicas;
-	snprintf(global, sizeof(global), "%ld", total_jobs);
-	if (subdomain == NULL || subdomain[0] == '\0')
-		subdomain = name; /* GetSubdomain: the network subdomain, else the JobSet's name */
-	k = 0;
-	cJSON_ArrayForEach(rj, cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs"))
-	{
-		const struct workload_rjob *w = &ml.spec.rjobs[k++];
-		const cJSON *jt = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(
-		        cJSON_GetObjectItemCaseSensitive(rj, "template"), "spec"),
-		    "template");
-		long pods = w->completions > 0 ? w->completions : 1;
-
-		for (j = 0; j < w->replicas; j++, gidx++) {
-			snprintf(job, sizeof(job), "%s-%s-%ld", name, w->name, j);
-			for (i = 0; i < pods; i++) {
-				cJSON *pod = job_pod(jt, job, ns, i);
-				static const char *const keys[] = {
-				    JOBSET_NAME, JOBSET_RJOB, JOBSET_RJOB_REPS, JOBSET_GLOBAL_REPS,
-				    JOBSET_JOB_INDEX};
-				char reps[32], jidx[32];
-				const char *vals[5];
-				size_t m;
-
-				snprintf(reps, sizeof(reps), "%ld", w->replicas);
-				snprintf(jidx, sizeof(jidx), "%ld", j);
-				vals[0] = name, vals[1] = w->name, vals[2] = reps, vals[3] = global,
-				vals[4] = jidx;
-				for (m = 0; pod != NULL && m < 5; m++)
-					if (pod_mark(pod, keys[m], vals[m], 1, 1) != 0) {
-						cJSON_Delete(pod);
-						pod = NULL;
-					}
-				snprintf(buf, sizeof(buf), "%ld", gidx);
-				if (pod != NULL &&
-				    pod_mark(pod, "jobset.sigs.k8s.io/job-global-index", buf, 1,
-				             1) != 0) {
-					cJSON_Delete(pod);
-					pod = NULL;
-				}
-				/* CoordinatorEndpoint: "<js>-<rjob>-<j>-<i>.<subdomain>" */
-				if (pod != NULL && ml.spec.coordinator[0] != '\0' &&
-				    (bounded_printf(coord, sizeof(coord), "%s-%s-%ld-%ld.%s", name,
-				                    ml.spec.coordinator, ml.spec.coordinator_job,
-				                    ml.spec.coordinator_pod, subdomain) != 0 ||
-				     pod_mark(pod, JOBSET_COORDINATOR, coord, 1, 1) != 0)) {
-					cJSON_Delete(pod);
-					pod = NULL;
-				}
-				/* enableDNSHostnames defaults to true (the JobSet webhook) */
-				if (pod != NULL && !cJSON_IsFalse(dns) &&
-				    set_str(cJSON_GetObjectItemCaseSensitive(pod, "spec"),
-				            "subdomain", subdomain) != 0) {
-					cJSON_Delete(pod);
-					pod = NULL;
-				}
-				snprintf(which, sizeof(which), "%s-%ld", job, i);
-				if (emit(c, pod, ns, &lk, "JobSet", name, which) != 0)
-					return -1;
-			}
-		}
-	}
-	return 0;
-}
-
-/*
- * A LeaderWorkerSet: per group g the leader pod <lws>-<g> of StatefulSet <lws>
- * and workers <lws>-<g>-<i> of StatefulSet <lws>-<g> (ordinals from 1), as
- * leaderworkerset_controller.go and pod_controller.go build them.
- */
-static int render_lws(struct rctx *c, const cJSON *doc, const char *name, const char *ns)
-{
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
-	const cJSON *lwt = cJSON_GetObjectItemCaseSensitive(spec, "leaderWorkerTemplate");
-	const cJSON *wt = cJSON_GetObjectItemCaseSensitive(lwt, "workerTemplate");
-	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(lwt, "leaderTemplate");
-	const char *policy =
-	    json_str(cJSON_GetObjectItemCaseSensitive(spec, "networkConfig"), "subdomainPolicy");
-	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
-	long groups = json_long(spec, "replicas", 1000000000, 1),
-	     size = json_long(lwt, "size", 1000000000, 1), g, i;
-	char sz[32], leader[320], gs[32], which[352];
-
-	if (!cJSON_IsObject(wt)) {
-		snprintf(c->err, c->errlen,
-		         "LeaderWorkerSet %s has no leaderWorkerTemplate.workerTemplate", name);
-		return -1;
-	}
-	if (!cJSON_IsObject(lt))
-		lt = wt;
-	snprintf(sz, sizeof(sz), "%ld", size);
-	for (g = 0; g < groups; g++) {
-		cJSON *pod = sts_pod(lt, name, ns, name, g);
-		snprintf(leader, sizeof(leader), "%s-%ld", name, g);
-		snprintf(gs, sizeof(gs), "%ld", g);
-		if (pod != NULL &&
-		    (pod_mark(pod, LWS_NAME, name, 1, 0) ||
-		     pod_mark(pod, LWS_WORKER_INDEX, "0", 1, 0) ||
-		     pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
-		     (unique && pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)))) {
-			cJSON_Delete(pod);
-			pod = NULL;
-		}
-		if (emit(c, pod, ns, NULL, "LeaderWorkerSet", name, leader) != 0)
-			return -1;
-		for (i = 1; i < size; i++) {
-			pod = sts_pod(wt, leader, ns, unique ? leader : name, i);
-			if (pod != NULL && (pod_mark(pod, LWS_NAME, name, 1, 0) ||
-			                    pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
-			                    pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
-			                    pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1))) {
-				cJSON_Delete(pod);
-				pod = NULL;
-			}
-			snprintf(which, sizeof(which), "%s-%ld", leader, i);
-			if (emit(c, pod, ns, NULL, "LeaderWorkerSet", name, which) != 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-/*
- * How each controller makes its pods from a manifest: one row per kind render
- * reads, keyed by the kind table's kinds (the pod makers call the plan, so they
- * live here, a layer above the kind files).
- */
-static const struct controller {
-	enum workload_kind kind;
-	int templated; /* 1: the manifest has spec.template (checked before rendering) */
-	int (*render)(struct rctx *c, const cJSON *doc_or_spec, const char *name, const char *ns);
-} controllers[] = {
-    {WORKLOAD_STATEFULSET, 1, render_statefulset},
-    {WORKLOAD_JOB, 1, render_job},
-    {WORKLOAD_JOBSET, 0, render_jobset},
-    {WORKLOAD_LWS, 0, render_lws},
-};
 
 static int render_doc(const cJSON *doc, const cJSON *services, const struct config *cfg,
                       const struct render_opts *o, struct strbuf *out, cJSON *jarr,
@@ -631,7 +294,9 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct rctx c = {cfg, o, out, jarr, warn, err, errlen, 0, NULL, 0, NULL, 0, 0};
+	struct rctx c = {cfg,  o,    out,  jarr, warn, err,  errlen, 0,
+	                 NULL, NULL, NULL, NULL, 0,    NULL, 0,      0};
+	struct pod_sink sink = {emit, &c, o->world_size, err, errlen};
 	char what[320];
 	struct validation *v;
 	size_t i;
@@ -651,22 +316,22 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		warn_flush(&c);
 		return rc;
 	}
-	for (i = 0; i < sizeof(controllers) / sizeof(controllers[0]); i++) {
-		const struct controller *k = &controllers[i];
-		if (kind == NULL || workload_kind_named(NULL, kind) != k->kind)
+	for (i = 0; i < kind_count; i++) {
+		const struct kind *k = kind_table[i];
+		if (kind == NULL || k->make_pods == NULL || kind_named(NULL, kind) != k)
 			continue;
 		if (name == NULL || !dns_subdomain_valid(name)) {
 			snprintf(err, errlen, "%s without a valid metadata.name", kind);
 			return -1;
 		}
-		if (k->templated &&
+		if (k->needs_spec_template &&
 		    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "template"))) {
 			snprintf(err, errlen, "%s %s has no spec.template", kind, name);
 			return -1;
 		}
 		/* every pod template of the kind (kind.h), as /validate and the chart see them */
-		kind_each_template(kind_of(k->kind), doc, any_opted, &c.opted);
-		kind_each_template(kind_of(k->kind), doc, warn_label, &c);
+		kind_each_template(k, doc, any_opted, &c.opted);
+		kind_each_template(k, doc, warn_label, &c);
 		/* nothing opts in: the webhook leaves every pod alone, so nothing is printed */
 		if (!c.opted) {
 			warn_flush(&c);
@@ -690,7 +355,10 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 			return -1;
 		}
 		free(v);
-		rc = k->render(&c, k->templated ? spec : doc, name, ns);
+		c.kind = kind;
+		c.name = name;
+		c.ns = ns;
+		rc = k->make_pods(doc, name, ns, &sink);
 		warn_flush(&c);
 		return rc;
 	}
@@ -727,6 +395,24 @@ static cJSON *collect_services(const cJSON *docs)
 		}
 	}
 	return arr;
+}
+
+/* "no StatefulSet, Job, ... or Pod in the manifest": every kind render makes pods of. */
+static void no_workload(char *err, size_t errlen)
+{
+	int k, n = 0;
+	size_t used;
+
+	snprintf(err, errlen, "no ");
+	for (k = 0; k < WORKLOAD_KIND_COUNT; k++) {
+		const struct kind *row = kind_of((enum workload_kind)k);
+		if (row == NULL || row->make_pods == NULL)
+			continue;
+		used = strlen(err);
+		snprintf(err + used, errlen - used, "%s%s", n++ ? ", " : "", row->api.kind);
+	}
+	used = strlen(err);
+	snprintf(err + used, errlen - used, " or Pod in the manifest");
 }
 
 char *render_manifest(const char *text, size_t len, const struct config *cfg,
@@ -770,8 +456,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		}
 	}
 	if (rendered == 0) {
-		snprintf(err, errlen,
-		         "no StatefulSet, Job, JobSet, LeaderWorkerSet or Pod in the manifest");
+		no_workload(err, errlen);
 		goto out;
 	}
 	if (jarr != NULL) {

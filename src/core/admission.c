@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotation.h"
 #include "arena.h"
 #include "json.h"
 #include "kind.h"

@@ -12,6 +12,19 @@
 #include <cjson/cJSON.h>
 #include "config.h"
 
+/* The pod annotations distenv reads and writes, and the opt-in label. */
+#define ANN_WORLD_SIZE      "distenv.dev/world-size"
+#define ANN_PORT            "distenv.dev/port"
+#define ANN_NPROC           "distenv.dev/nproc-per-node"
+#define ANN_CONTAINERS      "distenv.dev/containers"
+#define ANN_FRAMEWORKS      "distenv.dev/frameworks"
+#define ANN_ELASTIC         "distenv.dev/elastic"
+#define ANN_MAX_RESTARTS    "distenv.dev/max-restarts"
+#define ANN_SERVICE         "distenv.dev/service"
+#define ANN_WAIT_FOR_MASTER "distenv.dev/wait-for-master"
+#define ANN_INJECTED        "distenv.dev/injected"
+#define LABEL_INJECT        "distenv.dev/inject"
+
 #define ANNOTATION_PREFIX "distenv.dev/"
 
 enum annotation_type {

@@ -1,11 +1,13 @@
 /*
- * A workload kind is a file: src/kind_statefulset.c, kind_job.c, kind_jobset.c
- * and kind_leaderworkerset.c each hold one struct kind (how the API names and
- * serves it, how its pods are recognised and placed, its host names, its view
- * for /validate) and everything else about that kind; kind.c holds the one
+ * A workload kind is a file: src/kinds/kind_statefulset.c, kind_job.c,
+ * kind_jobset.c and kind_leaderworkerset.c each hold one struct kind (how the
+ * API names and serves it, how its pods are recognised and placed, its host
+ * names, its view for /validate, the pods render makes of a manifest, its
+ * labels) and everything else about that kind; kinds/kind.c holds the one
  * table every driver reaches a kind through. This header is the vocabulary the
  * kind files share, grouped by the file that implements it: a kind file
- * includes it and nothing of another kind. Nothing here allocates.
+ * includes it and nothing of another kind. Nothing here allocates but the pods
+ * render makes.
  */
 #ifndef DISTENV_KIND_H
 #define DISTENV_KIND_H
@@ -14,11 +16,15 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
+#include "annotation.h"
 #include "config.h"
 #include "strbuf.h"
 #include "topology.h"
 #include "validate.h"
 #include "workload.h"
+
+/* The pod index the StatefulSet controller labels its pods with (LeaderWorkerSet's too). */
+#define LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
 
 /* ---- topology.c: placing a pod (the resolution's shared state and steps) ---- */
 
@@ -36,19 +42,13 @@ struct resolve {
 	size_t errlen;
 };
 
-/* A denial whose reason is the step's (see step() in topology_resolve). */
-#define RDENY(...)                                                                                 \
-	do {                                                                                       \
-		snprintf(rs->err, rs->errlen, "distenv: " __VA_ARGS__);                            \
-		return TOPOLOGY_DENY;                                                              \
-	} while (0)
-
-/* A denial with a reason of its own. */
-#define RDENYR(why, ...)                                                                           \
-	do {                                                                                       \
-		rs->t->reason = (why);                                                             \
-		RDENY(__VA_ARGS__);                                                                \
-	} while (0)
+/*
+ * A denial, for `return resolve_deny(rs, why, ...)`: writes "distenv: " and
+ * the message into rs->err, and why into the topology's reason (DENY_NONE
+ * leaves it to the step, see step() in topology_resolve). Returns TOPOLOGY_DENY.
+ */
+enum topology_status resolve_deny(const struct resolve *rs, enum deny_reason why, const char *fmt,
+                                  ...) __attribute__((format(printf, 3, 4)));
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
 const char *resolve_mark(const struct resolve *rs, const char *key);
@@ -72,9 +72,6 @@ enum topology_status resolve_set_world(struct resolve *rs, long from_api);
 
 /* distenv.dev/world-size, when set, equals the world the workload fixes (what: its pods). */
 enum topology_status resolve_fixed_world(struct resolve *rs, long world, const char *what);
-
-/* The completion index the Job controller writes on every Indexed Job pod. */
-enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
 
 /* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
 int kind_name_ordinal(const char *name, const char *prefix, long *ord);
@@ -148,6 +145,60 @@ void view_warn_template(struct validation *v, const struct view *w, int i, const
 
 /* The checks of an Indexed Job's spec (a Job's, or a JobSet's replicated Job's). */
 void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const char *what);
+
+/* ---- kind.c, kind_statefulset.c, kind_job.c: the pods render makes (cli/render.c) ---- */
+
+/* Who a controller says a pod is: its name, owner, hostname and subdomain. */
+struct pod_shape {
+	const char *name;     /* metadata.name, or NULL */
+	const char *generate; /* metadata.generateName, or NULL */
+	const char *owner_apiv, *owner_kind, *owner_name;
+	const char *hostname;  /* NULL: the template's */
+	const char *subdomain; /* NULL: the template's; "": none */
+};
+
+/*
+ * Where a kind's make_pods sends each pod it makes from a manifest: render
+ * plans it and prints its rank.
+ */
+struct pod_sink {
+	/*
+	 * Takes pod (and deletes it; NULL: memory ran out). ws is what a look-up
+	 * of the workload answers (NULL: no look-up); which names the pod in an
+	 * error. Returns 0, or -1 with s->err: stop.
+	 */
+	int (*emit)(struct pod_sink *s, cJSON *pod, const struct workload_spec *ws,
+	            const char *which);
+	void *ctx;       /* the emitter's own */
+	long world_size; /* > 0: as if replicas/completions were this */
+	char *err;
+	size_t errlen;
+};
+
+/* A copy of the pod template tmpl shaped as sh says, in namespace ns. NULL on failure. */
+cJSON *kind_pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *sh);
+
+/* obj[key] = val (a string), replacing what was there. Returns 0 or -1. */
+int kind_pod_set(cJSON *obj, const char *key, const char *val);
+
+/* Sets key = val among the pod's labels and/or annotations. Returns 0 or -1. */
+int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int ann);
+
+/*
+ * The pod the StatefulSet controller makes for ordinal ord of StatefulSet sts
+ * (service: its spec.serviceName, NULL: none), and the one the Job controller
+ * makes for completion index i of Job job: the kinds built on them use them
+ * too. NULL when memory ran out.
+ */
+cJSON *kind_statefulset_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
+                            long ord);
+cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i);
+
+/*
+ * The completion index the Job controller writes on every Indexed Job pod
+ * (kind_job.c; a JobSet's pods carry it too): deny when absent or bad.
+ */
+enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
 
 /* ---- the kinds (kind.c: the table; kind_<name>.c: each kind) ---- */
 
@@ -224,9 +275,29 @@ struct kind {
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
 	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,
 	             struct validation *v);
+	/*
+	 * The pods its controllers make from the manifest obj (named name, in ns),
+	 * in rank order, each sent to s. Returns 0, or -1 with s->err.
+	 */
+	int (*make_pods)(const cJSON *obj, const char *name, const char *ns, struct pod_sink *s);
+	/* 1: a manifest without an object at spec.template is refused before its checks */
+	int needs_spec_template;
+	/*
+	 * The chart's rules for /validate and RBAC: the API's plural resource name
+	 * ("statefulsets"), and 1 for a custom resource, served only where its CRD
+	 * is installed (its rule takes any version). A kind with api.resource is
+	 * read with GET, so the ClusterRole grants get on it.
+	 */
+	const char *plural;
+	int crd;
+	/* A phrase for "distenv supports only pods of ...": "a JobSet (jobset.x-k8s.io)". */
+	const char *supported;
+	/*
+	 * The prefixes of labels its controllers own ("jobset.sigs.k8s.io/"), NULL
+	 * ending: a template's value for such a key is not the pod's.
+	 */
+	const char *const *label_prefixes;
 };
-
-extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
 
 /*
  * Every kind, in the order a pod is matched against them: the first whose owner
@@ -256,6 +327,19 @@ const struct kind *kind_of_resource(const char *group, const char *resource);
 void kind_each_template(const struct kind *k, const cJSON *obj,
                         void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx);
 
+/*
+ * "distenv supports only pods of a StatefulSet (apps/v1), ... or of a
+ * LeaderWorkerSet (...)": every kind's supported phrase, in the order of enum
+ * workload_kind.
+ */
+void kind_supported(char *out, size_t outlen);
+
+/*
+ * 1 when key is a label some kind's controllers set on their pods themselves
+ * (a key of its pod_labels, or under one of its label_prefixes).
+ */
+int kind_controller_label(const char *key);
+
 /* 1 when the pod template tmpl carries the opt-in label distenv.dev/inject: "true". */
 int kind_template_opts_in(const cJSON *tmpl);
 
@@ -265,5 +349,14 @@ int kind_template_opts_in(const cJSON *tmpl);
  * the API server sends /validate exactly the workloads distenv checks).
  */
 void kind_opt_in_cel(struct strbuf *out);
+
+/*
+ * Appends to out the chart's rules made from the kind table, as YAML list
+ * items at column 0: the ValidatingWebhookConfiguration's rules (every kind,
+ * CREATE and UPDATE) and the ClusterRole's (get on every kind distenv reads).
+ * charts/distenv/files/ holds them; `make chart` fails when they differ.
+ */
+void kind_chart_validate_rules(struct strbuf *out);
+void kind_chart_rbac_rules(struct strbuf *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "kind.h"
 
 /* Kleene's three values: AND is the smallest, OR the largest (F < U < T). */
 enum tri { F = 0, U = 1, T = 2 };
@@ -31,33 +32,13 @@ struct labels {
 	const char *key, *value; /* one more known label, or NULL */
 };
 
-/*
- * Labels the pod's controllers set themselves, over what the template says:
- * their values on the pod are not the template's.
- */
-static int controller_label(const char *key)
-{
-	static const char *const prefixes[] = {"batch.kubernetes.io/", "statefulset.kubernetes.io/",
-	                                       "apps.kubernetes.io/", "jobset.sigs.k8s.io/",
-	                                       "leaderworkerset.sigs.k8s.io/"};
-	static const char *const keys[] = {"job-name", "controller-uid",
-	                                   "controller-revision-hash"};
-	size_t i;
-
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
-			return 1;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i]) == 0)
-			return 1;
-	return 0;
-}
-
 static const char *label_value(const struct labels *l, const char *key)
 {
 	if (l->key != NULL && strcmp(l->key, key) == 0)
 		return l->value;
-	if (l->map != NULL && controller_label(key))
+	/* a label the pod's controllers set themselves: its value on the pod is not the template's
+	 */
+	if (l->map != NULL && kind_controller_label(key))
 		return NULL;
 	return json_map_str(l->map, key);
 }

@@ -32,7 +32,7 @@ struct netpol_result {
  * NULL or empty: none) for TCP port on rank 0's pod template target, from the
  * pods of every template in sources (n_sources of them, the target among
  * them). A pod's labels are its template's plus ones distenv cannot know (its
- * controller sets some: job-name, statefulset.kubernetes.io/..., ...), so a
+ * controllers set some: each kind's pod_labels and label_prefixes), so a
  * selector term about a label the template lacks, or about one of those, is
  * unknown; of the namespace's labels only kubernetes.io/metadata.name is
  * known. ipBlock peers, hostNetwork pods, values the API would reject and

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotation.h"
 #include "util.h"
 #include "json.h"
 

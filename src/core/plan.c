@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotation.h"
 #include "framework.h"
 #include "patch.h"
 #include "util.h"
@@ -136,6 +137,47 @@ static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const
 	return 1;
 }
 
+int plan_own_master_check(const cJSON *ctr, const struct env_list *env, const char **addr,
+                          long *port, char *err, size_t errlen)
+{
+	const char *cname = json_str(ctr, "name"), *port_s = NULL;
+	int ha = user_env(ctr, "MASTER_ADDR", addr);
+	int hp = user_env(ctr, "MASTER_PORT", &port_s);
+
+	*port = 0;
+	if (ha <= 0)
+		*addr = NULL;
+	/* Nothing of distenv's would carry another address than the user's. */
+	if ((ha == 0 || defines_all_derived(ctr, env, "MASTER_ADDR")) &&
+	    (hp == 0 || defines_all_derived(ctr, env, "MASTER_PORT")))
+		return 0;
+	if ((ha < 0 && !defines_all_derived(ctr, env, "MASTER_ADDR")) ||
+	    (hp < 0 && !defines_all_derived(ctr, env, "MASTER_PORT"))) {
+		snprintf(err, errlen,
+		         "distenv: container %.63s sets %s from valueFrom or a $(reference), "
+		         "which distenv cannot read at admission, so PET_MASTER_ADDR, "
+		         "PET_MASTER_PORT and JAX_COORDINATOR_ADDRESS would disagree with it: "
+		         "give it a literal value, or remove it and use distenv's",
+		         cname ? cname : "?", ha < 0 ? "MASTER_ADDR" : "MASTER_PORT");
+		return -1;
+	}
+	if (hp > 0 && parse_long(port_s, 1, 65535, port) != 0) {
+		snprintf(err, errlen,
+		         "distenv: container %.63s sets MASTER_PORT to \"%.32s\", which is not "
+		         "a port number between 1 and 65535",
+		         cname ? cname : "?", port_s);
+		return -1;
+	}
+	if (ha > 0 && ((*addr)[0] == '\0' || strlen(*addr) > 253)) {
+		snprintf(err, errlen,
+		         "distenv: container %.63s sets MASTER_ADDR to an empty or over-long "
+		         "value",
+		         cname ? cname : "?");
+		return -1;
+	}
+	return 1;
+}
+
 /*
  * A container that sets MASTER_ADDR or MASTER_PORT itself gets every other
  * address variable from those values, so that env://, torchrun and JAX agree.
@@ -144,53 +186,71 @@ static enum plan_status plan_own_master(struct pod_plan *plan, const cJSON *spec
                                         size_t errlen)
 {
 	const struct topology *t = &plan->topo;
-	int i;
+	int i, rc;
 
 	for (i = 0; i < t->n_targets; i++) {
 		const cJSON *ctr = topology_target_container(spec, &t->targets[i]);
-		const char *cname = json_str(ctr, "name"), *addr = NULL, *port_s = NULL;
-		int ha = user_env(ctr, "MASTER_ADDR", &addr);
-		int hp = user_env(ctr, "MASTER_PORT", &port_s);
-		long port = 0;
+		const char *addr;
+		long port;
 
-		/* Nothing of distenv's would carry another address than the user's. */
-		if ((ha == 0 || defines_all_derived(ctr, &plan->env, "MASTER_ADDR")) &&
-		    (hp == 0 || defines_all_derived(ctr, &plan->env, "MASTER_PORT")))
+		rc = plan_own_master_check(ctr, &plan->env, &addr, &port, err, errlen);
+		if (rc < 0)
+			return PLAN_DENY;
+		if (rc == 0)
 			continue;
-		if ((ha < 0 && !defines_all_derived(ctr, &plan->env, "MASTER_ADDR")) ||
-		    (hp < 0 && !defines_all_derived(ctr, &plan->env, "MASTER_PORT"))) {
-			snprintf(
-			    err, errlen,
-			    "distenv: container %.63s sets %s from valueFrom or a $(reference), "
-			    "which distenv cannot read at admission, so PET_MASTER_ADDR, "
-			    "PET_MASTER_PORT and JAX_COORDINATOR_ADDRESS would disagree with it: "
-			    "give it a literal value, or remove it and use distenv's",
-			    cname ? cname : "?", ha < 0 ? "MASTER_ADDR" : "MASTER_PORT");
-			return PLAN_DENY;
-		}
-		if (hp > 0 && parse_long(port_s, 1, 65535, &port) != 0) {
-			snprintf(
-			    err, errlen,
-			    "distenv: container %.63s sets MASTER_PORT to \"%.32s\", which is not "
-			    "a port number between 1 and 65535",
-			    cname ? cname : "?", port_s);
-			return PLAN_DENY;
-		}
-		if (ha > 0 && (addr[0] == '\0' || strlen(addr) > 253)) {
-			snprintf(
-			    err, errlen,
-			    "distenv: container %.63s sets MASTER_ADDR to an empty or over-long "
-			    "value",
-			    cname ? cname : "?");
-			return PLAN_DENY;
-		}
 		if (plan->own_env == NULL &&
 		    (plan->own_env = calloc((size_t)t->n_targets, sizeof(*plan->own_env))) == NULL)
 			return PLAN_NOMEM;
-		if (env_build_master(t, ha > 0 ? addr : NULL, port, &plan->own_env[i]) != 0)
+		if (env_build_master(t, addr, port, &plan->own_env[i]) != 0)
 			return PLAN_NOMEM;
 	}
 	return PLAN_OK;
+}
+
+int plan_template_own_master(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                             char *err, size_t errlen)
+{
+	const char *fws = json_map_str(anns, ANN_FRAMEWORKS);
+	const char *el = json_map_str(anns, ANN_ELASTIC);
+	struct topology t;
+	struct env_list env;
+	size_t f;
+	int i, rc = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.frameworks = cfg->default_frameworks;
+	if (fws != NULL && config_parse_frameworks(fws, &t.frameworks) != 0)
+		return 0; /* a bad annotation is denied on its own */
+	/* a framework that builds nothing from MASTER_ADDR/MASTER_PORT plays no part */
+	for (f = 0; f < framework_count; f++)
+		if (framework_table[f]->from_addr[0] == NULL &&
+		    framework_table[f]->from_port[0] == NULL)
+			t.frameworks &= ~framework_table[f]->bit;
+	if (el != NULL &&
+	    annotation_range(el, cfg->max_world_size, &t.elastic_min, &t.elastic_max) != 0)
+		t.elastic_min = t.elastic_max = 0;
+	/* which variables a pod gets depends on its frameworks and elasticity, not its rank */
+	t.world_size = 1;
+	t.group = -1;
+	t.max_restarts = -1;
+	t.port = cfg->default_port;
+	snprintf(t.nproc, sizeof(t.nproc), "1");
+	snprintf(t.rdzv_id, sizeof(t.rdzv_id), "apply");
+	if (topology_template_targets(pod_spec, anns, cfg, &t) != 0)
+		return 0; /* targets that cannot be read are denied on their own */
+	if (env_build_master(&t, "rank-0", t.port, &env) != 0) {
+		free(t.targets);
+		return 0;
+	}
+	for (i = 0; i < t.n_targets && rc == 0; i++) {
+		const char *addr;
+		long port;
+		rc = plan_own_master_check(topology_target_container(pod_spec, &t.targets[i]), &env,
+		                           &addr, &port, err, errlen) < 0;
+	}
+	env_list_free(&env);
+	free(t.targets);
+	return rc;
 }
 
 /* Copies src into dst (dst empty). Returns 0 or -1. */

@@ -7,6 +7,7 @@
 #include "topology.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,44 @@
 #include "dns.h"
 #include "json.h"
 
-#define DENY(why, ...)                                                                             \
-	do {                                                                                       \
-		snprintf(err, errlen, "distenv: " __VA_ARGS__);                                    \
-		t->reason = (why);                                                                 \
-		rc = TOPOLOGY_DENY;                                                                \
-		goto out;                                                                          \
-	} while (0)
+/* "distenv: " and the message into err. */
+static void deny_text(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+	int n = snprintf(err, errlen, "distenv: ");
+
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+}
+
+enum topology_status resolve_deny(const struct resolve *rs, enum deny_reason why, const char *fmt,
+                                  ...)
+{
+	va_list ap;
+
+	if (why != DENY_NONE)
+		rs->t->reason = why;
+	va_start(ap, fmt);
+	deny_text(rs->err, rs->errlen, fmt, ap);
+	va_end(ap);
+	return TOPOLOGY_DENY;
+}
+
+/* A denial of the targets step (no struct resolve there): as resolve_deny. */
+static enum topology_status targets_deny(struct topology *t, char *err, size_t errlen,
+                                         enum deny_reason why, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static enum topology_status targets_deny(struct topology *t, char *err, size_t errlen,
+                                         enum deny_reason why, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->reason = why;
+	va_start(ap, fmt);
+	deny_text(err, errlen, fmt, ap);
+	va_end(ap);
+	return TOPOLOGY_DENY;
+}
 
 static const cJSON *controller_owner(const cJSON *meta)
 {
@@ -153,13 +185,13 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 	int nc = cJSON_IsArray(ctrs) ? cJSON_GetArraySize(ctrs) : 0;
 	int ni = cJSON_IsArray(inits) ? cJSON_GetArraySize(inits) : 0;
 	const char *list = json_map_str(anns, ANN_CONTAINERS);
-	enum topology_status rc = TOPOLOGY_OK;
 
 	if (nc == 0)
-		DENY(DENY_OTHER, "the pod has no containers");
+		return targets_deny(t, err, errlen, DENY_OTHER, "the pod has no containers");
 	if ((long)nc + ni > cfg->max_containers)
-		DENY(DENY_LIMIT, "the pod has %d containers, more than the limit of %ld", nc + ni,
-		     cfg->max_containers);
+		return targets_deny(t, err, errlen, DENY_LIMIT,
+		                    "the pod has %d containers, more than the limit of %ld",
+		                    nc + ni, cfg->max_containers);
 	t->targets = calloc((size_t)(nc + ni), sizeof(*t->targets));
 	if (t->targets == NULL)
 		return TOPOLOGY_NOMEM;
@@ -180,19 +212,20 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 		while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\t'))
 			n--;
 		if (n == 0)
-			DENY(DENY_ANNOTATION,
-			     "annotation %s: \"%.128s\" has an empty container name",
-			     ANN_CONTAINERS, list);
+			return targets_deny(t, err, errlen, DENY_ANNOTATION,
+			                    "annotation %s: \"%.128s\" has an empty container name",
+			                    ANN_CONTAINERS, list);
 		idx = find_container(ctrs, q, n);
 		if (idx < 0) {
 			idx = find_container(inits, q, n);
 			init = 1;
 		}
 		if (idx < 0)
-			DENY(DENY_ANNOTATION,
-			     "annotation %s: the pod has no container or init container named "
-			     "\"%.*s\"",
-			     ANN_CONTAINERS, (int)(n > 63 ? 63 : n), q);
+			return targets_deny(
+			    t, err, errlen, DENY_ANNOTATION,
+			    "annotation %s: the pod has no container or init container named "
+			    "\"%.*s\"",
+			    ANN_CONTAINERS, (int)(n > 63 ? 63 : n), q);
 		if (!has_target(t, init, idx)) {
 			t->targets[t->n_targets].init = init;
 			t->targets[t->n_targets].index = idx;
@@ -202,8 +235,7 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 			break;
 		p = comma + 1;
 	}
-out:
-	return rc;
+	return TOPOLOGY_OK;
 }
 
 /* 1 when the look-up answered for another object of the same name (deleted and re-created). */
@@ -241,7 +273,7 @@ enum topology_status resolve_mark_long(const struct resolve *rs, const char *key
 
 	*present = v != NULL;
 	if (v != NULL && parse_long(v, 0, INT_MAX, out) != 0)
-		RDENY("%s \"%.32s\" is not a whole number", key, v);
+		return resolve_deny(rs, DENY_NONE, "%s \"%.32s\" is not a whole number", key, v);
 	return TOPOLOGY_OK;
 }
 
@@ -263,8 +295,8 @@ enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref
 	for (fresh = 0; fresh < 2; fresh++) {
 		workload_spec_init(ws);
 		if (rs->lookup->get(rs->lookup->ctx, ref, fresh, ws, lerr, sizeof(lerr)) != 0)
-			RDENYR(
-			    DENY_LOOKUP,
+			return resolve_deny(
+			    rs, DENY_LOOKUP,
 			    "cannot read %s %s/%s from the Kubernetes API (%s), so %s; retry, or "
 			    "check the webhook's access to the API",
 			    kname, rs->ns, ref->name, lerr[0] ? lerr : "look-up failed", why);
@@ -273,8 +305,8 @@ enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref
 			break;
 	}
 	if (spec_is_foreign(ws, ref))
-		RDENYR(
-		    DENY_LOOKUP,
+		return resolve_deny(
+		    rs, DENY_LOOKUP,
 		    "%s %s/%s in the API has uid %.63s, not the uid %.63s the pod names as its "
 		    "owner: the workload was deleted (and perhaps created again); the controller "
 		    "of the new one creates new pods",
@@ -292,10 +324,11 @@ enum topology_status resolve_set_world(struct resolve *rs, long from_api)
 	else if (from_api >= 0)
 		t->world_size = from_api;
 	else
-		RDENYR(DENY_WORLD,
-		       "the world size of %s %s/%s is not known: set the annotation %s%s",
-		       workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
-		       rs->lookup ? "" : " (look-ups of the workload are turned off)");
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "the world size of %s %s/%s is not known: set the annotation %s%s",
+		    workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
+		    rs->lookup ? "" : " (look-ups of the workload are turned off)");
 	return TOPOLOGY_OK;
 }
 
@@ -344,25 +377,12 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 enum topology_status resolve_fixed_world(struct resolve *rs, long world, const char *what)
 {
 	if (rs->ann_world > 0 && rs->ann_world != world)
-		RDENYR(DENY_WORLD,
-		       "annotation %s is %ld, but %s %s/%s has %ld pods per world (%s): remove "
-		       "the annotation",
-		       ANN_WORLD_SIZE, rs->ann_world, workload_kind_name(rs->t->kind), rs->ns,
-		       rs->t->workload, world, what);
-	return TOPOLOGY_OK;
-}
-
-/* The completion index the Job controller writes on every Indexed Job pod. */
-enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
-{
-	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
-
-	if (v == NULL)
-		RDENY("pod of %s %s/%s has no completion index: distenv supports only pods of a "
-		      "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
-		      what, rs->ns, rs->owner_name);
-	if (parse_long(v, 0, INT_MAX, idx) != 0)
-		RDENY("annotation %s: \"%.32s\" is not a completion index", ANN_JOB_INDEX, v);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "annotation %s is %ld, but %s %s/%s has %ld pods per world (%s): remove "
+		    "the annotation",
+		    ANN_WORLD_SIZE, rs->ann_world, workload_kind_name(rs->t->kind), rs->ns,
+		    rs->t->workload, world, what);
 	return TOPOLOGY_OK;
 }
 
@@ -399,11 +419,6 @@ const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
 
 /* -- recognising the kind -- */
 
-#define SUPPORTED                                                                                  \
-	"distenv supports only pods of a StatefulSet (apps/v1), of an Indexed Job (batch/v1, "     \
-	"completionMode: Indexed), of a JobSet (jobset.x-k8s.io) or of a LeaderWorkerSet "         \
-	"(leaderworkerset.x-k8s.io)"
-
 /* "apps" of "apps/v1", "" of "v1". */
 static void api_group(const char *api_version, char *out, size_t outlen)
 {
@@ -422,7 +437,7 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 	const char *kind = json_str(rs->owner, "kind");
 	const char *apiv = json_str(rs->owner, "apiVersion");
 	const char *name;
-	char group[128];
+	char group[128], supported[512];
 	size_t i;
 
 	api_group(apiv, group, sizeof(group));
@@ -435,10 +450,13 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		rs->t->kind = k->kind;
 		name = k->name_from ? resolve_mark(rs, k->name_from) : rs->owner_name;
 		if (rs->owner_name == NULL || !dns_subdomain_valid(rs->owner_name))
-			RDENY("the pod's %s owner reference has no valid name", k->owner_kind);
+			return resolve_deny(rs, DENY_NONE,
+			                    "the pod's %s owner reference has no valid name",
+			                    k->owner_kind);
 		if (name == NULL || !dns_subdomain_valid(name))
-			RDENY("the pod's %s name \"%.64s\" is not valid",
-			      workload_kind_name(k->kind), name ? name : "");
+			return resolve_deny(rs, DENY_NONE,
+			                    "the pod's %s name \"%.64s\" is not valid",
+			                    workload_kind_name(k->kind), name ? name : "");
 		strcpy(rs->t->workload, name);
 		return TOPOLOGY_OK;
 	}
@@ -448,18 +466,23 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		    (name = resolve_mark(rs, k->mark)) == NULL)
 			continue;
 		rs->t->kind = k->kind;
-		RDENY("pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
-		      "%s",
-		      rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)",
-		      workload_kind_name(k->kind), rs->ns, name, kind ? kind : "nothing",
-		      rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
-		      k->foreign_owner_hint);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
+		    "%s",
+		    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)",
+		    workload_kind_name(k->kind), rs->ns, name, kind ? kind : "nothing",
+		    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
+		    k->foreign_owner_hint);
 	}
-	RDENY("pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; " SUPPORTED
-	      ": remove the distenv.dev/inject label from other workloads",
-	      rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
-	      rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
-	      kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "");
+	kind_supported(supported, sizeof(supported));
+	return resolve_deny(
+	    rs, DENY_NONE,
+	    "pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; %s: remove the "
+	    "distenv.dev/inject label from other workloads",
+	    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
+	    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
+	    kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "", supported);
 }
 
 /*
@@ -530,23 +553,27 @@ static enum topology_status resolve_service(struct resolve *rs)
 		/* set by the kind (a LeaderWorkerSet group's own Service) */
 	} else if (subdomain != NULL && subdomain[0] != '\0') {
 		if (!dns_label_valid(subdomain))
-			RDENY("spec.subdomain \"%.64s\" is not a valid Service name", subdomain);
+			return resolve_deny(rs, DENY_NONE,
+			                    "spec.subdomain \"%.64s\" is not a valid Service name",
+			                    subdomain);
 		strcpy(t->service, subdomain);
 	} else if (kind_of(t->kind)->no_subdomain_hint != NULL) {
-		RDENY("pod of %s %s/%s has no spec.subdomain%s", kname, rs->ns, t->workload,
-		      kind_of(t->kind)->no_subdomain_hint);
+		return resolve_deny(rs, DENY_NONE, "pod of %s %s/%s has no spec.subdomain%s", kname,
+		                    rs->ns, t->workload, kind_of(t->kind)->no_subdomain_hint);
 	} else if (!rs->bad_service && (v = json_map_str(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
 	} else {
-		RDENY("pod of %s %s/%s has no spec.subdomain: point spec.subdomain (the Job's pod "
-		      "template) at a headless Service, or set the annotation %s",
-		      kname, rs->ns, rs->owner_name, ANN_SERVICE);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of %s %s/%s has no spec.subdomain: point spec.subdomain (the Job's pod "
+		    "template) at a headless Service, or set the annotation %s",
+		    kname, rs->ns, rs->owner_name, ANN_SERVICE);
 	}
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, rs->ns,
 	                   rs->cfg->cluster_domain) != 0)
-		RDENYR(DENY_LIMIT, "the Service address of %s %s/%s is too long", kname, rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT, "the Service address of %s %s/%s is too long",
+		                    kname, rs->ns, t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -572,12 +599,14 @@ static enum topology_status check_own_name(struct resolve *rs)
 		return TOPOLOGY_OK;
 	if (topology_hostname(t, t->rank, host, sizeof(host)) < 0 || strcmp(own, host) == 0)
 		return TOPOLOGY_OK;
-	RDENY("the pod's own name %.64s (%s) is not %s, the host distenv derives for rank %ld of "
-	      "%s %s/%s, so the addresses it derives for the other ranks cannot be trusted: "
-	      "leave the pod's name as the %s's controllers set it (another webhook or "
-	      "controller renamed it)",
-	      own, from, host, t->rank, workload_kind_name(t->kind), rs->ns, t->workload,
-	      workload_kind_name(t->kind));
+	return resolve_deny(
+	    rs, DENY_NONE,
+	    "the pod's own name %.64s (%s) is not %s, the host distenv derives for rank %ld of "
+	    "%s %s/%s, so the addresses it derives for the other ranks cannot be trusted: "
+	    "leave the pod's name as the %s's controllers set it (another webhook or "
+	    "controller renamed it)",
+	    own, from, host, t->rank, workload_kind_name(t->kind), rs->ns, t->workload,
+	    workload_kind_name(t->kind));
 }
 
 /* Step: the checks every kind shares, once rank and world are known. */
@@ -589,28 +618,34 @@ static enum topology_status check_world(struct resolve *rs)
 	long p;
 
 	if (t->world_size > rs->cfg->max_world_size)
-		RDENYR(DENY_LIMIT, "%s %s/%s has a world size of %ld, above the limit of %ld",
-		       kname, rs->ns, t->workload, t->world_size, rs->cfg->max_world_size);
+		return resolve_deny(
+		    rs, DENY_LIMIT, "%s %s/%s has a world size of %ld, above the limit of %ld",
+		    kname, rs->ns, t->workload, t->world_size, rs->cfg->max_world_size);
 	if (t->rank >= t->world_size)
-		RDENY("rank %ld of %s %s/%s is not below the world size %ld: scale the workload "
-		      "and %s together",
-		      t->rank, kname, rs->ns, t->workload, t->world_size, ANN_WORLD_SIZE);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "rank %ld of %s %s/%s is not below the world size %ld: scale the workload "
+		    "and %s together",
+		    t->rank, kname, rs->ns, t->workload, t->world_size, ANN_WORLD_SIZE);
 	if (t->elastic_min > t->world_size)
-		RDENY("annotation %s: MIN %ld is above the world size %ld of %s %s/%s, so torchrun "
-		      "would wait for nodes that never exist: lower MIN or scale the workload",
-		      ANN_ELASTIC, t->elastic_min, t->world_size, kname, rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "annotation %s: MIN %ld is above the world size %ld of %s %s/%s, so torchrun "
+		    "would wait for nodes that never exist: lower MIN or scale the workload",
+		    ANN_ELASTIC, t->elastic_min, t->world_size, kname, rs->ns, t->workload);
 	if (t->rdzv_id[0] == '\0' &&
 	    bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of %s %s/%s is too long", kname, rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of %s %s/%s is too long",
+		                    kname, rs->ns, t->workload);
 	/* Every host must be a DNS label: the last one of each replicated Job is the longest. */
 	for (p = t->world_size - 1; p >= 0;) {
 		long r = topology_rank_at(t, p);
 		const struct topology_rjob *k = topology_rjob_of(t, r);
 		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
-			RDENYR(DENY_LIMIT,
-			       "%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
-			       rs->ns, t->workload, r);
+			return resolve_deny(
+			    rs, DENY_LIMIT,
+			    "%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
+			    rs->ns, t->workload, r);
 		p = k ? k->first - 1 : -1;
 	}
 	return TOPOLOGY_OK;
@@ -671,12 +706,12 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rs->labels = cJSON_GetObjectItemCaseSensitive(rs->meta, "labels");
 
 	if (!cJSON_IsObject(rs->spec))
-		RDENYR(DENY_OTHER, "the object has no pod spec");
+		return resolve_deny(rs, DENY_OTHER, "the object has no pod spec");
 	rs->ns = json_str(rs->meta, "namespace");
 	if (rs->ns == NULL || rs->ns[0] == '\0')
 		rs->ns = req_ns;
 	if (!dns_label_valid(rs->ns))
-		RDENYR(DENY_OTHER, "the request has no valid namespace");
+		return resolve_deny(rs, DENY_OTHER, "the request has no valid namespace");
 	strcpy(t->ns, rs->ns);
 	rs->pod_name = json_str(rs->meta, "name");
 	if (rs->pod_name == NULL || rs->pod_name[0] == '\0')
@@ -802,6 +837,25 @@ int topology_dns_warning(const cJSON *pod_spec, char *out, size_t len)
 		return 1;
 	}
 	return 0;
+}
+
+int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                              struct topology *t)
+{
+	char err[256];
+	enum deny_reason keep = t->reason;
+
+	t->targets = NULL;
+	t->n_targets = 0;
+	if (resolve_targets(pod_spec, anns, cfg, t, err, sizeof(err)) == TOPOLOGY_OK) {
+		t->reason = keep;
+		return 0;
+	}
+	free(t->targets);
+	t->targets = NULL;
+	t->n_targets = 0;
+	t->reason = keep;
+	return -1;
 }
 
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,

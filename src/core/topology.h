@@ -14,35 +14,6 @@
 #include "workload.h"
 #include "verdict.h"
 
-#define ANN_WORLD_SIZE      "distenv.dev/world-size"
-#define ANN_PORT            "distenv.dev/port"
-#define ANN_NPROC           "distenv.dev/nproc-per-node"
-#define ANN_CONTAINERS      "distenv.dev/containers"
-#define ANN_FRAMEWORKS      "distenv.dev/frameworks"
-#define ANN_ELASTIC         "distenv.dev/elastic"
-#define ANN_MAX_RESTARTS    "distenv.dev/max-restarts"
-#define ANN_SERVICE         "distenv.dev/service"
-#define ANN_WAIT_FOR_MASTER "distenv.dev/wait-for-master"
-#define ANN_INJECTED        "distenv.dev/injected"
-#define LABEL_INJECT        "distenv.dev/inject"
-#define LABEL_POD_INDEX     "apps.kubernetes.io/pod-index"
-#define ANN_JOB_INDEX       "batch.kubernetes.io/job-completion-index"
-
-/* What the JobSet and LeaderWorkerSet controllers write on their pods. */
-#define JOBSET_NAME        "jobset.sigs.k8s.io/jobset-name"
-#define JOBSET_UID         "jobset.sigs.k8s.io/jobset-uid"
-#define JOBSET_RJOB        "jobset.sigs.k8s.io/replicatedjob-name"
-#define JOBSET_RJOB_REPS   "jobset.sigs.k8s.io/replicatedjob-replicas"
-#define JOBSET_GLOBAL_REPS "jobset.sigs.k8s.io/global-replicas"
-#define JOBSET_JOB_INDEX   "jobset.sigs.k8s.io/job-index"
-#define JOBSET_COORDINATOR "jobset.sigs.k8s.io/coordinator"
-#define LWS_NAME           "leaderworkerset.sigs.k8s.io/name"
-#define LWS_GROUP_INDEX    "leaderworkerset.sigs.k8s.io/group-index"
-#define LWS_WORKER_INDEX   "leaderworkerset.sigs.k8s.io/worker-index"
-#define LWS_SIZE           "leaderworkerset.sigs.k8s.io/size"
-#define LWS_LEADER_NAME    "leaderworkerset.sigs.k8s.io/leader-name"
-#define LWS_SUBDOMAIN      "leaderworkerset.sigs.k8s.io/subdomainPolicy"
-
 /* A container to inject into: index into spec.containers, or spec.initContainers when init. */
 struct topology_target {
 	int init;
@@ -131,6 +102,14 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
  */
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
                                         const struct config *cfg, char *out, size_t len, int max);
+
+/*
+ * The target containers of a pod template (distenv.dev/containers, else every
+ * container) into t->targets (the caller frees it). Returns 0, or -1 when they
+ * cannot be read (denied on their own) and t holds nothing to free.
+ */
+int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
+                              struct topology *t);
 
 /*
  * The warning of a pod spec whose pods will not resolve the names distenv

@@ -495,6 +495,30 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 	}
 }
 
+/*
+ * A target container's own MASTER_ADDR or MASTER_PORT that every pod of the
+ * template would be denied for (plan_template_own_master): the pod's denial,
+ * after the template's name when the workload has several.
+ */
+static void check_own_master(const struct view *w, const struct config *cfg, struct validation *v)
+{
+	char err[512];
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++) {
+		const char *what = w->tmpl_what[i];
+		int first = v->n_problems == 0;
+		if (plan_template_own_master(
+		        json_get(w->tmpl[i], "spec"),
+		        json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, err,
+		        sizeof(err)) == 0)
+			continue;
+		view_problem(v, "%s%s%s", what, what[0] ? ": " : "", err + strlen("distenv: "));
+		if (first)
+			v->reason = DENY_ENV;
+	}
+}
+
 /* What name resolution a pod template gives its pods (topology_dns_warning). */
 static void check_dns(const struct view *w, struct validation *v)
 {
@@ -570,6 +594,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	if (world <= 0 || k->fixed_world)
 		world = w->count;
 	check_world(w, cfg, world, v);
+	check_own_master(w, cfg, v);
 	check_launchers(w, cfg, v);
 	check_dns(w, v);
 	check_service(w, lookup, services, v);

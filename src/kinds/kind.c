@@ -11,6 +11,9 @@
 
 #include "json.h"
 
+/* Each kind's row, defined in its room (kind_<name>.c): only this table names them. */
+extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
+
 const struct kind *const kind_table[] = {&kind_jobset, &kind_leaderworkerset, &kind_statefulset,
                                          &kind_job};
 const size_t kind_count = sizeof(kind_table) / sizeof(kind_table[0]);
@@ -192,4 +195,172 @@ void kind_opt_in_cel(struct strbuf *out)
 			first = 0;
 		}
 	strbuf_puts(out, "\n");
+}
+
+/* ---- the pods render makes ---- */
+
+/* Returns obj[key], creating an empty object there when absent. NULL on failure. */
+static cJSON *obj_child(cJSON *obj, const char *key)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsObject(it))
+		return it;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddObjectToObject(obj, key);
+}
+
+int kind_pod_set(cJSON *obj, const char *key, const char *val)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddStringToObject(obj, key, val) == NULL ? -1 : 0;
+}
+
+cJSON *kind_pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *sh)
+{
+	cJSON *pod = cJSON_CreateObject(), *meta, *spec, *refs, *ref;
+
+	if (pod == NULL)
+		return NULL;
+	meta = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), 1);
+	spec = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), 1);
+	if (meta == NULL)
+		meta = cJSON_CreateObject();
+	if (spec == NULL)
+		spec = cJSON_CreateObject();
+	cJSON_AddStringToObject(pod, "apiVersion", "v1");
+	cJSON_AddStringToObject(pod, "kind", "Pod");
+	cJSON_AddItemToObject(pod, "metadata", meta); /* pod owns meta */
+	cJSON_AddItemToObject(pod, "spec", spec);     /* pod owns spec */
+	if (meta == NULL || spec == NULL || obj_child(meta, "labels") == NULL ||
+	    obj_child(meta, "annotations") == NULL || kind_pod_set(meta, "namespace", ns) != 0 ||
+	    (sh->name && kind_pod_set(meta, "name", sh->name)) ||
+	    (sh->generate && kind_pod_set(meta, "generateName", sh->generate)) ||
+	    (sh->hostname && kind_pod_set(spec, "hostname", sh->hostname)))
+		goto fail;
+	if (sh->subdomain != NULL) {
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "subdomain");
+		if (sh->subdomain[0] && kind_pod_set(spec, "subdomain", sh->subdomain))
+			goto fail;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
+	refs = cJSON_AddArrayToObject(meta, "ownerReferences");
+	ref = cJSON_CreateObject();
+	if (refs == NULL || ref == NULL) {
+		cJSON_Delete(ref);
+		goto fail;
+	}
+	cJSON_AddItemToArray(refs, ref); /* refs owns ref */
+	if (!cJSON_AddStringToObject(ref, "apiVersion", sh->owner_apiv) ||
+	    !cJSON_AddStringToObject(ref, "kind", sh->owner_kind) ||
+	    !cJSON_AddStringToObject(ref, "name", sh->owner_name) ||
+	    !cJSON_AddTrueToObject(ref, "controller"))
+		goto fail;
+	return pod;
+fail:
+	cJSON_Delete(pod);
+	return NULL;
+}
+
+int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int ann)
+{
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+
+	if (label && kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
+		return -1;
+	if (ann &&
+	    kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key, val) != 0)
+		return -1;
+	return 0;
+}
+
+/* ---- what every kind's row says together ---- */
+
+void kind_supported(char *out, size_t outlen)
+{
+	size_t used = 0;
+	int k, n = 0, last = 0;
+
+	for (k = 0; k < WORKLOAD_KIND_COUNT; k++)
+		if (kind_of((enum workload_kind)k) != NULL)
+			last = k;
+	snprintf(out, outlen, "distenv supports only pods of ");
+	for (k = 0; k < WORKLOAD_KIND_COUNT; k++) {
+		const struct kind *row = kind_of((enum workload_kind)k);
+		if (row == NULL)
+			continue;
+		used = strlen(out);
+		snprintf(out + used, outlen - used, "%s%s",
+		         n == 0      ? ""
+		         : k == last ? " or of "
+		                     : ", of ",
+		         row->supported);
+		n++;
+	}
+}
+
+int kind_controller_label(const char *key)
+{
+	size_t i;
+	const struct kind_label *l;
+	const char *const *p;
+
+	for (i = 0; i < kind_count; i++) {
+		for (l = kind_table[i]->pod_labels; l != NULL && l->key != NULL; l++)
+			if (strcmp(key, l->key) == 0)
+				return 1;
+		for (p = kind_table[i]->label_prefixes; p != NULL && *p != NULL; p++)
+			if (strncmp(key, *p, strlen(*p)) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* ---- the chart's rules ---- */
+
+/* "v1" of "apps/v1". */
+static const char *api_version_of(const struct kind *k)
+{
+	const char *slash = strchr(k->api.api_version, '/');
+
+	return slash != NULL ? slash + 1 : k->api.api_version;
+}
+
+void kind_chart_validate_rules(struct strbuf *out)
+{
+	int i, crd_said = 0;
+
+	/* the order of enum workload_kind: the built-in kinds first */
+	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
+		const struct kind *k = kind_of((enum workload_kind)i);
+		if (k == NULL)
+			continue;
+		if (k->crd && !crd_said++)
+			strbuf_puts(out,
+			            "# Only where those CRDs are installed; otherwise these rules "
+			            "match nothing.\n");
+		strbuf_printf(out,
+		              "- apiGroups: [\"%s\"]\n"
+		              "  apiVersions: [\"%s\"]\n"
+		              "  resources: [\"%s\"]\n"
+		              "  operations: [\"CREATE\", \"UPDATE\"]\n"
+		              "  scope: Namespaced\n",
+		              k->api.group, k->crd ? "*" : api_version_of(k), k->plural);
+	}
+}
+
+void kind_chart_rbac_rules(struct strbuf *out)
+{
+	int i;
+
+	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
+		const struct kind *k = kind_of((enum workload_kind)i);
+		if (k == NULL || k->api.resource == NULL)
+			continue;
+		strbuf_printf(out,
+		              "- apiGroups: [\"%s\"]\n"
+		              "  resources: [\"%s\"]\n"
+		              "  verbs: [\"get\"]\n",
+		              k->api.group, k->api.resource);
+	}
 }

@@ -11,6 +11,27 @@
 #include <string.h>
 
 #include "json.h"
+#include "util.h"
+
+/* The completion index the Job controller writes as a label and an annotation. */
+#define ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
+
+enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
+{
+	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
+
+	if (v == NULL)
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of %s %s/%s has no completion index: distenv supports only pods of a "
+		    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
+		    what, rs->ns, rs->owner_name);
+	if (parse_long(v, 0, INT_MAX, idx) != 0)
+		return resolve_deny(rs, DENY_NONE,
+		                    "annotation %s: \"%.32s\" is not a completion index",
+		                    ANN_JOB_INDEX, v);
+	return TOPOLOGY_OK;
+}
 
 static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
 {
@@ -40,24 +61,25 @@ static enum topology_status place_job(struct resolve *rs)
 		if (rc != TOPOLOGY_OK)
 			return rc;
 		if (!ws.indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
 			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
 			    rs->ns, rs->owner_name);
 		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions &&
 		    ws.partial_admission)
-			RDENYR(DENY_WORKLOAD,
-			       "Job %s/%s runs %ld of its %ld ranks at once, as Kueue admitted it "
-			       "(kueue.x-k8s.io/job-min-parallelism), so they can never form one "
-			       "world: "
-			       "give the Job kueue.x-k8s.io/job-completions-equal-parallelism: "
-			       "\"true\" "
-			       "so that its completions follow",
-			       rs->ns, rs->owner_name, ws.parallelism, ws.completions);
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
+			    "Job %s/%s runs %ld of its %ld ranks at once, as Kueue admitted it "
+			    "(kueue.x-k8s.io/job-min-parallelism), so they can never form one "
+			    "world: "
+			    "give the Job kueue.x-k8s.io/job-completions-equal-parallelism: "
+			    "\"true\" "
+			    "so that its completions follow",
+			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
 		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "
 			    "can run at once: set parallelism equal to completions",
 			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
@@ -118,6 +140,50 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 		             w->name, ANN_SERVICE);
 }
 
+/* -- the pods render makes -- */
+
+/* The pod the Job controller makes for completion index i (indexed_job_utils.go). */
+cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i)
+{
+	char host[320], gen[330], idx[24];
+	struct pod_shape sh = {NULL, gen, "batch/v1", "Job", job, host, NULL};
+	cJSON *pod;
+
+	snprintf(host, sizeof(host), "%s-%ld", job, i);
+	snprintf(gen, sizeof(gen), "%s-", host);
+	snprintf(idx, sizeof(idx), "%ld", i);
+	pod = kind_pod_new(tmpl, ns, &sh);
+	if (pod != NULL && kind_pod_mark(pod, ANN_JOB_INDEX, idx, 1, 1)) {
+		cJSON_Delete(pod);
+		return NULL;
+	}
+	return pod;
+}
+
+static int make_pods_job(const cJSON *obj, const char *name, const char *ns, struct pod_sink *s)
+{
+	const cJSON *spec = json_get(obj, "spec");
+	const cJSON *tmpl = json_get(spec, "template");
+	const char *mode = json_str(spec, "completionMode");
+	struct workload_spec ws;
+	long i, n;
+	char which[32];
+
+	workload_spec_init(&ws);
+	ws.completions = json_long(spec, "completions", 1000000000, -1);
+	ws.parallelism = json_long(spec, "parallelism", 1000000000, 1);
+	ws.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
+	if (s->world_size > 0)
+		ws.completions = ws.parallelism = s->world_size;
+	n = ws.completions > 0 ? ws.completions : 1;
+	for (i = 0; i < n; i++) {
+		snprintf(which, sizeof(which), "%ld", i);
+		if (s->emit(s, kind_job_pod(tmpl, name, ns, i), &ws, which) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 const struct kind kind_job = {
     .kind = WORKLOAD_JOB,
     .api = {"Job", "batch", "batch/v1", "jobs", parse_job},
@@ -138,4 +204,9 @@ const struct kind kind_job = {
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_job,
     .view = view_indexed_job,
+    .make_pods = make_pods_job,
+    .needs_spec_template = 1,
+    .plural = "jobs",
+    .supported = "an Indexed Job (batch/v1, completionMode: Indexed)",
+    .label_prefixes = (const char *const[]){"batch.kubernetes.io/", NULL},
 };

@@ -16,6 +16,16 @@
 #include "dns.h"
 #include "json.h"
 
+/* What the JobSet controller writes on its pods (labels and annotations both). */
+#define JOBSET_NAME         "jobset.sigs.k8s.io/jobset-name"
+#define JOBSET_UID          "jobset.sigs.k8s.io/jobset-uid"
+#define JOBSET_RJOB         "jobset.sigs.k8s.io/replicatedjob-name"
+#define JOBSET_RJOB_REPS    "jobset.sigs.k8s.io/replicatedjob-replicas"
+#define JOBSET_GLOBAL_REPS  "jobset.sigs.k8s.io/global-replicas"
+#define JOBSET_JOB_INDEX    "jobset.sigs.k8s.io/job-index"
+#define JOBSET_GLOBAL_INDEX "jobset.sigs.k8s.io/job-global-index"
+#define JOBSET_COORDINATOR  "jobset.sigs.k8s.io/coordinator"
+
 static int tf_role(const char *name)
 {
 	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
@@ -77,32 +87,34 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 		struct topology_rjob *r = &t->rjobs[k];
 
 		if (!w->indexed)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s is not Indexed: set "
 			    "completionMode: Indexed in its template, so that every pod has a rank",
 			    w->name, rs->ns, t->workload);
 		if (w->completions < 1)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "replicated Job %s of JobSet %s/%s has no completions: set completions "
 			    "(the pods of each Job)",
 			    w->name, rs->ns, t->workload);
 		if (w->parallelism < w->completions)
-			RDENYR(DENY_WORKLOAD,
-			       "replicated Job %s of JobSet %s/%s has parallelism %ld below "
-			       "completions %ld, so not all ranks can run at once: set parallelism "
-			       "equal to completions",
-			       w->name, rs->ns, t->workload, w->parallelism, w->completions);
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
+			    "replicated Job %s of JobSet %s/%s has parallelism %ld below "
+			    "completions %ld, so not all ranks can run at once: set parallelism "
+			    "equal to completions",
+			    w->name, rs->ns, t->workload, w->parallelism, w->completions);
 		snprintf(r->name, sizeof(r->name), "%s", w->name);
 		r->jobs = w->replicas;
 		r->pods = w->completions;
 		r->first = first;
 		if (r->jobs > rs->cfg->max_world_size || r->pods > rs->cfg->max_world_size ||
 		    (first += r->jobs * r->pods) > rs->cfg->max_world_size)
-			RDENYR(DENY_LIMIT,
-			       "JobSet %s/%s has more pods than the world size limit of %ld",
-			       rs->ns, t->workload, rs->cfg->max_world_size);
+			return resolve_deny(
+			    rs, DENY_LIMIT,
+			    "JobSet %s/%s has more pods than the world size limit of %ld", rs->ns,
+			    t->workload, rs->cfg->max_world_size);
 	}
 	t->n_rjobs = ws->n_rjobs;
 	t->world_size = first;
@@ -124,19 +136,22 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
 	    (rc = resolve_mark_long(rs, JOBSET_GLOBAL_REPS, &global, &have_g)) != TOPOLOGY_OK)
 		return rc;
 	if (!have_r || !have_g || reps < 1 || global != reps)
-		RDENYR(DENY_WORLD,
-		       "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
-		       "object tells: turn look-ups on (the webhook needs get on jobsets)",
-		       rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "JobSet %s/%s has several replicated Jobs, whose sizes only the JobSet "
+		    "object tells: turn look-ups on (the webhook needs get on jobsets)",
+		    rs->ns, t->workload);
 	if (rs->ann_world <= 0)
-		RDENYR(DENY_WORLD,
-		       "the world size of JobSet %s/%s is not known: set the annotation %s to "
-		       "all its pods (look-ups of the workload are turned off)",
-		       rs->ns, t->workload, ANN_WORLD_SIZE);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "the world size of JobSet %s/%s is not known: set the annotation %s to "
+		    "all its pods (look-ups of the workload are turned off)",
+		    rs->ns, t->workload, ANN_WORLD_SIZE);
 	if (rs->ann_world % reps != 0)
-		RDENYR(DENY_WORLD,
-		       "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
-		       ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_WORLD,
+		    "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
+		    ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
 	t->n_rjobs = 1;
 	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
 	t->rjobs[0].jobs = reps;
@@ -195,18 +210,22 @@ static enum topology_status place_jobset(struct resolve *rs)
 	enum topology_status rc;
 
 	if (rjob == NULL || !dns_label_valid(rjob))
-		RDENY("pod of JobSet %s/%s has no valid %s", rs->ns, t->workload, JOBSET_RJOB);
+		return resolve_deny(rs, DENY_NONE, "pod of JobSet %s/%s has no valid %s", rs->ns,
+		                    t->workload, JOBSET_RJOB);
 	if ((rc = resolve_mark_long(rs, JOBSET_JOB_INDEX, &j, &have_j)) != TOPOLOGY_OK)
 		return rc;
 	if (!have_j)
-		RDENY("pod of JobSet %s/%s has no %s", rs->ns, t->workload, JOBSET_JOB_INDEX);
+		return resolve_deny(rs, DENY_NONE, "pod of JobSet %s/%s has no %s", rs->ns,
+		                    t->workload, JOBSET_JOB_INDEX);
 	/* The JobSet controller names each Job <js>-<rjob>-<j>: the labels must agree. */
 	if (bounded_printf(want_owner, sizeof(want_owner), "%s-%s-%ld", t->workload, rjob, j) !=
 	        0 ||
 	    strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
-		      "trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of Job %s/%s carries JobSet labels for Job %.64s: distenv does not "
+		    "trust labels its owner contradicts",
+		    rs->ns, rs->owner_name, want_owner);
 	if ((rc = resolve_completion_index(rs, "JobSet Job", &idx)) != TOPOLOGY_OK)
 		return rc;
 	workload_spec_init(&ws);
@@ -215,8 +234,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		return rc;
 	pos = jobset_pos(rjob_named(t, rjob), j, idx);
 	if (pos < 0)
-		RDENYR(
-		    DENY_WORLD,
+		return resolve_deny(
+		    rs, DENY_WORLD,
 		    "pod %ld of Job %ld of replicated Job %s is not part of JobSet %s/%s as it is "
 		    "now (re-created or resized?): retry",
 		    idx, j, rjob, rs->ns, t->workload);
@@ -228,8 +247,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
 		                            ws.coordinator_pod);
 		if (t->coordinator < 0)
-			RDENYR(
-			    DENY_WORKLOAD,
+			return resolve_deny(
+			    rs, DENY_WORKLOAD,
 			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
 			    "is not one of its pods",
 			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
@@ -237,14 +256,15 @@ static enum topology_status place_jobset(struct resolve *rs)
 	} else if (rs->lookup == NULL && (coord = resolve_mark(rs, JOBSET_COORDINATOR)) != NULL) {
 		t->coordinator = coordinator_from_label(t, coord);
 		if (t->coordinator < 0)
-			RDENY("%s \"%.128s\" does not name a pod of JobSet %s/%s",
-			      JOBSET_COORDINATOR, coord, rs->ns, t->workload);
+			return resolve_deny(rs, DENY_NONE,
+			                    "%s \"%.128s\" does not name a pod of JobSet %s/%s",
+			                    JOBSET_COORDINATOR, coord, rs->ns, t->workload);
 	}
 	t->rank = topology_rank_at(t, pos);
 	t->tf_roles = topology_tf_roles(t);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long", rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long",
+		                    rs->ns, t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -416,6 +436,97 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		    "once Ready");
 }
 
+/* -- the pods render makes -- */
+
+/*
+ * A JobSet: Job <js>-<rjob>-<j> per replica of each replicated Job, labelled and
+ * annotated as jobset_controller.go's labelAndAnnotateObject does, each pod made
+ * by the Job controller; the look-up answers with the JobSet itself.
+ */
+static int make_pods_jobset(const cJSON *doc, const char *name, const char *ns, struct pod_sink *s)
+{
+	const cJSON *spec = json_get(doc, "spec");
+	const cJSON *net = json_get(spec, "network");
+	const cJSON *dns = json_get(net, "enableDNSHostnames");
+	const char *subdomain = json_str(net, "subdomain");
+	struct workload_spec ws;
+	char *txt = cJSON_PrintUnformatted(doc), job[320], which[352], buf[32], global[32];
+	char coord[640];
+	const cJSON *rj;
+	long total_jobs = 0, j, i, gidx = 0;
+	int k = 0;
+
+	workload_spec_init(&ws);
+	if (txt == NULL || parse_jobset(txt, strlen(txt), &ws, s->err, s->errlen) != 0) {
+		if (txt == NULL)
+			snprintf(s->err, s->errlen, "out of memory");
+		free(txt);
+		return -1;
+	}
+	free(txt);
+	for (k = 0; k < ws.n_rjobs; k++)
+		total_jobs += ws.rjobs[k].replicas;
+	snprintf(global, sizeof(global), "%ld", total_jobs);
+	if (subdomain == NULL || subdomain[0] == '\0')
+		subdomain = name; /* GetSubdomain: the network subdomain, else the JobSet's name */
+	k = 0;
+	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
+	{
+		const struct workload_rjob *w = &ws.rjobs[k++];
+		const cJSON *jt = json_get(json_get(json_get(rj, "template"), "spec"), "template");
+		long pods = w->completions > 0 ? w->completions : 1;
+
+		for (j = 0; j < w->replicas; j++, gidx++) {
+			snprintf(job, sizeof(job), "%s-%s-%ld", name, w->name, j);
+			for (i = 0; i < pods; i++) {
+				cJSON *pod = kind_job_pod(jt, job, ns, i);
+				static const char *const keys[] = {
+				    JOBSET_NAME, JOBSET_RJOB, JOBSET_RJOB_REPS, JOBSET_GLOBAL_REPS,
+				    JOBSET_JOB_INDEX};
+				char reps[32], jidx[32];
+				const char *vals[5];
+				size_t m;
+
+				snprintf(reps, sizeof(reps), "%ld", w->replicas);
+				snprintf(jidx, sizeof(jidx), "%ld", j);
+				vals[0] = name, vals[1] = w->name, vals[2] = reps, vals[3] = global,
+				vals[4] = jidx;
+				for (m = 0; pod != NULL && m < 5; m++)
+					if (kind_pod_mark(pod, keys[m], vals[m], 1, 1) != 0) {
+						cJSON_Delete(pod);
+						pod = NULL;
+					}
+				snprintf(buf, sizeof(buf), "%ld", gidx);
+				if (pod != NULL &&
+				    kind_pod_mark(pod, JOBSET_GLOBAL_INDEX, buf, 1, 1) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* CoordinatorEndpoint: "<js>-<rjob>-<j>-<i>.<subdomain>" */
+				if (pod != NULL && ws.coordinator[0] != '\0' &&
+				    (bounded_printf(coord, sizeof(coord), "%s-%s-%ld-%ld.%s", name,
+				                    ws.coordinator, ws.coordinator_job,
+				                    ws.coordinator_pod, subdomain) != 0 ||
+				     kind_pod_mark(pod, JOBSET_COORDINATOR, coord, 1, 1) != 0)) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				/* enableDNSHostnames defaults to true (the JobSet webhook) */
+				if (pod != NULL && !cJSON_IsFalse(dns) &&
+				    kind_pod_set(cJSON_GetObjectItemCaseSensitive(pod, "spec"),
+				                 "subdomain", subdomain) != 0) {
+					cJSON_Delete(pod);
+					pod = NULL;
+				}
+				snprintf(which, sizeof(which), "%s-%ld", job, i);
+				if (s->emit(s, pod, &ws, which) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 const struct kind kind_jobset = {
     .kind = WORKLOAD_JOBSET,
     .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
@@ -434,4 +545,9 @@ const struct kind kind_jobset = {
             {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
     .hostname = host_jobset,
     .view = view_jobset,
+    .make_pods = make_pods_jobset,
+    .plural = "jobsets",
+    .crd = 1,
+    .supported = "a JobSet (jobset.x-k8s.io)",
+    .label_prefixes = (const char *const[]){"jobset.sigs.k8s.io/", NULL},
 };

@@ -14,6 +14,14 @@
 #include "util.h"
 #include "json.h"
 
+/* What the LeaderWorkerSet controllers write on their pods. */
+#define LWS_NAME         "leaderworkerset.sigs.k8s.io/name"
+#define LWS_GROUP_INDEX  "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_WORKER_INDEX "leaderworkerset.sigs.k8s.io/worker-index"
+#define LWS_SIZE         "leaderworkerset.sigs.k8s.io/size"
+#define LWS_LEADER_NAME  "leaderworkerset.sigs.k8s.io/leader-name"
+#define LWS_SUBDOMAIN    "leaderworkerset.sigs.k8s.io/subdomainPolicy"
+
 /* Why a LeaderWorkerSet keyed by hashes cannot be read, and what to do. */
 #define LWS_HASH_HINT                                                                              \
 	"a LeaderWorkerSet with groupIdentity: Hash, whose groups have no index and whose "        \
@@ -30,9 +38,11 @@ static enum topology_status place_lws(struct resolve *rs)
 	enum topology_status rc;
 
 	if (size == NULL || parse_long(size, 1, rs->cfg->max_world_size, &world) != 0)
-		RDENY("pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
-		      "between 1 and %ld)",
-		      rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of LeaderWorkerSet %s/%s has no valid annotation %s (a group size "
+		    "between 1 and %ld)",
+		    rs->ns, t->workload, LWS_SIZE, rs->cfg->max_world_size);
 	/*
 	 * The group index: the LWS webhook's label, else the leader's ordinal or its
 	 * set's name. A group keyed by a hash (groupIdentity: Hash) has no index, and
@@ -40,10 +50,12 @@ static enum topology_status place_lws(struct resolve *rs)
 	 */
 	gi = resolve_mark(rs, LWS_GROUP_INDEX);
 	if (gi != NULL && gi[strspn(gi, "0123456789")] != '\0')
-		RDENY("pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
-		      "%s",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
-		      LWS_HASH_HINT);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
+		    "%s",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
+		    LWS_HASH_HINT);
 	if ((rc = resolve_mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
 		return rc;
 	if (!have && !worker)
@@ -51,8 +63,9 @@ static enum topology_status place_lws(struct resolve *rs)
 	if (!have && worker)
 		kind_name_ordinal(rs->owner_name, t->workload, &g);
 	if (g < 0)
-		RDENY("cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+		return resolve_deny(rs, DENY_NONE,
+		                    "cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
+		                    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
 	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
 	if (worker) {
 		const char *v = json_map_str(rs->labels, LABEL_POD_INDEX);
@@ -64,17 +77,21 @@ static enum topology_status place_lws(struct resolve *rs)
 				kind_name_ordinal(rs->pod_name, rs->owner_name, &w);
 		}
 		if (w < 1)
-			RDENY("cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
-			      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+			return resolve_deny(
+			    rs, DENY_NONE,
+			    "cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
+			    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
 		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
 	} else {
 		w = 0;
 		snprintf(want_owner, sizeof(want_owner), "%s", t->workload);
 	}
 	if (strcmp(want_owner, rs->owner_name) != 0)
-		RDENY("pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
-		      "%.64s: distenv does not trust labels its owner contradicts",
-		      rs->ns, rs->owner_name, want_owner);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of StatefulSet %s/%s carries LeaderWorkerSet labels for StatefulSet "
+		    "%.64s: distenv does not trust labels its owner contradicts",
+		    rs->ns, rs->owner_name, want_owner);
 	/*
 	 * A worker says where its leader is (the controller's leader-name
 	 * annotation): rank 0's host. It must be the leader distenv derives, the
@@ -82,11 +99,13 @@ static enum topology_status place_lws(struct resolve *rs)
 	 */
 	leader = json_map_str(rs->anns, LWS_LEADER_NAME);
 	if (worker && (leader == NULL || strcmp(leader, want_owner) != 0))
-		RDENY("worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
-		      "(annotation %s), not %s, the leader of group %ld as distenv names it: "
-		      "every worker would meet at a leader that does not exist",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
-		      leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
+		    "(annotation %s), not %s, the leader of group %ld as distenv names it: "
+		    "every worker would meet at a leader that does not exist",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
+		    leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
 	if ((rc = resolve_fixed_world(rs, world, "one group")) != TOPOLOGY_OK)
 		return rc;
 	t->group = g;
@@ -96,12 +115,14 @@ static enum topology_status place_lws(struct resolve *rs)
 	policy = json_map_str(rs->anns, LWS_SUBDOMAIN);
 	if (policy != NULL && strcmp(policy, "UniquePerReplica") == 0 &&
 	    bounded_printf(t->service, sizeof(t->service), "%s-%ld", t->workload, g) != 0)
-		RDENYR(DENY_LIMIT,
-		       "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g,
-		       rs->ns, t->workload);
+		return resolve_deny(
+		    rs, DENY_LIMIT,
+		    "the Service name of group %ld of LeaderWorkerSet %s/%s is too long", g, rs->ns,
+		    t->workload);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s-%ld", t->ns, t->workload, g) != 0)
-		RDENYR(DENY_LIMIT, "the rendezvous id of LeaderWorkerSet %s/%s is too long", rs->ns,
-		       t->workload);
+		return resolve_deny(rs, DENY_LIMIT,
+		                    "the rendezvous id of LeaderWorkerSet %s/%s is too long",
+		                    rs->ns, t->workload);
 	return TOPOLOGY_OK;
 }
 
@@ -129,6 +150,64 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	(void)v;
 }
 
+/* -- the pods render makes -- */
+
+/*
+ * A LeaderWorkerSet: per group g the leader pod <lws>-<g> of StatefulSet <lws>
+ * and workers <lws>-<g>-<i> of StatefulSet <lws>-<g> (ordinals from 1), as
+ * leaderworkerset_controller.go and pod_controller.go build them.
+ */
+static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, struct pod_sink *s)
+{
+	const cJSON *spec = json_get(doc, "spec");
+	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
+	const cJSON *wt = json_get(lwt, "workerTemplate");
+	const cJSON *lt = json_get(lwt, "leaderTemplate");
+	const char *policy = json_str(json_get(spec, "networkConfig"), "subdomainPolicy");
+	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
+	long groups = json_long(spec, "replicas", 1000000000, 1),
+	     size = json_long(lwt, "size", 1000000000, 1), g, i;
+	char sz[32], leader[320], gs[32], which[352];
+
+	if (!cJSON_IsObject(wt)) {
+		snprintf(s->err, s->errlen,
+		         "LeaderWorkerSet %s has no leaderWorkerTemplate.workerTemplate", name);
+		return -1;
+	}
+	if (!cJSON_IsObject(lt))
+		lt = wt;
+	snprintf(sz, sizeof(sz), "%ld", size);
+	for (g = 0; g < groups; g++) {
+		cJSON *pod = kind_statefulset_pod(lt, name, ns, name, g);
+		snprintf(leader, sizeof(leader), "%s-%ld", name, g);
+		snprintf(gs, sizeof(gs), "%ld", g);
+		if (pod != NULL &&
+		    (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
+		     kind_pod_mark(pod, LWS_WORKER_INDEX, "0", 1, 0) ||
+		     kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+		     (unique && kind_pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)))) {
+			cJSON_Delete(pod);
+			pod = NULL;
+		}
+		if (s->emit(s, pod, NULL, leader) != 0)
+			return -1;
+		for (i = 1; i < size; i++) {
+			pod = kind_statefulset_pod(wt, leader, ns, unique ? leader : name, i);
+			if (pod != NULL && (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
+			                    kind_pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
+			                    kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+			                    kind_pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1))) {
+				cJSON_Delete(pod);
+				pod = NULL;
+			}
+			snprintf(which, sizeof(which), "%s-%ld", leader, i);
+			if (s->emit(s, pod, NULL, which) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* Never fetched: its pods say all distenv needs. */
 const struct kind kind_leaderworkerset = {
     .kind = WORKLOAD_LWS,
@@ -154,4 +233,9 @@ const struct kind kind_leaderworkerset = {
             {NULL, NULL}},
     .hostname = host_lws,
     .view = view_lws,
+    .make_pods = make_pods_lws,
+    .plural = "leaderworkersets",
+    .crd = 1,
+    .supported = "a LeaderWorkerSet (leaderworkerset.x-k8s.io)",
+    .label_prefixes = (const char *const[]){"leaderworkerset.sigs.k8s.io/", NULL},
 };

@@ -33,12 +33,15 @@ static enum topology_status place_statefulset(struct resolve *rs)
 
 	if (v != NULL) {
 		if (parse_long(v, 0, INT_MAX, &ord) != 0)
-			RDENY("label %s: \"%.32s\" is not an ordinal", LABEL_POD_INDEX, v);
+			return resolve_deny(rs, DENY_NONE, "label %s: \"%.32s\" is not an ordinal",
+			                    LABEL_POD_INDEX, v);
 	} else if (kind_name_ordinal(rs->pod_name, rs->owner_name, &ord) != 0) {
-		RDENY("cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
-		      "the name does not end in -N",
-		      rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
-		      LABEL_POD_INDEX);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
+		    "the name does not end in -N",
+		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
+		    LABEL_POD_INDEX);
 	}
 	workload_spec_init(&ws);
 	t->rank = ord; /* the ordinal until the start is known */
@@ -57,8 +60,10 @@ static enum topology_status place_statefulset(struct resolve *rs)
 		return rc;
 	t->rank = ord - t->start;
 	if (t->rank < 0)
-		RDENY("pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
-		      t->start, rs->ns, rs->owner_name);
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod ordinal %ld is below the start ordinal %ld of StatefulSet %s/%s", ord,
+		    t->start, rs->ns, rs->owner_name);
 	return TOPOLOGY_OK;
 }
 
@@ -95,6 +100,25 @@ out:
 }
 
 /*
+ * 1 when a pod template's metadata carries the mark of a kind built on
+ * StatefulSets (a LeaderWorkerSet's, on its worker StatefulSets).
+ */
+static int built_on(const cJSON *meta)
+{
+	const struct kind *self = kind_of(WORKLOAD_STATEFULSET);
+	size_t i;
+
+	for (i = 0; i < kind_count; i++) {
+		const struct kind *k = kind_table[i];
+		if (k != self && k->mark != NULL && strcmp(k->owner_kind, self->owner_kind) == 0 &&
+		    (json_str(json_get(meta, "labels"), k->mark) != NULL ||
+		     json_str(json_get(meta, "annotations"), k->mark) != NULL))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * A StatefulSet whose ordinals start above 0 needs the look-ups: its pods do not
  * carry the start, and without it rank 0 would be <sts>-0, a pod that never
  * exists. A LeaderWorkerSet's worker StatefulSets (ordinals from 1) are not
@@ -104,9 +128,7 @@ static void check_start(const struct view *w, const struct config *cfg, struct v
 {
 	const cJSON *meta = json_get(w->tmpl[0], "metadata");
 
-	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups ||
-	    json_str(json_get(meta, "labels"), LWS_NAME) != NULL ||
-	    json_str(json_get(meta, "annotations"), LWS_NAME) != NULL)
+	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups || built_on(meta))
 		return;
 	view_problem(
 	    v,
@@ -148,6 +170,53 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 	check_start(w, cfg, v);
 }
 
+/* -- the pods render makes -- */
+
+/* The pod the StatefulSet controller makes for ordinal ord (stateful_set_utils.go). */
+cJSON *kind_statefulset_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
+                            long ord)
+{
+	char name[320], idx[24];
+	struct pod_shape sh = {
+	    name, NULL, "apps/v1", "StatefulSet", sts, name, service ? service : ""};
+	cJSON *pod;
+
+	snprintf(name, sizeof(name), "%s-%ld", sts, ord);
+	snprintf(idx, sizeof(idx), "%ld", ord);
+	pod = kind_pod_new(tmpl, ns, &sh);
+	if (pod != NULL && (kind_pod_mark(pod, LABEL_POD_INDEX, idx, 1, 0) ||
+	                    kind_pod_mark(pod, "statefulset.kubernetes.io/pod-name", name, 1, 0))) {
+		cJSON_Delete(pod);
+		return NULL;
+	}
+	return pod;
+}
+
+static int make_pods_statefulset(const cJSON *obj, const char *name, const char *ns,
+                                 struct pod_sink *s)
+{
+	const cJSON *spec = json_get(obj, "spec");
+	const cJSON *tmpl = json_get(spec, "template");
+	struct workload_spec ws;
+	long i, start;
+	char which[32];
+
+	workload_spec_init(&ws);
+	ws.replicas =
+	    s->world_size > 0 ? s->world_size : json_long(spec, "replicas", 1000000000, 1);
+	start = json_long(json_get(spec, "ordinals"), "start", 1000000000, 0);
+	ws.ordinals_start = start;
+	for (i = 0; i < ws.replicas; i++) {
+		snprintf(which, sizeof(which), "%ld", start + i);
+		if (s->emit(s,
+		            kind_statefulset_pod(tmpl, name, ns, json_str(spec, "serviceName"),
+		                                 start + i),
+		            &ws, which) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 const struct kind kind_statefulset = {
     .kind = WORKLOAD_STATEFULSET,
     .api = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
@@ -167,4 +236,10 @@ const struct kind kind_statefulset = {
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_statefulset,
     .view = view_statefulset,
+    .make_pods = make_pods_statefulset,
+    .needs_spec_template = 1,
+    .plural = "statefulsets",
+    .supported = "a StatefulSet (apps/v1)",
+    .label_prefixes =
+        (const char *const[]){"statefulset.kubernetes.io/", "apps.kubernetes.io/", NULL},
 };

@@ -212,10 +212,10 @@ def assert_service_rbac(r):
     for k, v in svc["spec"]["selector"].items():
         eq(pod_labels.get(k), v, f"Service selector {k}")
     role = r.one("ClusterRole")
-    eq(role["rules"], [
-        {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get"]},
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]},
-        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get"]},
+    # get on the kinds distenv reads: files/rbac-rules.yaml (t_chart_files: what the binary makes)
+    kinds_read = yaml.safe_load(chart_file("rbac-rules.yaml"))
+    assert kinds_read and all(r["verbs"] == ["get"] for r in kinds_read), kinds_read
+    eq(role["rules"], kinds_read + [
         {"apiGroups": [""], "resources": ["services"], "verbs": ["get"]},
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["list"]},
     ], "ClusterRole rules")
@@ -260,21 +260,14 @@ def assert_webhook(r, service=True):
     eq(v["sideEffects"], "None", "validating sideEffects")
     eq(v["namespaceSelector"], w["namespaceSelector"], "validating namespaceSelector")
     eq(v["clientConfig"].get("caBundle"), w["clientConfig"].get("caBundle"), "validating caBundle")
-    eq(sorted((g, res) for rule in v["rules"] for g in rule["apiGroups"]
-              for res in rule["resources"]),
-       [("apps", "statefulsets"), ("batch", "jobs"), ("jobset.x-k8s.io", "jobsets"),
-        ("leaderworkerset.x-k8s.io", "leaderworkersets")], "validating rules")
+    # every kind: files/validate-rules.yaml (t_chart_files: what the binary makes)
+    eq(v["rules"], yaml.safe_load(chart_file("validate-rules.yaml")), "validating rules")
     for rule in v["rules"]:
         eq(rule["operations"], ["CREATE", "UPDATE"], "validating operations")
     eq([m["name"] for m in v["matchConditions"]], ["pod-template-opts-in"], "matchConditions")
-    # the expression is files/opt-in.cel (t_opt_in_cel: what the binary makes), folded
+    # the expression is files/opt-in.cel (t_chart_files: what the binary makes), folded
     eq(v["matchConditions"][0]["expression"], " ".join(opt_in_cel_file().split("\n")).strip(),
        "matchCondition expression")
-    for want in ("object.spec.template.metadata.labels['distenv.dev/inject'] == 'true'",
-                 "object.spec.replicatedJobs.exists(",
-                 "object.spec.leaderWorkerTemplate.workerTemplate.metadata.labels",
-                 "object.spec.leaderWorkerTemplate.leaderTemplate.metadata.labels"):
-        assert want in v["matchConditions"][0]["expression"], f"matchCondition lacks {want}"
     if service:
         eq(v["clientConfig"]["service"]["path"], "/validate", "validating path")
     # the scale webhook: the same server, path and certificate; statefulsets/scale on
@@ -290,29 +283,34 @@ def assert_webhook(r, service=True):
     assert "matchConditions" not in s, "scale webhook has matchConditions"
 
 
-OPT_IN_CEL = os.path.join(CHART, "files", "opt-in.cel")
+CHART_FILES = ("opt-in.cel", "validate-rules.yaml", "rbac-rules.yaml")
 
 
-def opt_in_cel_file():
-    with open(OPT_IN_CEL) as f:
+def chart_file(name):
+    with open(os.path.join(CHART, "files", name)) as f:
         return f.read()
 
 
-def t_opt_in_cel(binary):
-    """files/opt-in.cel is what `distenv-webhook opt-in-cel` makes from the kinds'
-    pod template paths (src/kinds/kind_*.c): a kind whose templates change fails here
-    until the file is made again."""
+def opt_in_cel_file():
+    return chart_file("opt-in.cel")
+
+
+def t_chart_files(binary):
+    """The chart's files made from the kind table (src/kinds/) are what
+    `distenv-webhook chart-file NAME` makes: a kind added, or one whose templates,
+    group or resource change, fails here until scripts/chart-files.sh writes them again."""
+    for name in CHART_FILES:
+        r = subprocess.run([binary, "chart-file", name], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, f"chart-file {name} exited {r.returncode}: {r.stderr}"
+        assert r.stdout == chart_file(name), (
+            f"charts/distenv/files/{name} differs from `distenv-webhook chart-file {name}`: run "
+            f"`scripts/chart-files.sh && make manifests`\n"
+            f"--- binary ---\n{r.stdout}--- file ---\n{chart_file(name)}")
     r = subprocess.run([binary, "opt-in-cel"], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, f"opt-in-cel exited {r.returncode}: {r.stderr}"
-    assert r.stdout == opt_in_cel_file(), (
-        f"{OPT_IN_CEL} differs from `distenv-webhook opt-in-cel`: run "
-        f"`./distenv-webhook opt-in-cel > charts/distenv/files/opt-in.cel && make manifests`\n"
-        f"--- binary ---\n{r.stdout}--- file ---\n{opt_in_cel_file()}")
-    for path in ("object.spec.template", "object.spec.replicatedJobs",
-                 "object.spec.leaderWorkerTemplate.leaderTemplate",
-                 "object.spec.leaderWorkerTemplate.workerTemplate"):
-        assert f"has({path}.metadata.labels)" in r.stdout or f"has({path})" in r.stdout, \
-            f"opt-in-cel lacks {path}"
+    assert r.returncode == 0 and r.stdout == opt_in_cel_file(), "opt-in-cel is chart-file opt-in.cel"
+    # a name the command does not know is refused
+    r = subprocess.run([binary, "chart-file", "nope.yaml"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "nope.yaml" in r.stderr, (r.returncode, r.stderr)
 
 
 def dns_names(domain=None):
@@ -1564,8 +1562,8 @@ def main():
         check("deploy/examples: opt-in label, headless Service, Indexed, scripts compile")(t_examples)
         binary = a.binary
         if binary and os.path.exists(binary):
-            check("matchConditions: files/opt-in.cel is what `distenv-webhook opt-in-cel` makes from "
-                  "the kinds' pod template paths")(t_opt_in_cel, binary)
+            check("files/opt-in.cel, validate-rules.yaml and rbac-rules.yaml are what "
+                  "`distenv-webhook chart-file` makes from the kind table")(t_chart_files, binary)
             check("check-config accepts the rendered config.yaml (3 variants)")(t_check_config, helm, binary, tmp)
             check("serve with the chart's config and selfSigned certificate: probes, /metrics, /mutate over HTTPS, "
                   "the helm test Pod's command")(

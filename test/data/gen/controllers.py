@@ -189,6 +189,53 @@ def job_pod(job, i, uid, marks=None, annotations=None, subdomain=None):
     }
 
 
+def validate_review(uid, obj, group, resource):
+    """The AdmissionReview /validate gets when obj is created."""
+    gvk = {"group": group, "version": obj["apiVersion"].split("/")[-1], "kind": obj["kind"]}
+    gvr = {"group": group, "version": gvk["version"], "resource": resource}
+    return {
+        "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+        "request": {
+            "uid": uid, "kind": gvk, "resource": gvr, "requestKind": gvk,
+            "requestResource": gvr, "name": obj["metadata"]["name"], "namespace": NS,
+            "operation": "CREATE", "userInfo": {"username": "alice"},
+            "object": obj, "oldObject": None, "dryRun": False,
+            "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"},
+        },
+    }
+
+
+def sts_object(sts, env, annotations=None):
+    """A StatefulSet of 2 whose pod template opts in, its container's env as given."""
+    return {
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": sts, "namespace": NS},
+        "spec": {
+            "replicas": 2, "serviceName": sts, "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": sts}},
+            "template": {
+                "metadata": {"labels": {"app": sts, "distenv.dev/inject": "true"},
+                             "annotations": annotations or {}},
+                "spec": {"containers": [dict(container(), env=env)]},
+            },
+        },
+    }
+
+
+def lws_object(lws, worker_env):
+    """A LeaderWorkerSet of 2 groups of 4, both templates opted in."""
+    def tmpl(role, env):
+        return {"metadata": {"labels": {"role": role, "distenv.dev/inject": "true"}},
+                "spec": {"containers": [dict(container(), name=role, env=env)]}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": lws, "namespace": NS},
+        "spec": {"replicas": 2, "leaderWorkerTemplate": {
+            "size": 4, "leaderTemplate": tmpl("leader", []),
+            "workerTemplate": tmpl("worker", worker_env)}},
+    }
+
+
 def write(name, req, lookup=None):
     with open(os.path.join(DATA, name + ".request.json"), "w") as f:
         json.dump(req, f, indent=2)
@@ -280,6 +327,30 @@ def main():
     renamed["spec"]["hostname"] = "custom"
     write("denied-job-renamed", review("5f2a3c1e-0213-4d6b-9a1e-000000000213", renamed, job_sa),
           {"completions": 3, "parallelism": 3, "indexed": True})
+    # A container's MASTER_ADDR or MASTER_PORT from valueFrom: every pod would be
+    # denied (PET_MASTER_ADDR, ... would disagree with it) unless the container
+    # sets what distenv derives from it too, so /validate denies it at apply.
+    pod_ip = {"name": "MASTER_ADDR", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    write("validate-sts-master-addr-valuefrom",
+          validate_review("5f2a3c1e-0301-4d6b-9a1e-000000000301", sts_object("ddp", [pod_ip]),
+                          "apps", "statefulsets"))
+    write("validate-sts-master-addr-valuefrom-derived",
+          validate_review("5f2a3c1e-0302-4d6b-9a1e-000000000302",
+                          sts_object("ddp", [pod_ip, {"name": "PET_MASTER_ADDR", "valueFrom": {
+                              "fieldRef": {"fieldPath": "status.podIP"}}}]),
+                          "apps", "statefulsets"))
+    # elastic: PET_RDZV_ENDPOINT is derived from it too, and the container lacks it
+    write("validate-sts-master-addr-valuefrom-elastic",
+          validate_review("5f2a3c1e-0303-4d6b-9a1e-000000000303",
+                          sts_object("ddp", [pod_ip, {"name": "PET_MASTER_ADDR", "valueFrom": {
+                              "fieldRef": {"fieldPath": "status.podIP"}}}],
+                                     {"distenv.dev/elastic": "1:2"}),
+                          "apps", "statefulsets"))
+    port_cm = {"name": "MASTER_PORT",
+               "valueFrom": {"configMapKeyRef": {"name": "rdzv", "key": "port"}}}
+    write("validate-lws-master-port-valuefrom",
+          validate_review("5f2a3c1e-0304-4d6b-9a1e-000000000304", lws_object("lws", [port_cm]),
+                          "leaderworkerset.x-k8s.io", "leaderworkersets"))
     write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
                                lws_pod("lws", 1, 0, 4), sts_sa))
     write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",

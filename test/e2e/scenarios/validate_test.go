@@ -1,9 +1,9 @@
 package scenarios
 
 // /validate through the real API server: a ValidatingWebhookConfiguration made
-// as the chart makes it (its rules, and its matchConditions read from the
-// chart's own charts/distenv/files/opt-in.cel, so the real API server compiles
-// and evaluates the CEL the chart ships), registered for one test namespace
+// as the chart makes it (its rules and matchConditions read from the chart's
+// own charts/distenv/files/validate-rules.yaml and opt-in.cel, so the real API
+// server compiles and evaluates the CEL the chart ships), registered for one test namespace
 // only and removed with it. Workloads are applied with kubectl, and the
 // warnings are read as kubectl prints them.
 
@@ -21,21 +21,39 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
-// optInCEL is the chart's matchCondition expression, as `>-` folds it.
-func optInCEL(t *testing.T) string {
+// chartFile is one of the chart's files made from the kind table
+// (charts/distenv/files/, written by scripts/chart-files.sh).
+func chartFile(t *testing.T, name string) []byte {
 	t.Helper()
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("runtime.Caller: no file name")
 	}
-	path := filepath.Join(filepath.Dir(self), "..", "..", "..", "charts", "distenv", "files", "opt-in.cel")
+	path := filepath.Join(filepath.Dir(self), "..", "..", "..", "charts", "distenv", "files", name)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("the chart's matchCondition: %v", err)
+		t.Fatalf("the chart's %s: %v", name, err)
 	}
-	return strings.TrimSpace(strings.Join(strings.Split(string(b), "\n"), " "))
+	return b
+}
+
+// optInCEL is the chart's matchCondition expression, as `>-` folds it.
+func optInCEL(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(strings.Join(strings.Split(string(chartFile(t, "opt-in.cel")), "\n"), " "))
+}
+
+// validateRules are the chart's rules of the /validate webhook, one per kind.
+func validateRules(t *testing.T) []admissionregistrationv1.RuleWithOperations {
+	t.Helper()
+	var rules []admissionregistrationv1.RuleWithOperations
+	if err := yaml.Unmarshal(chartFile(t, "validate-rules.yaml"), &rules); err != nil || len(rules) == 0 {
+		t.Fatalf("the chart's validate-rules.yaml: %v (%d rules)", err, len(rules))
+	}
+	return rules
 }
 
 // registerValidating registers distenv's /validate for namespace ns alone (the
@@ -53,18 +71,7 @@ func registerValidating(t *testing.T, ns string) {
 	fail := admissionregistrationv1.Fail
 	equivalent := admissionregistrationv1.Equivalent
 	timeout := int32(10)
-	scope := admissionregistrationv1.NamespacedScope
-	var rules []admissionregistrationv1.RuleWithOperations
-	for _, r := range [][3]string{
-		{"apps", "v1", "statefulsets"}, {"batch", "v1", "jobs"},
-		{"jobset.x-k8s.io", "*", "jobsets"}, {"leaderworkerset.x-k8s.io", "*", "leaderworkersets"},
-	} {
-		rules = append(rules, admissionregistrationv1.RuleWithOperations{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{r[0]}, APIVersions: []string{r[1]},
-				Resources: []string{r[2]}, Scope: &scope},
-		})
-	}
+	rules := validateRules(t)
 	name := "distenv-validate-" + ns
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -243,4 +250,33 @@ func TestValidateLeaderOnlyLeaderWorkerSet(t *testing.T) {
 		}
 	}
 	t.Logf("kubectl apply: %s", strings.TrimSpace(warn))
+}
+
+// A container whose MASTER_ADDR comes from valueFrom (the pod's IP) without
+// PET_MASTER_ADDR, which distenv derives from it: every pod would be denied, so
+// `kubectl apply` is refused with the message the pods would get; with
+// PET_MASTER_ADDR set too the StatefulSet is accepted.
+func TestValidateMasterAddrValueFromDeniedAtApply(t *testing.T) {
+	ns := newNamespace(t, "masterfrom")
+	registerValidating(t, ns)
+	podIP := "        env:\n        - name: MASTER_ADDR\n" +
+		"          valueFrom: {fieldRef: {fieldPath: status.podIP}}\n"
+
+	_, stderr, err := kubectlIn(t, statefulSetYAML("from", false, "", nil)+podIP, "-n", ns, "apply", "-f", "-")
+	want := "distenv: container trainer sets MASTER_ADDR from valueFrom or a $(reference), which distenv " +
+		"cannot read at admission"
+	if err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("kubectl apply of a StatefulSet whose MASTER_ADDR comes from valueFrom: err %v, stderr %q; "+
+			"want refused with %q", err, stderr, want)
+	} else {
+		t.Logf("kubectl apply (refused): %s", strings.TrimSpace(stderr))
+	}
+
+	derived := podIP + "        - name: PET_MASTER_ADDR\n" +
+		"          valueFrom: {fieldRef: {fieldPath: status.podIP}}\n"
+	_, stderr, err = kubectlIn(t, statefulSetYAML("from-derived", false, "", nil)+derived,
+		"-n", ns, "apply", "-f", "-")
+	if err != nil {
+		t.Errorf("kubectl apply of a StatefulSet that sets PET_MASTER_ADDR too: %v: %s", err, stderr)
+	}
 }

@@ -1,0 +1,135 @@
+/*
+ * The kind table as one: every row carries what the drivers, render and the
+ * chart read from it (so a new kind cannot leave one out), the messages made
+ * from the rows, and the labels the kinds' controllers own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kind.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+/* Every row has what render, the denials and the NetworkPolicy check read from it. */
+static void test_rows(void)
+{
+	size_t i;
+
+	CHECK(kind_count == WORKLOAD_KIND_COUNT - 1, "%zu kinds", kind_count);
+	for (i = 0; i < kind_count; i++) {
+		const struct kind *k = kind_table[i];
+		CHECK(kind_of(k->kind) == k, "kind_of(%s)", k->api.kind);
+		CHECK(kind_named(k->api.group, k->api.kind) == k, "kind_named(%s)", k->api.kind);
+		CHECK(k->make_pods != NULL, "%s: no make_pods", k->api.kind);
+		CHECK(k->supported != NULL && strstr(k->supported, k->api.kind) != NULL,
+		      "%s: supported phrase '%s'", k->api.kind, k->supported ? k->supported : "");
+		CHECK(k->templates != NULL && k->templates[0].path != NULL, "%s: no templates",
+		      k->api.kind);
+		CHECK(k->label_prefixes != NULL && k->label_prefixes[0] != NULL,
+		      "%s: no label prefixes", k->api.kind);
+	}
+}
+
+/* The denial of a pod of another controller lists every kind, as it always has. */
+static void test_supported(void)
+{
+	char buf[512], small[40];
+	const char *got = buf;
+
+	kind_supported(buf, sizeof(buf));
+	CHECK_STR(got,
+	          "distenv supports only pods of a StatefulSet (apps/v1), of an Indexed Job "
+	          "(batch/v1, completionMode: Indexed), of a JobSet (jobset.x-k8s.io) or of a "
+	          "LeaderWorkerSet (leaderworkerset.x-k8s.io)",
+	          "kind_supported");
+	/* a short buffer holds the start, terminated */
+	kind_supported(small, sizeof(small));
+	CHECK(strlen(small) == sizeof(small) - 1 && strncmp(small, buf, sizeof(small) - 1) == 0,
+	      "short buffer: '%s'", small);
+}
+
+static void test_controller_labels(void)
+{
+	static const struct {
+		const char *key;
+		int want;
+	} cases[] = {
+	    {"job-name", 1},
+	    {"controller-uid", 1},
+	    {"controller-revision-hash", 1},
+	    {"batch.kubernetes.io/job-completion-index", 1},
+	    {"batch.kubernetes.io/anything", 1},
+	    {"statefulset.kubernetes.io/pod-name", 1},
+	    {"apps.kubernetes.io/pod-index", 1},
+	    {"jobset.sigs.k8s.io/jobset-name", 1},
+	    {"leaderworkerset.sigs.k8s.io/name", 1},
+	    {"app", 0},
+	    {"role", 0},
+	    {"jobset.sigs.k8s.io", 0}, /* the prefix needs its slash */
+	    {"distenv.dev/inject", 0},
+	    {"job-name-x", 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(kind_controller_label(cases[i].key) == cases[i].want, "%s: got %d",
+		      cases[i].key, !cases[i].want);
+}
+
+/* One rule per kind for /validate (any version of a custom resource), get on each kind read. */
+static void test_chart_rules(void)
+{
+	struct strbuf v, r, cel;
+	size_t i;
+	char want[256];
+	const char *p;
+	int n;
+
+	strbuf_init(&v);
+	strbuf_init(&r);
+	strbuf_init(&cel);
+	kind_chart_validate_rules(&v);
+	kind_chart_rbac_rules(&r);
+	kind_opt_in_cel(&cel);
+	CHECK(!v.oom && !r.oom && !cel.oom && v.buf && r.buf && cel.buf, "generated");
+	for (i = 0; i < kind_count && v.buf && r.buf && cel.buf; i++) {
+		const struct kind *k = kind_table[i];
+		const struct kind_template *t;
+		snprintf(want, sizeof(want), "- apiGroups: [\"%s\"]\n  apiVersions: [\"%s\"]\n",
+		         k->api.group, k->crd ? "*" : strchr(k->api.api_version, '/') + 1);
+		CHECK(strstr(v.buf, want) != NULL, "%s: rule %s", k->api.kind, want);
+		snprintf(want, sizeof(want), "  resources: [\"%s\"]\n", k->plural);
+		CHECK(strstr(v.buf, want) != NULL, "%s: rule %s", k->api.kind, want);
+		snprintf(want, sizeof(want),
+		         "- apiGroups: [\"%s\"]\n  resources: [\"%s\"]\n  verbs: [\"get\"]\n",
+		         k->api.group, k->api.resource ? k->api.resource : "");
+		CHECK((strstr(r.buf, want) != NULL) == (k->api.resource != NULL), "%s: rbac %s",
+		      k->api.kind, want);
+		/* every template path's last member holds the opt-in label */
+		for (t = k->templates; t->path != NULL; t++) {
+			const char *last = strrchr(t->path, '.');
+			snprintf(want, sizeof(want), "%s.metadata.labels['%s'] == 'true'",
+			         last ? last + 1 : t->path, LABEL_INJECT);
+			CHECK(strstr(cel.buf, want) != NULL, "%s: CEL lacks %s", k->api.kind, want);
+		}
+	}
+	/* one rule each, and the CRD comment once */
+	for (n = 0, p = v.buf; p && (p = strstr(p, "- apiGroups:")) != NULL; p++)
+		n++;
+	CHECK(n == (int)kind_count, "%d validate rules", n);
+	for (n = 0, p = v.buf; p && (p = strstr(p, "# Only where")) != NULL; p++)
+		n++;
+	CHECK(n == 1, "%d CRD comments", n);
+	strbuf_free(&v);
+	strbuf_free(&r);
+	strbuf_free(&cel);
+}
+
+int main(void)
+{
+	test_rows();
+	test_supported();
+	test_controller_labels();
+	test_chart_rules();
+	TEST_MAIN_END("kind");
+}

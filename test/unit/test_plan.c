@@ -1,0 +1,113 @@
+/*
+ * A container's own MASTER_ADDR/MASTER_PORT, at apply time and at pod
+ * creation: plan_template_own_master (what /validate and render deny a pod
+ * template for) says exactly what pod_plan_build denies every pod of the
+ * template for, row by row over valueFrom, $(reference), the derived
+ * variables, frameworks and elasticity.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "plan.h"
+#include "testutil.h"
+
+/* A StatefulSet pod (rank r of 4, look-ups off) with the template's env and annotations. */
+static cJSON *sts_pod(const char *env, const char *anns, int r)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+	         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"ddp-%d\","
+	         "\"namespace\":\"ml\",\"labels\":{\"distenv.dev/inject\":\"true\","
+	         "\"apps.kubernetes.io/pod-index\":\"%d\"},\"annotations\":{"
+	         "\"distenv.dev/world-size\":\"4\"%s%s},\"ownerReferences\":[{\"apiVersion\":"
+	         "\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"ddp\",\"controller\":true}]},"
+	         "\"spec\":{\"hostname\":\"ddp-%d\",\"subdomain\":\"ddp\",\"containers\":["
+	         "{\"name\":\"trainer\",\"image\":\"t\",\"env\":[%s]},"
+	         "{\"name\":\"sidecar\",\"image\":\"s\"}]}}",
+	         r, r, anns[0] ? "," : "", anns, r, env);
+	return cJSON_Parse(buf);
+}
+
+#define ADDR_FROM                                                                                  \
+	"{\"name\":\"MASTER_ADDR\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.podIP\"}}}"
+#define PORT_FROM                                                                                  \
+	"{\"name\":\"MASTER_PORT\",\"valueFrom\":{\"configMapKeyRef\":{\"name\":\"r\",\"key\":"    \
+	"\"p\"}}}"
+#define LIT(n, v) "{\"name\":\"" n "\",\"value\":\"" v "\"}"
+
+static void test_apply_is_creation(void)
+{
+	static const struct {
+		const char *what, *env, *anns;
+		int denied; /* what every pod of the template gets */
+	} rows[] = {
+	    {"no MASTER_ADDR of its own", LIT("A", "1"), "", 0},
+	    {"MASTER_ADDR from valueFrom", ADDR_FROM, "", 1},
+	    {"MASTER_PORT from valueFrom", PORT_FROM, "", 1},
+	    {"MASTER_ADDR from a $(reference)", LIT("MASTER_ADDR", "$(POD_IP)"), "", 1},
+	    {"valueFrom with PET_MASTER_ADDR set too", ADDR_FROM "," LIT("PET_MASTER_ADDR", "x"),
+	     "", 0},
+	    {"valueFrom, PET_MASTER_ADDR set, elastic: PET_RDZV_ENDPOINT missing",
+	     ADDR_FROM "," LIT("PET_MASTER_ADDR", "x"), "\"distenv.dev/elastic\":\"2:4\"", 1},
+	    {"valueFrom, elastic, every derived variable set",
+	     ADDR_FROM "," LIT("PET_MASTER_ADDR", "x") "," LIT("PET_RDZV_ENDPOINT", "x:1"),
+	     "\"distenv.dev/elastic\":\"2:4\"", 0},
+	    {"valueFrom, jax: JAX_COORDINATOR_ADDRESS missing", ADDR_FROM,
+	     "\"distenv.dev/frameworks\":\"jax\"", 1},
+	    {"valueFrom, jax with JAX_COORDINATOR_ADDRESS",
+	     ADDR_FROM "," LIT("JAX_COORDINATOR_ADDRESS", "x:1"),
+	     "\"distenv.dev/frameworks\":\"jax\"", 0},
+	    {"valueFrom, tensorflow alone derives nothing", ADDR_FROM,
+	     "\"distenv.dev/frameworks\":\"tensorflow\"", 0},
+	    {"MASTER_PORT from valueFrom, paddle: PADDLE_MASTER missing", PORT_FROM,
+	     "\"distenv.dev/frameworks\":\"paddle\"", 1},
+	    {"a literal MASTER_PORT that is no port", LIT("MASTER_PORT", "http"), "", 1},
+	    {"a literal MASTER_ADDR", LIT("MASTER_ADDR", "10.0.0.1"), "", 0},
+	    {"valueFrom in a container not injected into", ADDR_FROM,
+	     "\"distenv.dev/containers\":\"sidecar\"", 0},
+	};
+	struct config cfg;
+	size_t i;
+	int r;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char applied[512] = "", created[512] = "";
+		cJSON *pod = sts_pod(rows[i].env, rows[i].anns, 0);
+		const cJSON *spec = cJSON_GetObjectItem(pod, "spec");
+		const cJSON *anns =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "annotations");
+		int got;
+
+		CHECK(pod != NULL, "%s: pod", rows[i].what);
+		got = plan_template_own_master(spec, anns, &cfg, applied, sizeof(applied));
+		CHECK(got == rows[i].denied, "%s: apply time %d (%s)", rows[i].what, got, applied);
+		cJSON_Delete(pod);
+		/* every rank's pod is denied, with the text /validate gives, or none is */
+		for (r = 0; r < 4; r++) {
+			struct pod_plan plan;
+			enum plan_status ps;
+			pod = sts_pod(rows[i].env, rows[i].anns, r);
+			ps = pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, created,
+			                    sizeof(created));
+			CHECK((ps == PLAN_DENY) == rows[i].denied, "%s: rank %d: %d (%s)",
+			      rows[i].what, r, ps, ps == PLAN_DENY ? created : "");
+			if (ps == PLAN_DENY && got)
+				CHECK(strcmp(created, applied) == 0, "%s: rank %d: '%s' vs '%s'",
+				      rows[i].what, r, created, applied);
+			if (ps == PLAN_OK)
+				pod_plan_free(&plan);
+			cJSON_Delete(pod);
+		}
+	}
+}
+
+int main(void)
+{
+	test_apply_is_creation();
+	TEST_MAIN_END("plan");
+}

@@ -10,7 +10,7 @@
 #   cluster.sh down [DIR]  stop every process started by `up` and remove DIR
 #                          (kept when DISTENV_E2E_KEEP=1)
 #
-# DISTENV_E2E_MANAGERS="jobset lws" (either or both) makes `up` also install the
+# DISTENV_E2E_MANAGERS="jobset lws kueue" (any of them) makes `up` also install the
 # CRDs of JobSet / LeaderWorkerSet and run their controller managers (built by
 # build-managers.sh), their webhooks served on loopback with a certificate of the
 # cluster CA.

@@ -16,7 +16,7 @@
 # DISTENV_E2E_KEEP=1 keeps the cluster directory and its logs,
 # DISTENV_E2E_FIGURES=0 skips the 200-pod figures,
 # DISTENV_E2E_FIGURES_OUT=FILE also writes the figures to FILE,
-# DISTENV_E2E_MANAGERS (default "jobset lws") names the controller managers to run
+# DISTENV_E2E_MANAGERS (default "jobset lws kueue") names the controller managers to run
 # (build-managers.sh; "" runs none and the JobSet/LeaderWorkerSet scenarios skip).
 set -euo pipefail
 
@@ -43,7 +43,7 @@ t0=$(date +%s%N)
 "$here/build.sh" >/dev/null
 t_build=$((($(date +%s%N) - t0) / 1000000))
 
-export DISTENV_E2E_MANAGERS=${DISTENV_E2E_MANAGERS-jobset lws}
+export DISTENV_E2E_MANAGERS=${DISTENV_E2E_MANAGERS-jobset lws kueue}
 t_managers=0
 if [[ -n "$DISTENV_E2E_MANAGERS" ]]; then
 	echo "run.sh: controller managers ($DISTENV_E2E_MANAGERS)" >&2

@@ -362,6 +362,12 @@ start_managers() {
 		i=$((i + 1))
 		t0=$(date +%s%N)
 		local api=v1alpha1 more=""
+		if [[ $name == jobset ]]; then
+			# a replicated Job's parallelism and completions mutable (alpha, v0.12),
+			# so that a resized JobSet can be shown to be warned
+			more="featureGates:
+  ElasticJobSet: true"
+		fi
 		if [[ $name == kueue ]]; then
 			# Kueue's own namespace; batch/v1 Jobs only; the visibility API server
 			# (an aggregated API the control plane here does not route) off.

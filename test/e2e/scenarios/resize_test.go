@@ -180,3 +180,47 @@ spec:
 		"distenv: Job train: world 2 -> 3 ranks, but the running pods keep WORLD_SIZE=2",
 		"distenv: to form one world of 3, restart every pod (delete and re-create Job train) or use distenv.dev/elastic")
 }
+
+// A JobSet whose replicated Job goes from 2 to 3 pods (parallelism and
+// completions together, which JobSet's ElasticJobSet gate allows; cluster.sh
+// turns it on): allowed, and warned.
+func TestResizeJobSetWarned(t *testing.T) {
+	needManager(t, "jobset")
+	ns := newNamespace(t, "resizejs")
+	registerValidating(t, ns)
+
+	js := func(n int) string {
+		return fmt.Sprintf(`apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        completions: %d
+        parallelism: %d
+        completionMode: Indexed
+        template:
+          metadata:
+            labels: {distenv.dev/inject: "true"}
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: registry.invalid/trainer:1
+`, n, n)
+	}
+	if _, stderr, err := kubectlIn(t, js(2), "-n", ns, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v: %s", err, stderr)
+	}
+	_, stderr, err := kubectlIn(t, js(3), "-n", ns, "apply", "-f", "-")
+	if err != nil {
+		t.Fatalf("kubectl apply (3 pods; JobSet's ElasticJobSet gate): %v: %s", err, stderr)
+	}
+	wantWarnings(t, "JobSet resized 2 -> 3", warnings(stderr),
+		"distenv: JobSet js: world 2 -> 3 ranks, but the running pods keep WORLD_SIZE=2",
+		"distenv: to form one world of 3, restart every pod (delete and re-create JobSet js) or use distenv.dev/elastic")
+}

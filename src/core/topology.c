@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "annotation.h"
+#include "framework.h"
 #include "kind.h"
 #include "util.h"
 #include "dns.h"
@@ -774,11 +775,10 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 			break;
 		}
 	}
-	if (n > 1 && (t->frameworks & FW_XGBOOST) && k < max)
-		snprintf(out + (size_t)k++ * len, len,
-		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its %ld "
-		         "processes",
-		         n);
+	for (i = 0; i < (int)framework_count && k < max; i++)
+		if ((t->frameworks & framework_table[i]->bit) && framework_table[i]->warn != NULL &&
+		    framework_table[i]->warn(t, out + (size_t)k * len, len))
+			k++;
 	return k;
 }
 

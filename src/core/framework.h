@@ -26,6 +26,7 @@
 
 struct topology;
 struct env_list;
+struct cJSON;
 
 /* What a framework's variables are made from, besides the topology. */
 struct fw_input {
@@ -67,6 +68,19 @@ struct framework {
 	 * "distenv: ..." (under 120 characters) into out and returns 1, or returns 0.
 	 */
 	int (*warn)(const struct topology *t, char *out, size_t len);
+	/*
+	 * An extended resource (NULL: none): a pod whose target containers request
+	 * it gets the framework added to the configured defaults (never to a list
+	 * its annotation gives).
+	 */
+	const char *resource;
+	/*
+	 * A world the framework cannot serve without guessing (NULL: it serves
+	 * every world): writes the reason (without "distenv: ") into msg and
+	 * returns 1, or returns 0. anns: the pod's annotations, NULL for a
+	 * template (/validate).
+	 */
+	int (*refuse)(const struct topology *t, const struct cJSON *anns, char *msg, size_t len);
 };
 
 extern const struct framework fw_pytorch, fw_tensorflow, fw_jax, fw_xgboost, fw_paddle;

@@ -133,6 +133,15 @@ int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns
                                         const struct config *cfg, char *out, size_t len, int max);
 
 /*
+ * The frameworks a pod template's pods get: its annotation's list, else the
+ * configured defaults and every framework whose resource (framework.h) a
+ * target container requests (the defaults alone when the targets cannot be
+ * read); 0 when the annotation is bad.
+ */
+unsigned topology_template_frameworks(const cJSON *pod_spec, const cJSON *anns,
+                                      const struct config *cfg);
+
+/*
  * The warning of a pod spec whose pods will not resolve the names distenv
  * writes (Kubernetes, "DNS for Services and Pods"): hostNetwork with dnsPolicy
  * ClusterFirst (the default) falls back to the node's DNS, and dnsPolicy

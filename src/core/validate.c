@@ -403,7 +403,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	const char *fws = json_str(anns, ANN_FRAMEWORKS), *el = json_str(anns, ANN_ELASTIC);
 	struct topology *t = &w->t;
 	unsigned frameworks = cfg->default_frameworks;
-	char host[320];
+	char host[320], msg[512];
 	long lo, hi;
 	size_t f;
 	long p;
@@ -444,6 +444,14 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	}
 	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)
 		return;
+	for (f = 0; fws == NULL && f < (size_t)w->n_tmpl; f++)
+		frameworks |= topology_template_frameworks(
+		    json_get(w->tmpl[f], "spec"),
+		    json_get(json_get(w->tmpl[f], "metadata"), "annotations"), cfg);
+	for (f = 0; f < framework_count; f++)
+		if ((frameworks & framework_table[f]->bit) && framework_table[f]->refuse != NULL &&
+		    framework_table[f]->refuse(t, NULL, msg, sizeof(msg)))
+			view_problem(v, "%s", msg);
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
 		return;

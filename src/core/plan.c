@@ -344,7 +344,7 @@ static void plan_omit(struct pod_plan *plan, const struct framework *fw)
 	env_remove_fw(&plan->env, fw->bit);
 	for (i = 0; plan->own_env != NULL && i < plan->topo.n_targets; i++)
 		env_remove_fw(&plan->own_env[i], fw->bit);
-	snprintf(plan->omitted + used, sizeof(plan->omitted) - used, "%s%s", used ? "," : "",
+	snprintf(plan->omitted + used, sizeof(plan->omitted) - used, "%s%s", used ? "+" : "",
 	         fw->grows);
 }
 

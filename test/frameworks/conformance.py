@@ -1566,14 +1566,16 @@ def get_envs(res, sc, webhook):
 
 TPU_SCENARIOS = [
     {"key": "tpu-sts", "kind": "StatefulSet", "workload": "tps", "service": "tps",
-     "world": 4, "elastic": None, "max_restarts": None},
+     "world": 4, "elastic": None, "max_restarts": None, "net": "198.18.40"},
     {"key": "tpu-job", "kind": "Job", "workload": "tpj", "service": "tpj",
-     "world": 4, "elastic": None, "max_restarts": None, "frameworks": "pytorch,tpu"},
+     "world": 4, "elastic": None, "max_restarts": None, "frameworks": "pytorch,tpu",
+     "net": "198.18.41"},
     {"key": "tpu-lws", "kind": "LeaderWorkerSet", "workload": "tpl", "service": "tpl",
-     "group": 1, "world": 4, "elastic": None, "max_restarts": None},
+     "group": 1, "world": 4, "elastic": None, "max_restarts": None, "net": "198.18.42"},
     # 2 slices x 2 hosts: one replicated Job of 2 Jobs, one slice a Job.
     {"key": "tpu-multislice", "kind": "JobSet", "workload": "tpm", "service": "tpm",
-     "rjobs": [("slice", 2, 2)], "world": 4, "elastic": None, "max_restarts": None},
+     "rjobs": [("slice", 2, 2)], "world": 4, "elastic": None, "max_restarts": None,
+     "net": "198.18.43"},
 ]
 
 
@@ -1594,8 +1596,35 @@ def tpu_pod(sc, r, owner_uid):
     return pod, name, user
 
 
-def run_tpu(res, webhook, fw_python, logdir):
-    for sc in TPU_SCENARIOS:
+def run_tpu_jax(res, sc, envs, fw_python, logdir, prefix, tag):
+    """Each pod in its own network namespace with exactly its injected env: JAX's
+    GkeTpuCluster gives the ids and coordinator, jax.distributed.initialize forms
+    the job on CPU with them, and a psum checks it."""
+    w, t = sc["world"], TIMEOUTS["jax"]
+    net = PodNet(prefix, tag, [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(w)],
+                 sc["net"])
+    try:
+        net.up()
+        net.wait_links()
+        outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "tpu_jax_worker.py"], t,
+                         logdir, f"{sc['key']}-jax")
+    finally:
+        net.down()
+    check_start(res, sc, "jax-tpu", outs, envs)
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "psum")
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif not (r["ok"] and r["process_index"] == i and r["process_count"] == w):
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/jax-tpu: jax.distributed.initialize with "
+              f"GkeTpuCluster's values forms the job on CPU: process {{rank}} of {w}, "
+              f"psum = {w * (w + 1) // 2}", "\n".join(bad))
+
+
+def run_tpu(res, webhook, fw_python, logdir, prefix):
+    for k, sc in enumerate(TPU_SCENARIOS):
         w, owner_uid, envs, bad = sc["world"], str(uuid.uuid4()), [], []
         for r in range(w):
             pod, name, user = tpu_pod(sc, r, owner_uid)
@@ -1633,6 +1662,8 @@ def run_tpu(res, webhook, fw_python, logdir):
         res.check(not bad, f"{sc['key']}: JAX 0.7.2's GkeTpuCluster on each pod's env: "
                   f"get_process_id() == RANK, get_process_count() == WORLD_SIZE == {w}, "
                   f"the coordinator rank 0's host, no metadata read", "\n".join(bad))
+        if not bad:
+            run_tpu_jax(res, sc, envs, fw_python, logdir, prefix, f"t{k}")
 
 
 # Each framework run: its function, then the options it takes after
@@ -1751,7 +1782,7 @@ def main():
         if webhook and (not only or "tpu" in only):
             say("tpu: JAX's GkeTpuCluster on the env of TPU pods of every kind")
             t0 = time.monotonic()
-            run_tpu(res, webhook, opts.fw_python, logdir)
+            run_tpu(res, webhook, opts.fw_python, logdir, opts.ns_prefix)
             res.times.append(("tpu/jax-cluster", time.monotonic() - t0))
     except Failure as e:
         if not res.items or res.items[-1][0]:

@@ -333,6 +333,20 @@ def tpu(job_sa, sts_sa):
           {"kind": "JobSet", "object": jobset_object("uj", uneven)})
     write("denied-tpu-lws-cpu-leader", review("5f2a3c1e-0309-4d6b-9a1e-000000000309",
                                               tpu_limit(lws_pod("tl", 0, 2, 4)), sts_sa))
+    # /validate at apply time: the same JobSets, their templates requesting TPUs.
+    for k, (name, shape) in enumerate([("validate-tpu-jobset-multislice", [("slice", 2, 2)]),
+                                       ("validate-tpu-jobset-uneven", uneven)]):
+        obj = jobset_object("vj", shape)
+        for rj in obj["spec"]["replicatedJobs"]:
+            tpu_limit(rj["template"]["spec"]["template"])
+        rev = review("5f2a3c1e-031%d-4d6b-9a1e-00000000031%d" % (k, k), obj, "alice")
+        gvk = {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}
+        rev["request"].update({
+            "kind": gvk, "requestKind": gvk, "name": "vj",
+            "resource": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                         "resource": "jobsets"}})
+        rev["request"]["requestResource"] = rev["request"]["resource"]
+        write(name, rev)
 
 
 if __name__ == "__main__":

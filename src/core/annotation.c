@@ -24,9 +24,10 @@ const struct annotation_def annotation_defs[] = {
      "comma list of containers to inject into; init containers only when named",
      "every non-init container"},
     {ANNOTATION_PREFIX "frameworks", ANNOT_FRAMEWORKS, 0, 0,
-     "a comma list of pytorch, tensorflow, jax, xgboost, paddle",
-     "comma list of pytorch, tensorflow, jax, xgboost, paddle",
-     "config defaults.frameworks, pytorch,tensorflow"},
+     "a comma list of pytorch, tensorflow, jax, xgboost, paddle, tpu",
+     "comma list of pytorch, tensorflow, jax, xgboost, paddle, tpu",
+     "config defaults.frameworks, pytorch,tensorflow (plus tpu for pods that request "
+     "google.com/tpu)"},
     {ANNOTATION_PREFIX "elastic", ANNOT_ELASTIC, 1, 0, "MIN:MAX",
      "MIN:MAX nodes for torchrun elastic (c10d)", "off"},
     {ANNOTATION_PREFIX "max-restarts", ANNOT_COUNT, 0, 1000000, "a restart count",

@@ -96,6 +96,8 @@ static const struct key keys[] = {
 
 void config_defaults(struct config *cfg)
 {
+	size_t i;
+
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->listen, sizeof(cfg->listen), ":8443");
 	cfg->threads = 4;
@@ -112,7 +114,9 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->wait_image, sizeof(cfg->wait_image), "distenv:%s", DISTENV_VERSION);
 	snprintf(cfg->wait_pull_policy, sizeof(cfg->wait_pull_policy), "IfNotPresent");
 	cfg->default_port = 29500;
-	cfg->default_frameworks = FW_PYTORCH | FW_TENSORFLOW;
+	for (i = 0; i < framework_count; i++)
+		if (framework_table[i]->by_default)
+			cfg->default_frameworks |= framework_table[i]->bit;
 	snprintf(cfg->gpu_resources[0], sizeof(cfg->gpu_resources[0]), "nvidia.com/gpu");
 	snprintf(cfg->gpu_resources[1], sizeof(cfg->gpu_resources[1]), "amd.com/gpu");
 	cfg->n_gpu_resources = 2;

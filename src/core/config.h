@@ -38,7 +38,7 @@ struct config {
 	 */
 	int cluster_domain_set;
 	long default_port;           /* default 29500 */
-	unsigned default_frameworks; /* FW_* bitmask, default FW_PYTORCH|FW_TENSORFLOW */
+	unsigned default_frameworks; /* framework bits; default: the rows with by_default */
 	char gpu_resources[CONFIG_MAX_GPU_RESOURCES][128]; /* default nvidia.com/gpu, amd.com/gpu */
 	int n_gpu_resources;
 

@@ -30,6 +30,7 @@ int env_list_add(struct env_list *l, const char *name, const char *value)
 	v->name = strdup(name);
 	v->value = strdup(value);
 	v->merge = 0;
+	v->fw = 0;
 	if (v->name == NULL || v->value == NULL) {
 		free(v->name);
 		free(v->value);
@@ -85,6 +86,23 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 	return buf->oom ? -1 : 0;
 }
 
+int env_host_names(const struct topology *t, long from, long to, struct strbuf *buf)
+{
+	char host[320];
+	long p;
+	int hl;
+
+	for (p = from; p < to; p++) {
+		if ((hl = topology_hostname(t, topology_rank_at(t, p), host, sizeof(host))) < 0)
+			return -1;
+		if (p > from)
+			strbuf_append(buf, ",", 1);
+		strbuf_append(buf, host, (size_t)hl);
+		strbuf_puts(buf, t->domain);
+	}
+	return buf->oom ? -1 : 0;
+}
+
 int env_build(const struct topology *t, struct env_list *out)
 {
 	return env_build_master(t, NULL, 0, out);
@@ -112,10 +130,15 @@ int env_build_master(const struct topology *t, const char *master_addr, long mas
 	in.own_addr = master_addr == NULL;
 	for (i = 0; i < framework_count; i++) {
 		const struct framework *fw = framework_table[i];
-		if ((t->frameworks & fw->bit) && fw->add(t, &in, out) != 0) {
+		size_t k, n = out->n;
+		if (!(t->frameworks & fw->bit))
+			continue;
+		if (fw->add(t, &in, out) != 0) {
 			env_list_free(out);
 			return -1;
 		}
+		for (k = n; k < out->n; k++)
+			out->vars[k].fw = fw->bit;
 	}
 	return 0;
 }

@@ -13,7 +13,8 @@
 struct env_var {
 	char *name;
 	char *value;
-	int merge; /* 1: the value merges the container's own literal value into distenv's */
+	int merge;   /* 1: the value merges the container's own literal value into distenv's */
+	unsigned fw; /* the bit of the framework that wrote it (0: none) */
 };
 
 struct env_list {
@@ -55,5 +56,12 @@ int env_list_addl(struct env_list *l, const char *name, long value);
  * host too long).
  */
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf);
+
+/*
+ * The hosts of the pods at positions [from, to) in position order (the
+ * coordinator not moved first), without quotes or ports, comma separated:
+ * "<host a><domain>,<host b><domain>,...". Returns 0 or -1.
+ */
+int env_host_names(const struct topology *t, long from, long to, struct strbuf *buf);
 
 #endif

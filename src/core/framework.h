@@ -1,18 +1,23 @@
 /*
- * A framework is a file: fw_pytorch.c, fw_tensorflow.c, fw_jax.c, fw_xgboost.c
- * and fw_paddle.c each hold one struct framework (its name and help line, the
- * variables it writes for a rank, the variables it builds from
- * MASTER_ADDR/MASTER_PORT); framework.c
- * holds the one table config, annotations, messages, `render --help` and the
- * chart's values.schema.json take the names from (test_framework keeps the
- * written copies equal to it). Static data; nothing here allocates.
+ * A framework is a file: each frameworks/fw_*.c holds one struct framework
+ * (its name and help line, the variables it writes for a rank, the variables
+ * it builds from MASTER_ADDR/MASTER_PORT, whether it is a default, what of it
+ * grows with the world, its launcher warning); frameworks/framework.c holds
+ * the one table config, annotations, messages, `render --help` and the chart's
+ * values.schema.json take the names from (test_framework keeps the written
+ * copies equal to it). The core reaches a framework through the table only and
+ * names none. Static data; nothing here allocates.
  */
 #ifndef DISTENV_FRAMEWORK_H
 #define DISTENV_FRAMEWORK_H
 
 #include <stddef.h>
 
-/* A framework's bit in a set of frameworks (config defaults, annotations). */
+/*
+ * A framework's bit in a set of frameworks (config defaults, annotations): the
+ * first five rows' names, kept for the tests; a later row sets its own bit in
+ * its file (test_framework checks that every row has one of its own).
+ */
 #define FW_PYTORCH    0x1u
 #define FW_TENSORFLOW 0x2u
 #define FW_JAX        0x4u
@@ -21,6 +26,7 @@
 
 struct topology;
 struct env_list;
+struct cJSON;
 
 /* What a framework's variables are made from, besides the topology. */
 struct fw_input {
@@ -42,6 +48,39 @@ struct framework {
 	const char *const *from_port;
 	/* Appends the variables of rank t->rank to out. Returns 0 or -1 (out of memory). */
 	int (*add)(const struct topology *t, const struct fw_input *in, struct env_list *out);
+	/* 1: among the configured defaults when the config names none (defaults.frameworks) */
+	int by_default;
+	/*
+	 * What grows with the world: the variable that lists every rank (NULL: none).
+	 * The budgets count it: over a limit, the framework's variables are left out
+	 * (with a warning) when it was only a default, and the pod is denied when its
+	 * annotation asked for it; /validate warns or refuses the same at apply time.
+	 */
+	const char *grows;
+	/*
+	 * With grows: the ranks whose value of grows is the longest in t's world (up
+	 * to max into ranks), so that /validate sizes a world of N ranks without
+	 * building every rank's. Returns how many.
+	 */
+	int (*widest)(const struct topology *t, long *ranks, int max);
+	/*
+	 * A launcher warning of a resolved pod of t (NULL: none): writes
+	 * "distenv: ..." (under 120 characters) into out and returns 1, or returns 0.
+	 */
+	int (*warn)(const struct topology *t, char *out, size_t len);
+	/*
+	 * An extended resource (NULL: none): a pod whose target containers request
+	 * it gets the framework added to the configured defaults (never to a list
+	 * its annotation gives).
+	 */
+	const char *resource;
+	/*
+	 * A world the framework cannot serve without guessing (NULL: it serves
+	 * every world): writes the reason (without "distenv: ") into msg and
+	 * returns 1, or returns 0. anns: the pod's annotations, NULL for a
+	 * template (/validate).
+	 */
+	int (*refuse)(const struct topology *t, const struct cJSON *anns, char *msg, size_t len);
 };
 
 extern const struct framework fw_pytorch, fw_tensorflow, fw_jax, fw_xgboost, fw_paddle;

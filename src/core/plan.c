@@ -55,19 +55,20 @@ const struct env_list *pod_plan_target_env(const struct pod_plan *plan, int i)
 	return &plan->env;
 }
 
-/* Removes the variable name from l (its strings are freed). */
-static void env_remove(struct env_list *l, const char *name)
+/* Removes the variables framework bit fw wrote from l (their strings are freed). */
+static void env_remove_fw(struct env_list *l, unsigned fw)
 {
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->vars[i].name, name) != 0)
+	while (i < l->n) {
+		if (l->vars[i].fw != fw) {
+			i++;
 			continue;
+		}
 		free(l->vars[i].name);
 		free(l->vars[i].value);
 		memmove(&l->vars[i], &l->vars[i + 1], (l->n - i - 1) * sizeof(l->vars[0]));
 		l->n--;
-		return;
 	}
 }
 
@@ -267,6 +268,7 @@ static int env_copy(struct env_list *dst, const struct env_list *src)
 		dst->vars[i].name = strdup(src->vars[i].name);
 		dst->vars[i].value = strdup(src->vars[i].value);
 		dst->vars[i].merge = src->vars[i].merge;
+		dst->vars[i].fw = src->vars[i].fw;
 		dst->n++;
 		if (dst->vars[i].name == NULL || dst->vars[i].value == NULL)
 			return -1;
@@ -393,28 +395,40 @@ static cJSON *wait_container(const struct pod_plan *plan, const struct config *c
 	return c;
 }
 
-/* Leaves name out of every env list of the plan. */
-static void plan_omit(struct pod_plan *plan, const char *name)
+/* Leaves the variables of framework fw out of every env list of the plan. */
+static void plan_omit(struct pod_plan *plan, const struct framework *fw)
 {
+	size_t used = strlen(plan->omitted);
 	int i;
 
-	env_remove(&plan->env, name);
+	env_remove_fw(&plan->env, fw->bit);
 	for (i = 0; plan->own_env != NULL && i < plan->topo.n_targets; i++)
-		env_remove(&plan->own_env[i], name);
-	snprintf(plan->omitted, sizeof(plan->omitted), "%s", name);
+		env_remove_fw(&plan->own_env[i], fw->bit);
+	snprintf(plan->omitted + used, sizeof(plan->omitted) - used, "%s%s", used ? "+" : "",
+	         fw->grows);
+}
+
+/* The framework whose growing variable v is (framework.h, grows), or NULL. */
+static const struct framework *grower_of(const struct env_var *v)
+{
+	const struct framework *fw = framework_of(v->fw);
+
+	return fw != NULL && fw->grows != NULL && strcmp(fw->grows, v->name) == 0 ? fw : NULL;
 }
 
 /*
  * Budgets: every "NAME=value" within ENV_STRING_MAX, the pod with its patch
- * within POD_BYTES_MAX. TF_CONFIG, the one variable that grows with the world,
- * is left out (with a warning) when TensorFlow was only a default, and denies
+ * within POD_BYTES_MAX. A variable that grows with the world (a framework's
+ * grows: TF_CONFIG, a TPU host list) is left out with its framework's other
+ * variables (with a warning) when the framework was only a default, and denies
  * the pod when the pod asked for it.
  */
 static enum plan_status plan_budget(struct pod_plan *plan, size_t pod_bytes, char *err,
                                     size_t errlen)
 {
 	const struct topology *t = &plan->topo;
-	const struct env_var *tf = env_find(&plan->env, "TF_CONFIG");
+	const struct framework *fw, *grown = NULL;
+	char drop[160] = "";
 	size_t i, total = pod_bytes;
 	int k;
 
@@ -422,45 +436,51 @@ static enum plan_status plan_budget(struct pod_plan *plan, size_t pod_bytes, cha
 		const struct env_var *v = &plan->env.vars[i];
 		size_t sz = env_string_size(v);
 
+		fw = grower_of(v);
+		if (fw != NULL && grown == NULL && !(t->frameworks_asked & fw->bit))
+			grown = fw; /* the first a budget may leave out */
+		if (fw != NULL && strlen(drop) + strlen(fw->name) + 4 < sizeof(drop))
+			snprintf(drop + strlen(drop), sizeof(drop) - strlen(drop), "%s%s",
+			         drop[0] ? ", " : "", fw->name);
 		if (sz <= ENV_STRING_MAX)
 			continue;
-		if (v == tf && !(t->frameworks_asked & FW_TENSORFLOW)) {
-			plan_warn(
-			    plan,
-			    "distenv: TF_CONFIG left out: %zu bytes for %ld ranks, over Linux's "
-			    "%d per variable",
-			    sz, t->world_size, ENV_STRING_MAX);
-			plan_omit(plan, "TF_CONFIG");
+		if (fw != NULL && !(t->frameworks_asked & fw->bit)) {
+			plan_warn(plan,
+			          "distenv: %s left out: %zu bytes for %ld ranks, over Linux's "
+			          "%d per variable",
+			          v->name, sz, t->world_size, ENV_STRING_MAX);
+			plan_omit(plan, fw);
 			return plan_budget(plan, pod_bytes, err, errlen);
 		}
 		snprintf(
 		    err, errlen,
 		    "distenv: %s would be %zu bytes for a world size of %ld, above Linux's limit "
-		    "of %d bytes for one environment string (exec would fail with E2BIG): %s",
-		    v->name, sz, t->world_size, ENV_STRING_MAX,
-		    v == tf ? "drop tensorflow from the annotation distenv.dev/frameworks, or use "
-		              "a smaller world"
-		            : "use shorter names or a smaller world");
+		    "of %d bytes for one environment string (exec would fail with E2BIG): %s%s%s",
+		    v->name, sz, t->world_size, ENV_STRING_MAX, fw != NULL ? "drop " : "",
+		    fw != NULL ? fw->name : "",
+		    fw != NULL ? " from the annotation distenv.dev/frameworks, or use a smaller "
+		                 "world"
+		               : "use shorter names or a smaller world");
 		return PLAN_DENY;
 	}
 	for (k = 0; k < t->n_targets; k++)
 		total += env_patch_bytes(pod_plan_target_env(plan, k));
 	if (total <= POD_BYTES_MAX)
 		return PLAN_OK;
-	if (tf != NULL && !(t->frameworks_asked & FW_TENSORFLOW)) {
+	if (grown != NULL) {
 		plan_warn(plan,
-		          "distenv: TF_CONFIG left out: the pod would pass %d bytes with it in %d "
+		          "distenv: %s left out: the pod would pass %d bytes with it in %d "
 		          "containers",
-		          POD_BYTES_MAX, t->n_targets);
-		plan_omit(plan, "TF_CONFIG");
+		          grown->grows, POD_BYTES_MAX, t->n_targets);
+		plan_omit(plan, grown);
 		return plan_budget(plan, pod_bytes, err, errlen);
 	}
 	snprintf(err, errlen,
 	         "distenv: the pod with its injected environment would be about %zu bytes, above "
 	         "the %d bytes distenv keeps pods under so that the API server can store them: "
-	         "%sinject into fewer containers (annotation distenv.dev/containers)",
-	         total, POD_BYTES_MAX,
-	         tf != NULL ? "drop tensorflow from distenv.dev/frameworks, or " : "");
+	         "%s%s%sinject into fewer containers (annotation distenv.dev/containers)",
+	         total, POD_BYTES_MAX, drop[0] ? "drop " : "", drop,
+	         drop[0] ? " from distenv.dev/frameworks, or " : "");
 	return PLAN_DENY;
 }
 

@@ -34,7 +34,7 @@ struct pod_plan {
 	struct env_list env;      /* every variable of the rank, before the user's overrides */
 	struct env_list *own_env; /* per target: non-empty when the container sets MASTER_* */
 	cJSON *patch;             /* JSON Patch array, empty when there is nothing to add */
-	char omitted[32];         /* variables left out ("TF_CONFIG"), "" when none */
+	char omitted[64]; /* growing variables left out ("TF_CONFIG", "A+B"), "" when none */
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* each once, in order */
 	int n_warnings;
 	int n_more; /* distinct warnings past PLAN_MAX_WARNINGS: counted, not kept */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "annotation.h"
+#include "framework.h"
 #include "kind.h"
 #include "util.h"
 #include "dns.h"
@@ -117,6 +118,37 @@ static long whole_quantity(const cJSON *q)
 	    q->valuedouble == (double)(long)q->valuedouble)
 		return (long)q->valuedouble;
 	return -1;
+}
+
+/* 1 when a target container of t in pod_spec requests or limits resource to a count above 0. */
+static int targets_request(const struct topology *t, const cJSON *pod_spec, const char *resource)
+{
+	int i;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]);
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+
+		if (whole_quantity(cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(res, "limits"), resource)) > 0 ||
+		    whole_quantity(cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(res, "requests"), resource)) > 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The frameworks whose resource (framework.h) a target container of t requests. */
+static unsigned resource_frameworks(const struct topology *t, const cJSON *pod_spec)
+{
+	unsigned m = 0;
+	size_t i;
+
+	for (i = 0; i < framework_count; i++)
+		if (framework_table[i]->resource != NULL &&
+		    targets_request(t, pod_spec, framework_table[i]->resource))
+			m |= framework_table[i]->bit;
+	return m;
 }
 
 const char *topology_target_array(const struct topology_target *tg)
@@ -534,6 +566,8 @@ static enum topology_status read_annotations(struct resolve *rs)
 	if (ann_read(rs, ANN_FRAMEWORKS, &v, NULL) > 0 &&
 	    config_parse_frameworks(v, &t->frameworks) == 0)
 		t->frameworks_asked = t->frameworks;
+	else
+		t->frameworks |= resource_frameworks(t, rs->spec);
 	if (ann_read(rs, ANN_ELASTIC, &v, NULL) > 0 &&
 	    annotation_range(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
 		t->elastic_min = t->elastic_max = 0;
@@ -607,6 +641,23 @@ static enum topology_status check_own_name(struct resolve *rs)
 	    "controller renamed it)",
 	    own, from, host, t->rank, workload_kind_name(t->kind), rs->ns, t->workload,
 	    workload_kind_name(t->kind));
+}
+
+/* Step: a framework of the pod that cannot serve its world (framework.h, refuse). */
+static enum topology_status check_frameworks(struct resolve *rs)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < framework_count; i++) {
+		const struct framework *fw = framework_table[i];
+		if (!(rs->t->frameworks & fw->bit) || fw->refuse == NULL ||
+		    !fw->refuse(rs->t, rs->anns, msg, sizeof(msg)))
+			continue;
+		snprintf(rs->err, rs->errlen, "distenv: %s", msg);
+		return TOPOLOGY_DENY;
+	}
+	return TOPOLOGY_OK;
 }
 
 /* Step: the checks every kind shares, once rank and world are known. */
@@ -740,8 +791,9 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	if (rc == TOPOLOGY_OK && (rc = read_annotations(rs)) == TOPOLOGY_OK &&
 	    (rc = step(rs, row->place(rs), DENY_IDENTITY)) == TOPOLOGY_OK &&
 	    (rc = step(rs, check_world(rs), DENY_WORLD)) == TOPOLOGY_OK &&
-	    (rc = step(rs, resolve_service(rs), DENY_SERVICE)) == TOPOLOGY_OK)
-		rc = step(rs, check_own_name(rs), DENY_IDENTITY);
+	    (rc = step(rs, resolve_service(rs), DENY_SERVICE)) == TOPOLOGY_OK &&
+	    (rc = step(rs, check_own_name(rs), DENY_IDENTITY)) == TOPOLOGY_OK)
+		rc = step(rs, check_frameworks(rs), DENY_WORLD);
 	if (rc == TOPOLOGY_NOMEM)
 		goto out;
 	if (rc == TOPOLOGY_DENY && !(t->reason == DENY_WORLD && rs->bad_world) &&
@@ -809,11 +861,10 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 			break;
 		}
 	}
-	if (n > 1 && (t->frameworks & FW_XGBOOST) && k < max)
-		snprintf(out + (size_t)k++ * len, len,
-		         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its %ld "
-		         "processes",
-		         n);
+	for (i = 0; i < (int)framework_count && k < max; i++)
+		if ((t->frameworks & framework_table[i]->bit) && framework_table[i]->warn != NULL &&
+		    framework_table[i]->warn(t, out + (size_t)k * len, len))
+			k++;
 	return k;
 }
 
@@ -858,6 +909,23 @@ int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const st
 	return -1;
 }
 
+unsigned topology_template_frameworks(const cJSON *pod_spec, const cJSON *anns,
+                                      const struct config *cfg)
+{
+	struct topology t;
+	char err[256];
+	const char *fws = json_map_str(anns, ANN_FRAMEWORKS);
+	unsigned m = cfg->default_frameworks;
+
+	if (fws != NULL)
+		return config_parse_frameworks(fws, &m) == 0 ? m : 0;
+	memset(&t, 0, sizeof(t));
+	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK)
+		m |= resource_frameworks(&t, pod_spec);
+	free(t.targets);
+	return m;
+}
+
 int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns,
                                         const struct config *cfg, char *out, size_t len, int max)
 {
@@ -871,6 +939,8 @@ int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns
 	if (fws != NULL && config_parse_frameworks(fws, &t.frameworks) != 0)
 		t.frameworks = 0; /* a bad annotation is denied on its own */
 	if (resolve_targets(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK) {
+		if (fws == NULL)
+			t.frameworks |= resource_frameworks(&t, pod_spec);
 		t.processes = pod_nproc(&t, pod_spec, anns, cfg);
 		k = topology_launcher_warnings(&t, pod_spec, out, len, max);
 	}

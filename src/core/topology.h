@@ -57,7 +57,6 @@ struct topology {
 	char domain[384];  /* ".<service>.<ns>.svc.<clusterDomain>" */
 	int n_rjobs;       /* JobSet: its replicated Jobs in spec order; 0 otherwise */
 	struct topology_rjob rjobs[WORKLOAD_MAX_RJOBS];
-	int tf_roles;                    /* 1: TF_CONFIG lists the replicated Jobs as roles */
 	struct topology_target *targets; /* malloc'd */
 	int n_targets;
 	enum deny_reason reason; /* on TOPOLOGY_DENY: why */
@@ -88,8 +87,9 @@ void topology_free(struct topology *t);
  * the pod runs more than one process (t->processes above 1):
  * - a target container sets LOCAL_RANK itself: Lightning and accelerate then
  *   believe they were launched and start one process, on one device;
- * - it asks for xgboost: DMLC_NUM_WORKER counts one worker a pod, so a tracker
- *   waits for the wrong number if the pod runs several.
+ * - a framework of the pod warns of its own (framework.h, warn: xgboost's
+ *   DMLC_NUM_WORKER counts one worker a pod, so a tracker waits for the wrong
+ *   number if the pod runs several).
  * Writes up to max strings "distenv: ..." of len bytes each into out (an array
  * of max * len bytes) and returns how many.
  */
@@ -110,6 +110,15 @@ int topology_template_launcher_warnings(const cJSON *pod_spec, const cJSON *anns
  */
 int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const struct config *cfg,
                               struct topology *t);
+
+/*
+ * The frameworks a pod template's pods get: its annotation's list, else the
+ * configured defaults and every framework whose resource (framework.h) a
+ * target container requests (the defaults alone when the targets cannot be
+ * read); 0 when the annotation is bad.
+ */
+unsigned topology_template_frameworks(const cJSON *pod_spec, const cJSON *anns,
+                                      const struct config *cfg);
 
 /*
  * The warning of a pod spec whose pods will not resolve the names distenv
@@ -146,11 +155,5 @@ const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
  */
 long topology_rank_at(const struct topology *t, long pos);
 long topology_position(const struct topology *t, long r);
-
-/*
- * 1 when t is a JobSet whose every replicated Job is named after a TensorFlow
- * task type (chief, worker, ps, evaluator), so that TF_CONFIG lists them as roles.
- */
-int topology_tf_roles(const struct topology *t);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "annotation.h"
 #include "env.h"
+#include "framework.h"
 #include "kind.h"
 #include "plan.h"
 #include "topology.h"
@@ -391,19 +392,55 @@ static void check_netpols(const struct view *w, const struct config *cfg,
 	cJSON_Delete(list);
 }
 
-/* Every host a DNS label; the TF_CONFIG of the world within the exec limit. */
+/*
+ * The longest value of fw's growing variable in t's world (TF_CONFIG, a TPU
+ * host list: framework.h, grows), measured at the ranks fw names, and what it
+ * means at apply time: within the exec limit, left out (a default), or a
+ * denial (asked for).
+ */
+static void check_grows(struct topology *t, const struct framework *fw, int asked,
+                        struct validation *v)
+{
+	long ranks[WORKLOAD_MAX_RJOBS + 1];
+	struct env_list env;
+	size_t i, sz = 0;
+	int j, n = fw->widest(t, ranks, WORKLOAD_MAX_RJOBS + 1);
+
+	t->frameworks = fw->bit;
+	for (j = 0; j < n; j++) {
+		t->rank = ranks[j];
+		if (env_build(t, &env) != 0)
+			return;
+		for (i = 0; i < env.n; i++)
+			if (strcmp(env.vars[i].name, fw->grows) == 0 &&
+			    strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2 > sz)
+				sz = strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2;
+		env_list_free(&env);
+	}
+	if (sz <= ENV_STRING_MAX)
+		return;
+	if (asked)
+		view_problem(v,
+		             "%s would be about %zu bytes for %ld ranks, above Linux's limit "
+		             "of %d bytes for one environment string: drop %s from %s",
+		             fw->grows, sz, t->world_size, ENV_STRING_MAX, fw->name,
+		             ANN_FRAMEWORKS);
+	else
+		view_warn(v, "%s (%zu bytes for %ld ranks) passes Linux's %d: it will be left out",
+		          fw->grows, sz, t->world_size, ENV_STRING_MAX);
+}
+
+/* Every host a DNS label; what grows with the world within the exec limit. */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
 	const cJSON *anns = json_get(json_get(w->tmpl[0], "metadata"), "annotations");
 	const char *fws = json_str(anns, ANN_FRAMEWORKS), *el = json_str(anns, ANN_ELASTIC);
 	struct topology *t = &w->t;
-	struct env_list env;
 	unsigned frameworks = cfg->default_frameworks;
-	char host[320];
+	char host[320], msg[512];
 	long lo, hi;
-	size_t i, sz = 0;
+	size_t f;
 	long p;
-	int j;
 
 	if (world < 1 || world > cfg->max_world_size)
 		return;
@@ -441,42 +478,21 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	}
 	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)
 		return;
-	if (!(frameworks & FW_TENSORFLOW))
-		return;
+	for (f = 0; fws == NULL && f < (size_t)w->n_tmpl; f++)
+		frameworks |= topology_template_frameworks(
+		    json_get(w->tmpl[f], "spec"),
+		    json_get(json_get(w->tmpl[f], "metadata"), "annotations"), cfg);
+	for (f = 0; f < framework_count; f++)
+		if ((frameworks & framework_table[f]->bit) && framework_table[f]->refuse != NULL &&
+		    framework_table[f]->refuse(t, NULL, msg, sizeof(msg)))
+			view_problem(v, "%s", msg);
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
 		return;
 	t->port = cfg->default_port;
-	t->frameworks = FW_TENSORFLOW;
-	/*
-	 * The largest TF_CONFIG: the last rank's, or, with TensorFlow roles (each
-	 * pod lists only its own partition: the training roles or the evaluators),
-	 * the largest of each role's last pod's.
-	 */
-	t->tf_roles = topology_tf_roles(t);
-	for (j = 0; j < (t->tf_roles ? t->n_rjobs : 1); j++) {
-		const struct topology_rjob *rj = &t->rjobs[j];
-		t->rank = t->tf_roles ? topology_rank_at(t, rj->first + rj->jobs * rj->pods - 1)
-		                      : world - 1;
-		if (env_build(t, &env) != 0)
-			return;
-		for (i = 0; i < env.n; i++)
-			if (strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2 > sz)
-				sz = strlen(env.vars[i].name) + strlen(env.vars[i].value) + 2;
-		env_list_free(&env);
-	}
-	if (sz <= ENV_STRING_MAX)
-		return;
-	if (fws != NULL)
-		view_problem(
-		    v,
-		    "TF_CONFIG would be about %zu bytes for %ld ranks, above Linux's limit "
-		    "of %d bytes for one environment string: drop tensorflow from %s",
-		    sz, world, ENV_STRING_MAX, ANN_FRAMEWORKS);
-	else
-		view_warn(
-		    v, "TF_CONFIG (%zu bytes for %ld ranks) passes Linux's %d: it will be left out",
-		    sz, world, ENV_STRING_MAX);
+	for (f = 0; f < framework_count; f++)
+		if ((frameworks & framework_table[f]->bit) && framework_table[f]->grows != NULL)
+			check_grows(t, framework_table[f], fws != NULL, v);
 }
 
 /* What a known launcher would misread in a pod template (topology_launcher_warnings). */

@@ -70,4 +70,5 @@ const struct framework fw_pytorch = {
     .from_addr = from_addr,
     .from_port = from_port,
     .add = add_pytorch,
+    .by_default = 1,
 };

@@ -12,6 +12,25 @@
 #include "strbuf.h"
 
 /*
+ * 1 when t is a JobSet whose every replicated Job is named after a TensorFlow
+ * task type (chief, worker, ps, evaluator), so that TF_CONFIG lists them as roles.
+ */
+static int tf_roles(const struct topology *t)
+{
+	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
+	size_t i;
+	int k, named;
+
+	for (k = 0; k < t->n_rjobs; k++) {
+		for (i = 0, named = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+			named |= strcmp(t->rjobs[k].name, roles[i]) == 0;
+		if (!named)
+			return 0;
+	}
+	return t->n_rjobs > 0;
+}
+
+/*
  * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},
  * or, for a JobSet whose replicated Jobs are named after TensorFlow's task
  * types, one list per role and the pod's own role and index in it (its place
@@ -23,7 +42,7 @@
  */
 static int add_tensorflow(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {
-	const struct topology_rjob *own = t->tf_roles ? topology_rjob_of(t, t->rank) : NULL;
+	const struct topology_rjob *own = tf_roles(t) ? topology_rjob_of(t, t->rank) : NULL;
 	struct strbuf buf;
 	int k, n, eval, rc = -1;
 
@@ -62,6 +81,25 @@ out:
 	return rc;
 }
 
+/*
+ * The largest TF_CONFIG: the last rank's, or, with TensorFlow roles (each pod
+ * lists only its own partition: the training roles or the evaluators), each
+ * role's last pod's.
+ */
+static int widest_tensorflow(const struct topology *t, long *ranks, int max)
+{
+	int j, n = 0;
+
+	if (!tf_roles(t)) {
+		ranks[0] = t->world_size - 1;
+		return max > 0;
+	}
+	for (j = 0; j < t->n_rjobs && n < max; j++)
+		ranks[n++] = topology_rank_at(t, t->rjobs[j].first +
+		                                     t->rjobs[j].jobs * t->rjobs[j].pods - 1);
+	return n;
+}
+
 /* TF_CONFIG lists every rank's own host and port: nothing follows MASTER_ADDR. */
 static const char *const none[] = {NULL};
 
@@ -72,4 +110,7 @@ const struct framework fw_tensorflow = {
     .from_addr = none,
     .from_port = none,
     .add = add_tensorflow,
+    .by_default = 1,
+    .grows = "TF_CONFIG",
+    .widest = widest_tensorflow,
 };

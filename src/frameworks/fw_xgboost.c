@@ -9,6 +9,8 @@
  */
 #include "framework.h"
 
+#include <stdio.h>
+
 #include "env.h"
 #include "topology.h"
 
@@ -22,6 +24,17 @@ static int add_xgboost(const struct topology *t, const struct fw_input *in, stru
 	return 0;
 }
 
+/* DMLC_NUM_WORKER counts one worker a pod, not the processes of a pod that runs several. */
+static int warn_xgboost(const struct topology *t, char *out, size_t len)
+{
+	if (t->processes <= 1)
+		return 0;
+	snprintf(out, len,
+	         "distenv: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its %ld processes",
+	         t->processes);
+	return 1;
+}
+
 static const char *const from_addr[] = {"DMLC_TRACKER_URI", NULL};
 static const char *const from_port[] = {"DMLC_TRACKER_PORT", NULL};
 
@@ -32,4 +45,5 @@ const struct framework fw_xgboost = {
     .from_addr = from_addr,
     .from_port = from_port,
     .add = add_xgboost,
+    .warn = warn_xgboost,
 };

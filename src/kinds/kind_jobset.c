@@ -1,8 +1,7 @@
 /*
  * The JobSet (jobset.x-k8s.io): one world across every pod of every replicated
  * Job, ranks in spec.replicatedJobs order with the coordinator's pod first,
- * host <js>-<rjob>-<j>-<i>, TensorFlow roles when the replicated Jobs are named
- * after them. Everything distenv knows of the kind; pure apart from the
+ * host <js>-<rjob>-<j>-<i>. Everything distenv knows of the kind; pure apart from the
  * look-up the resolution passes in.
  */
 #include "kind.h"
@@ -25,27 +24,6 @@
 #define JOBSET_JOB_INDEX    "jobset.sigs.k8s.io/job-index"
 #define JOBSET_GLOBAL_INDEX "jobset.sigs.k8s.io/job-global-index"
 #define JOBSET_COORDINATOR  "jobset.sigs.k8s.io/coordinator"
-
-static int tf_role(const char *name)
-{
-	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
-	size_t i;
-
-	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
-		if (strcmp(name, roles[i]) == 0)
-			return 1;
-	return 0;
-}
-
-int topology_tf_roles(const struct topology *t)
-{
-	int k;
-
-	for (k = 0; k < t->n_rjobs; k++)
-		if (!tf_role(t->rjobs[k].name))
-			return 0;
-	return t->n_rjobs > 0;
-}
 
 /* Finds the replicated Job called name; NULL when the JobSet has none. */
 static struct topology_rjob *rjob_named(struct topology *t, const char *name)
@@ -261,7 +239,6 @@ static enum topology_status place_jobset(struct resolve *rs)
 			                    JOBSET_COORDINATOR, coord, rs->ns, t->workload);
 	}
 	t->rank = topology_rank_at(t, pos);
-	t->tf_roles = topology_tf_roles(t);
 	if (bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
 		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of JobSet %s/%s is too long",
 		                    rs->ns, t->workload);

@@ -1560,6 +1560,112 @@ def get_envs(res, sc, webhook):
 
 
 
+# --------------------------------------------------------------------------
+# Cloud TPU (docs/frameworks.md, "Cloud TPU"): no TPU here, so JAX's own
+# GkeTpuCluster class methods read each pod's injected env instead.
+
+TPU_SCENARIOS = [
+    {"key": "tpu-sts", "kind": "StatefulSet", "workload": "tps", "service": "tps",
+     "world": 4, "elastic": None, "max_restarts": None, "net": "198.18.40"},
+    {"key": "tpu-job", "kind": "Job", "workload": "tpj", "service": "tpj",
+     "world": 4, "elastic": None, "max_restarts": None, "frameworks": "pytorch,tpu",
+     "net": "198.18.41"},
+    {"key": "tpu-lws", "kind": "LeaderWorkerSet", "workload": "tpl", "service": "tpl",
+     "group": 1, "world": 4, "elastic": None, "max_restarts": None, "net": "198.18.42"},
+    # 2 slices x 2 hosts: one replicated Job of 2 Jobs, one slice a Job.
+    {"key": "tpu-multislice", "kind": "JobSet", "workload": "tpm", "service": "tpm",
+     "rjobs": [("slice", 2, 2)], "world": 4, "elastic": None, "max_restarts": None,
+     "net": "198.18.43"},
+]
+
+
+def tpu_pod(sc, r, owner_uid):
+    """A pod of sc whose containers request google.com/tpu, as GKE's TPU pods do;
+    without distenv.dev/frameworks (tpu is added to the defaults for the
+    resource) unless sc names frameworks."""
+    pod, name, user = build_pod(sc, r, owner_uid)
+    anns = pod["metadata"]["annotations"]
+    if "frameworks" not in sc:
+        anns.pop("distenv.dev/frameworks")
+    if sc["kind"] == "LeaderWorkerSet" and r > 0:
+        # LeaderWorkerSet marks a group's workers so when the leader requests TPUs
+        anns["leaderworkerset.sigs.k8s.io/leader-requests-tpus"] = "true"
+    for c in pod["spec"]["containers"]:
+        c["resources"] = {"limits": {"google.com/tpu": "4"},
+                          "requests": {"google.com/tpu": "4"}}
+    return pod, name, user
+
+
+def run_tpu_jax(res, sc, envs, fw_python, logdir, prefix, tag):
+    """Each pod in its own network namespace with exactly its injected env: JAX's
+    GkeTpuCluster gives the ids and coordinator, jax.distributed.initialize forms
+    the job on CPU with them, and a psum checks it."""
+    w, t = sc["world"], TIMEOUTS["jax"]
+    net = PodNet(prefix, tag, [(pod_hostname(sc, r), pod_fqdn(sc, r)) for r in range(w)],
+                 sc["net"])
+    try:
+        net.up()
+        net.wait_links()
+        outs = run_ranks(net, envs, lambda i: [fw_python, "-u", "tpu_jax_worker.py"], t,
+                         logdir, f"{sc['key']}-jax")
+    finally:
+        net.down()
+    check_start(res, sc, "jax-tpu", outs, envs)
+    bad = []
+    for i, o in enumerate(outs):
+        r = result(o, "psum")
+        if o["rc"] != 0 or r is None:
+            bad.append(why(o, i, t))
+        elif not (r["ok"] and r["process_index"] == i and r["process_count"] == w):
+            bad.append(f"rank {i}: {r}")
+    res.check(not bad, f"{sc['key']}/jax-tpu: jax.distributed.initialize with "
+              f"GkeTpuCluster's values forms the job on CPU: process {{rank}} of {w}, "
+              f"psum = {w * (w + 1) // 2}", "\n".join(bad))
+
+
+def run_tpu(res, webhook, fw_python, logdir, prefix):
+    for k, sc in enumerate(TPU_SCENARIOS):
+        w, owner_uid, envs, bad = sc["world"], str(uuid.uuid4()), [], []
+        for r in range(w):
+            pod, name, user = tpu_pod(sc, r, owner_uid)
+            patched, problems = mutate(webhook, admission_review(pod, name, user), pod)
+            if patched is None:
+                bad.append(f"rank {r}: " + "; ".join(problems))
+                continue
+            env, more = injected_env(pod, patched)
+            again, _ = mutate(webhook, admission_review(patched, name, user), patched)
+            if again != patched:
+                more.append("second call on the mutated pod changed it")
+            bad += [f"rank {r}: {p}" for p in problems + more]
+            envs.append(env)
+        res.check(not bad, f"{sc['key']}: /mutate answers every rank of the {w}-rank "
+                  f"{sc['kind']} that requests google.com/tpu", "\n".join(bad))
+        if len(envs) != w:
+            continue
+        p = subprocess.run([fw_python, "-u", os.path.join(WORKERS, "tpu_worker.py")],
+                           input=json.dumps(envs), capture_output=True, text=True,
+                           timeout=120, cwd=WORKERS)
+        with open(os.path.join(logdir, f"{sc['key']}.log"), "w") as f:
+            f.write(p.stdout + p.stderr)
+        outs = [json.loads(line[len(RESULT_PREFIX):]) for line in p.stdout.splitlines()
+                if line.startswith(RESULT_PREFIX)]
+        bad = [] if p.returncode == 0 and len(outs) == w else \
+            [f"tpu_worker.py exit {p.returncode}, {len(outs)} results: {p.stderr[-1500:]}"]
+        for r, o in enumerate(outs):
+            host = o.get("coordinator", "").rsplit(":", 1)[0]
+            if (o.get("error") or o.get("metadata_reads")
+                    or o.get("process_id") != int(envs[r]["RANK"])
+                    or o.get("process_count") != int(envs[r]["WORLD_SIZE"])
+                    or o.get("process_count") != w or o.get("process_id") != r
+                    or host != pod_fqdn(sc, 0)):
+                bad.append(f"rank {r}: JAX says {o}; env {envs[r]}")
+        res.check(not bad, f"{sc['key']}: JAX 0.7.2's GkeTpuCluster on each pod's env: "
+                  f"get_process_id() == RANK, get_process_count() == WORLD_SIZE == {w}, "
+                  f"the coordinator rank 0's host, no metadata read", "\n".join(bad))
+        if not bad:
+            run_tpu_jax(res, sc, envs, fw_python, logdir, prefix, f"t{k}")
+
+
 # Each framework run: its function, then the options it takes after
 # (res, sc, net, envs, logdir).
 RUNNERS = {
@@ -1673,6 +1779,11 @@ def main():
                 finally:
                     net.down()
                 res.times.append((f"{sc['key']}/{run}", time.monotonic() - t0))
+        if webhook and (not only or "tpu" in only):
+            say("tpu: JAX's GkeTpuCluster on the env of TPU pods of every kind")
+            t0 = time.monotonic()
+            run_tpu(res, webhook, opts.fw_python, logdir, opts.ns_prefix)
+            res.times.append(("tpu/jax-cluster", time.monotonic() - t0))
     except Failure as e:
         if not res.items or res.items[-1][0]:
             res.check(False, "setup", str(e))

@@ -666,7 +666,7 @@ static const struct {
      DENY_ANNOTATION,
      "distenv: annotation distenv.dev/port: \"0\" is not a port number between 1 and 65535; "
      "annotation distenv.dev/frameworks: \"pytorch,mxnet\" is not a comma list of pytorch, "
-     "tensorflow, jax, xgboost, paddle"},
+     "tensorflow, jax, xgboost, paddle, tpu"},
     {"a bad world size is not echoed as an unknown world",
      STS_POD("1", "'distenv.dev/world-size':'x'", ""), NULL, DENY_ANNOTATION,
      "distenv: annotation distenv.dev/world-size: \"x\" is not a world size between 1 and "

@@ -288,7 +288,7 @@ static const struct {
      "key 'clusterDomain'", 0},
     {"framework unknown in list", "defaults:\n  frameworks:\n    - pytorch\n    - mxnet\n",
      "line 4: key 'defaults.frameworks': unknown framework \"mxnet\" (known: pytorch, "
-     "tensorflow, jax, xgboost, paddle)",
+     "tensorflow, jax, xgboost, paddle, tpu)",
      1},
     {"framework unknown in string", "defaults: {frameworks: \"pytorch,PyTorch\"}\n",
      "unknown framework \"PyTorch\"", 0},
@@ -299,7 +299,7 @@ static const struct {
     {"frameworks mapping", "defaults: {frameworks: {a: 1}}\n",
      "must be a list or a comma-separated string", 0},
     {"frameworks nested list", "defaults: {frameworks: [[jax]]}\n",
-     "every item must be pytorch, tensorflow, jax, xgboost, paddle, got a list", 0},
+     "every item must be pytorch, tensorflow, jax, xgboost, paddle, tpu, got a list", 0},
     {"gpu too many", "gpuResources: [a, b, c, d, e, f, g, h, i]\n",
      "key 'gpuResources': at most 8 items", 0},
     {"gpu bad prefix", "gpuResources: [Nvidia.com/gpu]\n",

@@ -351,10 +351,73 @@ def main():
     write("validate-lws-master-port-valuefrom",
           validate_review("5f2a3c1e-0304-4d6b-9a1e-000000000304", lws_object("lws", [port_cm]),
                           "leaderworkerset.x-k8s.io", "leaderworkersets"))
+    tpu(job_sa, sts_sa)
     write("lws-leader", review("5f2a3c1e-0105-4d6b-9a1e-000000000105",
                                lws_pod("lws", 1, 0, 4), sts_sa))
     write("lws-worker", review("5f2a3c1e-0106-4d6b-9a1e-000000000106",
                                lws_pod("lws", 1, 3, 4), sts_sa))
+
+
+def tpu_limit(pod, chips="4"):
+    """The pod's first container requests and limits google.com/tpu, as GKE's TPU pods do."""
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"google.com/tpu": chips},
+                                                 "requests": {"google.com/tpu": chips}}
+    return pod
+
+
+def tpu(job_sa, sts_sa):
+    """The tpu framework: one slice a StatefulSet, Indexed Job or LeaderWorkerSet group,
+    one slice a Job of a JobSet (multislice), tpu beside pytorch, host lists over
+    the exec limit, and the worlds JAX's ids cannot express."""
+    write("tpu-sts", review("5f2a3c1e-0301-4d6b-9a1e-000000000301",
+                            tpu_limit(sts_pod("tp", 2)), sts_sa), {"replicas": 4})
+    write("tpu-job", review("5f2a3c1e-0302-4d6b-9a1e-000000000302",
+                            tpu_limit(job_pod("tpj", 3, "7d0f5a3c-2b9e-4c61-9f7a-1e2d3c4b5a63")),
+                            job_sa),
+          {"completions": 4, "parallelism": 4, "indexed": True})
+    slices = [("slice", 2, 2)]
+    sobj = jobset_object("ms", slices)
+    for rj in sobj["spec"]["replicatedJobs"]:
+        tpu_limit(rj["template"]["spec"]["template"])
+    write("tpu-jobset-multislice", review("5f2a3c1e-0303-4d6b-9a1e-000000000303",
+                                          tpu_limit(jobset_pod("ms", slices, "slice", 1, 1)),
+                                          job_sa),
+          {"kind": "JobSet", "object": sobj})
+    worker = tpu_limit(lws_pod("tl", 0, 2, 4))
+    worker["metadata"]["annotations"]["leaderworkerset.sigs.k8s.io/leader-requests-tpus"] = "true"
+    write("tpu-lws-worker", review("5f2a3c1e-0304-4d6b-9a1e-000000000304", worker, sts_sa))
+    write("tpu-pytorch", review("5f2a3c1e-0305-4d6b-9a1e-000000000305",
+                                tpu_limit(sts_pod("tp", 1, {"distenv.dev/frameworks": "pytorch,tpu"})),
+                                sts_sa), {"replicas": 4})
+    # 5,000 hosts of about 40 bytes: TPU_WORKER_HOSTNAMES (and TF_CONFIG) pass
+    # Linux's 131,072 bytes for one variable.
+    write("tpu-over-budget-default", review("5f2a3c1e-0306-4d6b-9a1e-000000000306",
+                                            tpu_limit(sts_pod("tp", 7)), sts_sa),
+          {"replicas": 5000})
+    write("denied-tpu-over-budget", review("5f2a3c1e-0307-4d6b-9a1e-000000000307",
+                                           tpu_limit(sts_pod("tp", 7, {"distenv.dev/frameworks": "pytorch,tpu"})),
+                                           sts_sa), {"replicas": 5000})
+    uneven = [("a", 1, 2), ("b", 1, 3)]
+    write("denied-tpu-jobset-uneven", review("5f2a3c1e-0308-4d6b-9a1e-000000000308",
+                                             tpu_limit(jobset_pod("uj", uneven, "b", 0, 1)),
+                                             job_sa),
+          {"kind": "JobSet", "object": jobset_object("uj", uneven)})
+    write("denied-tpu-lws-cpu-leader", review("5f2a3c1e-0309-4d6b-9a1e-000000000309",
+                                              tpu_limit(lws_pod("tl", 0, 2, 4)), sts_sa))
+    # /validate at apply time: the same JobSets, their templates requesting TPUs.
+    for k, (name, shape) in enumerate([("validate-tpu-jobset-multislice", [("slice", 2, 2)]),
+                                       ("validate-tpu-jobset-uneven", uneven)]):
+        obj = jobset_object("vj", shape)
+        for rj in obj["spec"]["replicatedJobs"]:
+            tpu_limit(rj["template"]["spec"]["template"])
+        rev = review("5f2a3c1e-031%d-4d6b-9a1e-00000000031%d" % (k, k), obj, "alice")
+        gvk = {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}
+        rev["request"].update({
+            "kind": gvk, "requestKind": gvk, "name": "vj",
+            "resource": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                         "resource": "jobsets"}})
+        rev["request"]["requestResource"] = rev["request"]["resource"]
+        write(name, rev)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  */
 #include "env.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@ int env_list_add(struct env_list *l, const char *name, const char *value)
 {
 	struct env_var *v;
 
+	/* the list's invariant: n entries, each with its name and value, in cap slots */
+	assert(l->n <= l->cap && (l->cap == 0) == (l->vars == NULL));
+	assert(l->n == 0 || (l->vars[l->n - 1].name != NULL && l->vars[l->n - 1].value != NULL));
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		v = realloc(l->vars, cap * sizeof(*v));

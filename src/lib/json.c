@@ -143,6 +143,7 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 			}
 		}
 		r = strlen(rep);
+		sb->buf[o] = '\0'; /* the buffer's invariant, which strbuf_reserve checks */
 		sb->len = o;
 		if (strbuf_reserve(sb, r + (n - i) + 1) != 0)
 			return;

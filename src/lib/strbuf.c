@@ -5,10 +5,27 @@
  */
 #include "strbuf.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * What every call may assume of sb and must leave true (as curl's dynbuf
+ * asserts its own): no storage and nothing in it, or len below cap with the
+ * text NUL-terminated; never past the limit; the caller's storage only ever
+ * as the first buffer. A failed append keeps them.
+ */
+static void strbuf_check(const struct strbuf *sb)
+{
+	assert(sb->buf != NULL || (sb->len == 0 && sb->cap == 0));
+	assert(sb->buf == NULL || (sb->len < sb->cap && sb->buf[sb->len] == '\0'));
+	assert(sb->max == 0 || sb->len <= sb->max);
+	assert(sb->stack == NULL || sb->buf == sb->stack || sb->buf == NULL || sb->cap > 0);
+	assert(!sb->too_big || sb->oom);
+	(void)sb;
+}
 
 void strbuf_init(struct strbuf *sb)
 {
@@ -49,6 +66,7 @@ int strbuf_reserve(struct strbuf *sb, size_t extra)
 	size_t cap;
 	char *p;
 
+	strbuf_check(sb);
 	if (sb->oom)
 		return -1;
 	cap = strbuf_cap_for(sb, extra);
@@ -64,6 +82,8 @@ int strbuf_reserve(struct strbuf *sb, size_t extra)
 			memcpy(p, sb->buf, sb->len + 1);
 	} else {
 		p = realloc(sb->buf, cap);
+		if (p != NULL && sb->buf == NULL)
+			p[0] = '\0'; /* a first reservation is empty text, not what malloc left */
 	}
 	if (p == NULL) {
 		sb->oom = 1;
@@ -81,6 +101,7 @@ void strbuf_append(struct strbuf *sb, const char *s, size_t n)
 	memcpy(sb->buf + sb->len, s, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
+	strbuf_check(sb);
 }
 
 void strbuf_puts(struct strbuf *sb, const char *s)
@@ -106,6 +127,7 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	sb->len += (size_t)n;
+	strbuf_check(sb);
 }
 
 void strbuf_reset(struct strbuf *sb)
@@ -120,6 +142,7 @@ char *strbuf_take(struct strbuf *sb)
 {
 	char *p = NULL;
 
+	strbuf_check(sb);
 	if (!sb->oom) {
 		if (sb->buf == NULL)
 			p = calloc(1, 1);

@@ -68,6 +68,7 @@ static void test_strbuf(void)
 	CHECK(sb.oom && sb.too_big && sb.len == 3, "putc past the limit");
 	strbuf_puts(&sb, "");
 	sb.len = 1; /* room again, but after a failed append later ones do nothing */
+	sb.buf[1] = '\0';
 	strbuf_putc(&sb, 'x');
 	CHECK(sb.len == 1, "putc after a failed append");
 	strbuf_free(&sb);

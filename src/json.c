@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 const cJSON *json_get(const cJSON *obj, const char *key)
@@ -91,6 +92,23 @@ void json_put_string(struct strbuf *sb, const char *s, size_t max)
 #define PLAIN64(b) PLAIN16(b), PLAIN16((b) + 16), PLAIN16((b) + 32), PLAIN16((b) + 48)
 static const unsigned char plain_byte[256] = {PLAIN64(0), PLAIN64(64), PLAIN64(128), PLAIN64(192)};
 
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether the eight bytes at p are all printable ASCII other than '"' and backslash. */
+static int plain8(const unsigned char *p)
+{
+	uint64_t x, q, b;
+
+	memcpy(&x, p, 8);
+	q = x ^ (ONES * '"');
+	b = x ^ (ONES * '\\');
+	/* each term is nonzero exactly when some byte is below 0x20, '"', backslash, or >= 0x7f */
+	return ((((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | x |
+	         (x + ONES)) &
+	        HIGHS) == 0;
+}
+
 void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
 {
 	const unsigned char accept = keep_invalid ? 3 : 1;
@@ -116,6 +134,8 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 		size_t run = i;
 
 		/* Plain ASCII, or any byte when kept: the run is found, then copied at once. */
+		while (n - run >= 8 && plain8(u + run))
+			run += 8;
 		while (run < n && (plain_byte[u[run]] & accept))
 			run++;
 		memcpy(d + o, s + i, run - i);

@@ -4,8 +4,11 @@
  * the same tree node for node (type, key, string bytes, valueint, valuedouble,
  * order, the tail pointer head->prev). Whatever cJSON accepts, printed back as
  * standard JSON by cJSON, json_parse accepts with the same tree: json_parse may
- * refuse only what is not RFC 8259 JSON (cJSON is laxer).
+ * refuse only what is not RFC 8259 JSON (cJSON is laxer). And json_print, the
+ * printer of distenv's answers, prints whatever cJSON accepts so that it
+ * reads back as the same tree.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,30 @@ static int same(const cJSON *a, const cJSON *b)
 	return x == NULL && y == NULL;
 }
 
+/*
+ * p, json_print's text of r read back, holds r: numbers equal as numbers (a
+ * number that is not finite prints as null, as cJSON prints it), strings and
+ * keys byte for byte. cJSON's own print is no reference for numbers: it may
+ * print 15 digits where they do not read back exactly.
+ */
+static int printed_as(const cJSON *p, const cJSON *r)
+{
+	const cJSON *x, *y;
+
+	if (!same_str(p->string, r->string))
+		return 0;
+	if (cJSON_IsNumber(r) && !isfinite(r->valuedouble))
+		return cJSON_IsNull(p);
+	if (p->type != r->type || (cJSON_IsNumber(r) && p->valuedouble != r->valuedouble))
+		return 0;
+	if (cJSON_IsString(r) && !same_str(p->valuestring, r->valuestring))
+		return 0;
+	for (x = p->child, y = r->child; x != NULL && y != NULL; x = x->next, y = y->next)
+		if (!printed_as(x, y))
+			return 0;
+	return x == NULL && y == NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cJSON *mine = json_parse((const char *)data, size);
@@ -51,6 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (txt != NULL && (again == NULL || ref2 == NULL || !same(again, ref2)))
 			abort();
+		/* json_print (the answer's printer) reads back as the tree it printed */
+		if (txt != NULL) {
+			struct strbuf sb;
+			cJSON *printed;
+
+			strbuf_init(&sb);
+			json_print(&sb, ref);
+			printed = sb.oom || sb.buf == NULL ? NULL : cJSON_Parse(sb.buf);
+			if (!sb.oom && (printed == NULL || !printed_as(printed, ref)))
+				abort();
+			cJSON_Delete(printed);
+			strbuf_free(&sb);
+		}
 		cJSON_Delete(again);
 		cJSON_Delete(ref2);
 		cJSON_free(txt);

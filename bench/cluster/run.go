@@ -46,6 +46,7 @@ type result struct {
 	Lookups           map[string]float64
 	LookupMeanms      float64 // distenv_lookup_duration_seconds: the GETs' mean and largest bucket
 	LookupMaxBucket   string
+	DistenvConns      float64 // distenv_connections_total over the run: every connection, each a handshake
 	GetsJobs          float64
 	GetsJobSets       float64
 	ListWatchJobs     float64 // LIST + WATCH on jobs and jobsets in the window
@@ -166,6 +167,7 @@ func (b *bench) run(ctx context.Context, round int, workload, variant string) (*
 			is := func(l map[string]string) bool { return l["outcome"] == o }
 			r.Lookups[o] = sum(whAfter, "distenv_lookups_total", is) - sum(whBefore, "distenv_lookups_total", is)
 		}
+		r.DistenvConns = sum(whAfter, "distenv_connections_total", all) - sum(whBefore, "distenv_connections_total", all)
 	}
 	b.check(ctx, r, ns, workload, variant)
 	r.CheckOK = len(r.problems) == 0
@@ -456,6 +458,10 @@ func (r *result) text() string {
 		fmt.Fprintf(&b, "  buckets (le s:count) %s\n", r.DistenvBuckets)
 		fmt.Fprintf(&b, "  look-ups: ok %.0f, cached %.0f, error %.0f; GETs: mean %.1f ms, slowest bucket (le s:count) %s\n",
 			r.Lookups["ok"], r.Lookups["cached"], r.Lookups["error"], r.LookupMeanms, r.LookupMaxBucket)
+		if r.DistenvConns > 0 {
+			fmt.Fprintf(&b, "  connections distenv accepted (distenv_connections_total, its own /metrics read included): %.0f; CPU per connection %.2f ms\n",
+				r.DistenvConns, 1000*r.WebhookCPUSeconds/r.DistenvConns)
+		}
 	}
 	fmt.Fprintf(&b, "GETs the API server served: jobs %.0f, jobsets %.0f (LIST+WATCH on them %.0f)\n", r.GetsJobs, r.GetsJobSets, r.ListWatchJobs)
 	if r.Variant != "none" {

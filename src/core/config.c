@@ -104,10 +104,10 @@ void config_defaults(struct config *cfg)
 	cfg->idle_timeout_s = 120;
 	cfg->max_connections = 1024;
 	cfg->drain_timeout_s = 25;
-	cfg->max_queued = 128;
+	cfg->max_queued = 1024;
 	cfg->header_timeout_s = 10;
 	cfg->request_timeout_s = 30;
-	cfg->max_conns_per_ip = 256;
+	cfg->max_conns_per_ip = 768;
 	cfg->cert_check_interval_s = 5;
 	snprintf(cfg->cluster_domain, sizeof(cfg->cluster_domain), "cluster.local");
 	/* the image the chart and scripts/image-build.sh name by default */

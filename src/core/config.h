@@ -24,10 +24,10 @@ struct config {
 	long max_connections;           /* default 1024 */
 	long drain_timeout_s;           /* SIGTERM drain deadline, default 25 */
 	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
-	long max_queued;                /* admissions waiting for a look-up worker, default 128 */
+	long max_queued;                /* admissions waiting for a look-up worker, default 1024 */
 	long header_timeout_s;          /* TLS handshake + request head, default 10 */
 	long request_timeout_s;         /* a request's body, from its head, default 30 */
-	long max_conns_per_ip;          /* connections from one client address, default 256 */
+	long max_conns_per_ip;          /* connections from one client address, default 768 */
 	char probe_listen[256]; /* plain-HTTP /healthz, /readyz listener; "" (default): none */
 
 	/* topology */

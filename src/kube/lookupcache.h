@@ -1,8 +1,9 @@
 /*
  * A cache of workload look-up answers in front of any struct workload_lookup:
- * answers are kept for a TTL under kind/namespace/name/owner uid, at most a
- * fixed number of them (the oldest goes first), and concurrent misses of one
- * key wait for a single call of the inner look-up. Failures are never kept.
+ * answers are kept for a TTL (and fetched again before it ends while used)
+ * under kind/namespace/name/owner uid, at most a fixed number of them (the
+ * oldest goes first), and concurrent misses of one key wait for a single call
+ * of the inner look-up. Failures are never kept.
  * The cache owns its entries; lookup_cache_free releases them.
  */
 #ifndef DISTENV_LOOKUPCACHE_H
@@ -38,7 +39,12 @@ void lookup_cache_free(struct lookup_cache *c);
  * time: other misses of the key wait up to wait_ms for it, then look again)
  * and keeps a successful answer whose uid matches ref->uid (or any answer when
  * ref->uid is unset). fresh = 1 skips the cache and replaces the entry when
- * the inner call succeeds. Thread-safe. Returns what the inner look-up returns.
+ * the inner call succeeds. Refresh ahead: from ttl_ms - min(ttl_ms / 2,
+ * wait_ms) after it was kept, the first look-up of a key calls the inner
+ * look-up again while the others get the entry (live until ttl_ms, never
+ * longer); when that call fails, it gets the entry too if still live. An answer
+ * for another uid drops the entry of ref->uid. Thread-safe. Returns what the
+ * inner look-up returns.
  */
 int lookup_cache_get(void *cache, const struct workload_ref *ref, int fresh,
                      struct workload_spec *out, char *err, size_t errlen);

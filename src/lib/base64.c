@@ -1,25 +1,82 @@
 /*
- * Standard base64 with OpenSSL both ways: EVP_EncodeBlock into the caller's
- * strbuf (a hand-written encoder measured no cheaper: docs/benchmarks.md) and
- * the EVP decoder. Nothing here keeps memory; a decode's result belongs to
- * its caller.
+ * Standard base64: the encoder is ours (a table of every 12-bit group's two
+ * characters, six bytes a step: about a third of EVP_EncodeBlock's
+ * instructions, docs/benchmarks.md; the unit tests hold it equal to
+ * EVP_EncodeBlock), the decoder is OpenSSL's EVP decoder. Nothing here keeps
+ * memory; a decode's result belongs to its caller.
  */
 #include "base64.h"
 
+#include <endian.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static uint16_t pairs[4096]; /* the two characters of each 12-bit group, in memory order */
+static pthread_once_t pairs_once = PTHREAD_ONCE_INIT;
+
+static void pairs_init(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 4096; i++) {
+		char two[2] = {alphabet[i >> 6], alphabet[i & 63]};
+		memcpy(&pairs[i], two, 2);
+	}
+}
+
 void base64_append(struct strbuf *sb, const void *data, size_t len)
 {
+	const unsigned char *in = data;
+	size_t i = 0;
+	char *o;
+
 	if (len > (size_t)INT_MAX / 4 * 3 || strbuf_reserve(sb, (len + 2) / 3 * 4) != 0) {
 		sb->oom = 1;
 		return;
 	}
-	/* EVP_EncodeBlock writes the NUL too: strbuf_reserve left room for it */
-	sb->len += (size_t)EVP_EncodeBlock((unsigned char *)sb->buf + sb->len, data, (int)len);
+	pthread_once(&pairs_once, pairs_init);
+	o = sb->buf + sb->len;
+	/* Six bytes a step from an eight-byte load: four 12-bit groups. */
+	for (; len - i >= 8; i += 6) {
+		uint64_t w;
+		uint16_t g[4];
+
+		memcpy(&w, in + i, 8);
+		w = be64toh(w); /* the first byte on top; the last two are the next step's */
+		g[0] = pairs[w >> 52];
+		g[1] = pairs[(w >> 40) & 0xfff];
+		g[2] = pairs[(w >> 28) & 0xfff];
+		g[3] = pairs[(w >> 16) & 0xfff];
+		memcpy(o, g, 8);
+		o += 8;
+	}
+	for (; len - i >= 3; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		memcpy(o, &pairs[v >> 12], 2);
+		memcpy(o + 2, &pairs[v & 0xfff], 2);
+		o += 4;
+	}
+	if (len - i == 1) {
+		o[0] = alphabet[in[i] >> 2];
+		o[1] = alphabet[(in[i] & 3) << 4];
+		o[2] = '=';
+		o[3] = '=';
+		o += 4;
+	} else if (len - i == 2) {
+		o[0] = alphabet[in[i] >> 2];
+		o[1] = alphabet[(in[i] & 3) << 4 | in[i + 1] >> 4];
+		o[2] = alphabet[(in[i + 1] & 15) << 2];
+		o[3] = '=';
+		o += 4;
+	}
+	*o = '\0'; /* strbuf_reserve left room for it */
+	sb->len = (size_t)(o - sb->buf);
 }
 
 unsigned char *base64_decode(const char *s, size_t len, size_t *outlen)

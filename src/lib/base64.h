@@ -1,7 +1,7 @@
 /*
- * Standard base64 (RFC 4648), OpenSSL's both ways: the answer's patch is
- * encoded into a strbuf, kubeconfig *-data fields are decoded. Decoded bytes
- * are malloc'd and owned by the caller.
+ * Standard base64 (RFC 4648): the answer's patch is encoded into a strbuf
+ * (our encoder), kubeconfig *-data fields are decoded (OpenSSL's decoder).
+ * Decoded bytes are malloc'd and owned by the caller.
  */
 #ifndef DISTENV_BASE64_H
 #define DISTENV_BASE64_H

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 const cJSON *json_get(const cJSON *obj, const char *key)
@@ -79,8 +80,38 @@ void json_put_string(struct strbuf *sb, const char *s, size_t max)
 	json_put_string_bytes(sb, s, max, 0);
 }
 
+/*
+ * What each byte is to the escaper: 1 printable ASCII stored as it is, 2 a
+ * byte from 0x80 up (stored as it is when kept, else checked as UTF-8), 0
+ * what needs an escape (control bytes, '"', backslash, DEL).
+ */
+#define PLAIN_ROW(b)                                                                               \
+	((b) >= 0x80 ? 2 : (b) >= 0x20 && (b) < 0x7f && (b) != '"' && (b) != '\\' ? 1 : 0)
+#define PLAIN4(b)  PLAIN_ROW(b), PLAIN_ROW((b) + 1), PLAIN_ROW((b) + 2), PLAIN_ROW((b) + 3)
+#define PLAIN16(b) PLAIN4(b), PLAIN4((b) + 4), PLAIN4((b) + 8), PLAIN4((b) + 12)
+#define PLAIN64(b) PLAIN16(b), PLAIN16((b) + 16), PLAIN16((b) + 32), PLAIN16((b) + 48)
+static const unsigned char plain_byte[256] = {PLAIN64(0), PLAIN64(64), PLAIN64(128), PLAIN64(192)};
+
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether the eight bytes at p are all printable ASCII other than '"' and backslash. */
+static int plain8(const unsigned char *p)
+{
+	uint64_t x, q, b;
+
+	memcpy(&x, p, 8);
+	q = x ^ (ONES * '"');
+	b = x ^ (ONES * '\\');
+	/* each term is nonzero exactly when some byte is below 0x20, '"', backslash, or >= 0x7f */
+	return ((((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | x |
+	         (x + ONES)) &
+	        HIGHS) == 0;
+}
+
 void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
 {
+	const unsigned char accept = keep_invalid ? 3 : 1;
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strnlen(s, max), i = 0, o, seq;
 	char esc[8];
@@ -100,12 +131,19 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 		size_t r;
 		char *d = sb->buf; /* a local: a char store could alias sb->buf */
 
-		/* Plain ASCII, or any byte when kept: the run is copied in place. */
-		while (i < n && (c = u[i], (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ||
-		                               (c >= 0x80 && keep_invalid)))
-			d[o++] = s[i++];
+		size_t run = i;
+
+		/* Plain ASCII, or any byte when kept: the run is found, then copied at once. */
+		while (n - run >= 8 && plain8(u + run))
+			run += 8;
+		while (run < n && (plain_byte[u[run]] & accept))
+			run++;
+		memcpy(d + o, s + i, run - i);
+		o += run - i;
+		i = run;
 		if (i == n)
 			break;
+		c = u[i];
 		if (c >= 0x80 && (seq = utf8_seq(u + i, n - i)) != 0) {
 			memcpy(sb->buf + o, s + i, seq);
 			o += seq;
@@ -145,7 +183,8 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 		r = strlen(rep);
 		sb->buf[o] = '\0'; /* the buffer's invariant, which strbuf_reserve checks */
 		sb->len = o;
-		if (strbuf_reserve(sb, r + (n - i) + 1) != 0)
+		/* room for rep, the rest as it is and the closing quote (and the NUL) */
+		if (sb->cap - o < r + (n - i) + 2 && strbuf_reserve(sb, r + (n - i) + 1) != 0)
 			return;
 		memcpy(sb->buf + o, rep, r);
 		o += r;

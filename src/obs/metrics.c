@@ -61,6 +61,7 @@ static atomic_ullong m_lookup_counts[N_LOOKUP_LE + 1];
 static struct histogram m_lookup_latency = {lookup_le, N_LOOKUP_LE, m_lookup_counts, 0};
 static atomic_ullong m_http[METRICS_PATH_COUNT][N_CODES + 2];
 static atomic_llong m_inflight, m_connections;
+static atomic_ullong m_connections_total; /* every connection opened on the webhook port */
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
@@ -127,6 +128,9 @@ void metrics_http_request(enum metrics_path path, int status)
 void metrics_connections(int delta)
 {
 	atomic_fetch_add_explicit(&m_connections, delta, memory_order_relaxed);
+	if (delta > 0)
+		atomic_fetch_add_explicit(&m_connections_total, (unsigned long long)delta,
+		                          memory_order_relaxed);
 }
 
 void metrics_buffered_bytes(long long delta)
@@ -401,6 +405,10 @@ static void load_render(FILE *f)
 	gauge(f, "distenv_open_connections",
 	      "Open connections on the webhook port, idle keep-alive ones included.",
 	      &m_connections);
+
+	header(f, "distenv_connections_total", "counter",
+	       "Connections opened on the webhook port (each one TLS handshake).");
+	fprintf(f, "distenv_connections_total %llu\n", rd(&m_connections_total));
 
 	gauge(f, "distenv_buffered_body_bytes",
 	      "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).",

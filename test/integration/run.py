@@ -1726,6 +1726,7 @@ class FakeAPI:
         api = self
         self.expect = None  # (path, object) served for the fixture being run
         self.extra = {}  # more paths served for it: path -> object
+        self.hold = None  # a threading.Event: GETs of expect's path wait for it (at most 60 s)
         self.seen = []
         self.unexpected = []
 
@@ -1748,6 +1749,10 @@ class FakeAPI:
                         api.unexpected.append(self.path)
                     return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound",
                                             "message": "not found"})
+                hold = api.hold
+                if hold is not None:
+                    hold.wait(60)
+                    exp = api.expect
                 return self.reply(200, exp[1])
 
             def reply(self, code, obj):
@@ -2015,6 +2020,78 @@ class LookupSuite:
         finally:
             srv.kill()
 
+    def case_refresh_ahead(self):
+        """In a burst the Job's cached answer is read again before its TTL ends: while that
+        GET is held, the other pods are answered from the live entry, without waiting."""
+        s = self.s
+        ttl_ms = 6000  # refreshed from 3 s (min(timeoutMs, TTL / 2) before the end)
+        srv = Server(s.args.binary, s.work, os.path.join(s.certs1, "tls.crt"),
+                     os.path.join(s.certs1, "tls.key"), s.args.valgrind,
+                     extra=["--kubeconfig", os.path.join(s.work, "kubeconfig")],
+                     config="lookups:\n  cacheTTLMs: %d\n  timeoutMs: %d\n"
+                            % (ttl_ms, int(3000 * SLOW)))
+        hold = threading.Event()
+        path = "/apis/batch/v1/namespaces/default/jobs/burst"
+        job = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": "burst", "uid": "uid-burst"},
+               "spec": {"completions": 8, "parallelism": 8, "completionMode": "Indexed",
+                        "template": {}}}
+
+        def admit(index, out=None):
+            pod = job_pod("burst", index, subdomain="burst")
+            pod["metadata"]["ownerReferences"][0]["uid"] = "uid-burst"
+            c = Conn(srv.port, self.ctx, timeout=60)
+            st, _, body = c.call("POST", "/mutate", body=json.dumps(review(pod, "burst-%d" % index)))
+            c.close()
+            resp = json.loads(body)["response"] if st == 200 else {}
+            env = {}
+            if resp.get("allowed") and resp.get("patch"):
+                patched = jsonpatch.JsonPatch(json.loads(base64.b64decode(resp["patch"]))).apply(pod)
+                env = {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
+            if out is not None:
+                out.append((st, env))
+            return st, env
+
+        def gets():
+            return len([p for p in self.api.seen if p.split("?")[0] == path])
+
+        try:
+            srv.wait_ready(self.ctx)
+            self.api.expect = (path, job)
+            st, env = admit(0)
+            kept = time.monotonic()
+            check(st == 200 and env.get("WORLD_SIZE") == "8" and gets() == 1,
+                  "first pod: HTTP %d %r, %d GETs" % (st, env, gets()))
+            time.sleep(ttl_ms / 2000.0 + 0.2)  # past the refresh time, 2.8 s before the TTL
+            self.api.hold = hold
+            got = []
+            refresher = threading.Thread(target=admit, args=(1, got), daemon=True)
+            refresher.start()
+            for _ in range(600):
+                if gets() == 2:
+                    break
+                time.sleep(0.01)
+            check(gets() == 2, "the refresh GET did not come (%d GETs)" % gets())
+            answered = [admit(i) for i in range(2, 6)]
+            live = time.monotonic() - kept < ttl_ms / 1000.0
+            check(not hold.is_set() and not got, "the refresh was released early")
+            check(all(a[0] == 200 and a[1].get("WORLD_SIZE") == "8" for a in answered),
+                  "pods 2-5 while the refresh is held: %r" % answered)
+            check(gets() == 2, "pods 2-5 made %d more GETs (answered within the TTL: %s)"
+                  % (gets() - 2, live))
+            hold.set()
+            refresher.join(60)
+            check(got and got[0][0] == 200 and got[0][1].get("RANK") == "1",
+                  "the refreshing pod: %r" % got)
+            st, env = admit(6)
+            check(st == 200 and env.get("RANK") == "6" and gets() == 2,
+                  "after the refresh: HTTP %d %r, %d GETs" % (st, env, gets()))
+        finally:
+            self.api.hold = None
+            hold.set()
+            self.api.expect = None
+            srv.kill()
+
     def case_lookup_failure(self):
         self.api.expect = None  # every GET answers 404
         uid = "lookup-fail"
@@ -2193,6 +2270,8 @@ def main():
                          "TTL: new pods get the new world", lk.case_recreated_job)
                 run_case("look-ups: kubectl scale of a StatefulSet (its scale subresource) is "
                          "warned when it changes the world", lk.case_scale)
+                run_case("look-ups: read again before the TTL ends, the other pods answered "
+                         "from the live entry meanwhile", lk.case_refresh_ahead)
                 run_case("look-ups: a failed look-up denies with the reason",
                          lk.case_lookup_failure)
                 run_case("look-ups: a failed NetworkPolicy list gives no warning",

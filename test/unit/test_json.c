@@ -100,6 +100,17 @@ static void test_json_string(void)
 	    {"\xc0\xaf", JSON_ALL, "\"\\ufffd\\ufffd\"", "overlong form"},
 	    {"\xf4\x90\x80\x80", JSON_ALL, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "past U+10FFFF"},
 	    {"abcdef", 3, "\"abc\"", "cut at max"},
+	    {"abcdefghijklmnopqrstuvwxyz0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ", JSON_ALL,
+	     "\"abcdefghijklmnopqrstuvwxyz0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ\"",
+	     "long plain run, eight bytes a step"},
+	    {"abcdefg\"ijklmno\\qrstuvw\x7fyz01234\n6789abc\xc3\xa9"
+	     "fghijk~ 0123456\x1f"
+	     "",
+	     JSON_ALL,
+	     "\"abcdefg\\\"ijklmno\\\\qrstuvw\\u007fyz01234\\n6789abc\xc3\xa9"
+	     "fghijk~ "
+	     "0123456\\u001f\"",
+	     "each escape at the end of an eight-byte word, ~ and space plain"},
 	    {"a\xc3\xa9", 2, "\"a\\ufffd\"", "a sequence cut by max"},
 	};
 	/* keep_invalid: the same escapes, bytes that are not UTF-8 echoed as they are */

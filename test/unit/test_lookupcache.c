@@ -1,8 +1,9 @@
 /*
  * Unit tests for the look-up cache with an in-process fake look-up: hits and
  * misses, the owner uid in the key, fresh reads, TTL on a fake clock, the
- * entry cap, failures never kept, and concurrent misses of one key coalesced
- * into one inner call.
+ * entry cap, failures never kept, concurrent misses of one key coalesced
+ * into one inner call, and the refresh ahead of the TTL (one call while the
+ * others get the live entry, never an entry past its TTL).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,8 +23,14 @@ struct fake {
 	long replicas;
 	char uid[64];
 	int fail;
-	long delay_ms; /* how long each call takes (to make misses overlap) */
+	long delay_ms;   /* how long each call takes (to make misses overlap) */
+	long advance_ms; /* the fake clock moves this far during each call */
+	int hold;        /* the first call waits (on released) until hold is cleared */
+	int holding;     /* a call is waiting: the others do not */
+	pthread_cond_t released;
 };
+
+static long long fake_now;
 
 static int fake_get(void *ctx, const struct workload_ref *ref, int fresh, struct workload_spec *out,
                     char *err, size_t errlen)
@@ -41,6 +48,14 @@ static int fake_get(void *ctx, const struct workload_ref *ref, int fresh, struct
 	out->replicas = f->replicas;
 	snprintf(out->uid, sizeof(out->uid), "%s", f->uid);
 	ts.tv_nsec = f->delay_ms * 1000000L;
+	if (f->advance_ms)
+		fake_now += f->advance_ms;
+	if (f->hold && !f->holding) {
+		f->holding = 1;
+		while (f->hold)
+			pthread_cond_wait(&f->released, &f->mu);
+		f->holding = 0;
+	}
 	pthread_mutex_unlock(&f->mu);
 	if (ts.tv_nsec)
 		nanosleep(&ts, NULL);
@@ -51,7 +66,6 @@ static int fake_get(void *ctx, const struct workload_ref *ref, int fresh, struct
 	return 0;
 }
 
-static long long fake_now;
 static long long fake_clock(void)
 {
 	return fake_now;
@@ -75,6 +89,7 @@ static struct lookup_cache *make(struct fake *f, long ttl, long cap)
 
 	memset(f, 0, sizeof(*f));
 	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->released, NULL);
 	f->replicas = 4;
 	return lookup_cache_new(&inner, &o, err, sizeof(err));
 }
@@ -102,8 +117,16 @@ static void test_table(void)
 	    {"still cached after a failed fresh read", 'g', STS, "a", NULL, 0, 0, 0, 6, 1},
 	    {"failures are not kept (1)", 'g', STS, "bad", NULL, 0, 1, -1, 7, 0},
 	    {"failures are not kept (2)", 'g', STS, "bad", NULL, 0, 1, -1, 8, 0},
-	    {"alive just before the TTL", 'g', STS, "a", NULL, 999, 0, 0, 8, 1},
-	    {"expired at the TTL", 'g', STS, "a", NULL, 1, 0, 0, 9, 0},
+	    /* TTL 1000, wait 2000: refreshed from 500 after it was kept */
+	    {"alive before its refresh time", 'g', STS, "a", NULL, 499, 0, 0, 8, 1},
+	    {"at its refresh time the look-up calls again", 'g', STS, "a", NULL, 1, 0, 0, 9, 0},
+	    {"the refreshed entry is a hit", 'g', STS, "a", NULL, 0, 0, 0, 9, 1},
+	    {"another key kept at 500", 'g', STS, "b2", NULL, 0, 0, 0, 10, 0},
+	    {"a failed refresh serves the live entry", 'g', STS, "a", NULL, 500, 1, 0, 11, 1},
+	    {"the next look-up refreshes again", 'g', STS, "a", NULL, 0, 1, 0, 12, 1},
+	    {"a failed refresh just before the TTL", 'g', STS, "b2", NULL, 499, 1, 0, 13, 1},
+	    {"expired at the TTL", 'g', STS, "a", NULL, 1, 0, 0, 14, 0},
+	    {"expired and failing: the failure", 'g', STS, "b2", NULL, 0, 1, -1, 15, 0},
 	};
 	struct fake f;
 	struct lookup_cache *c = make(&f, 1000, 100);
@@ -136,6 +159,7 @@ static void test_table(void)
 	}
 	lookup_cache_free(c);
 	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
 }
 
 /* The uid matching the answer is kept; the cap evicts the oldest; no cache without TTL. */
@@ -166,6 +190,7 @@ static void test_uid_cap_off(void)
 	      "uid: the owner's own answer is a hit");
 	lookup_cache_free(c);
 	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
 
 	c = make(&f, 0, 100);
 	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 &&
@@ -174,6 +199,7 @@ static void test_uid_cap_off(void)
 	lookup_cache_free(c);
 	lookup_cache_free(NULL);
 	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
 }
 
 struct worker {
@@ -221,6 +247,101 @@ static void test_coalesced(void)
 	CHECK(calls(&f) == 2, "32 misses of 2 keys made %d calls", calls(&f));
 	lookup_cache_free(c);
 	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
+}
+
+/*
+ * The refresh ahead of the TTL in a burst: one thread refreshes (its call
+ * held until released) while 16 more look-ups of the key get the live entry
+ * without waiting for it; the refreshed answer replaces the entry.
+ */
+static void test_refresh_in_burst(void)
+{
+	struct fake f;
+	struct lookup_cache *c = make(&f, 1000, 100);
+	struct workload_ref ref = {STS, "ns", "burst", NULL};
+	struct workload_spec ws;
+	struct worker w = {c, "burst", -1};
+	struct timespec tick = {0, 5000000L};
+	char err[128];
+	pthread_t t;
+	int i, hits = 0, started;
+
+	fake_now = 0;
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && calls(&f) == 1,
+	      "kept");
+	if (!c)
+		return;
+	fake_now = 600; /* past the refresh time (500), before the TTL (1000) */
+	pthread_mutex_lock(&f.mu);
+	f.replicas = 8;
+	f.hold = 1;
+	pthread_mutex_unlock(&f.mu);
+	started = pthread_create(&t, NULL, worker_run, &w) == 0;
+	for (i = 0; started && i < 400 && calls(&f) < 2; i++)
+		nanosleep(&tick, NULL);
+	CHECK(calls(&f) == 2, "the refresh started (%d calls)", calls(&f));
+	for (i = 0; i < 16; i++)
+		hits += lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && ws.cached &&
+		        ws.replicas == 4;
+	/* the refresh is held until now: the 16 look-ups did not wait for it */
+	CHECK(calls(&f) == 2 && hits == 16, "%d of 16 got the live entry, %d calls", hits,
+	      calls(&f));
+	pthread_mutex_lock(&f.mu);
+	f.hold = 0;
+	pthread_cond_broadcast(&f.released);
+	pthread_mutex_unlock(&f.mu);
+	if (started)
+		pthread_join(t, NULL);
+	CHECK(w.rc == 0, "the refresh answered");
+	CHECK(lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && ws.cached &&
+	          ws.replicas == 8 && calls(&f) == 2,
+	      "the refreshed answer is kept: replicas %ld, %d calls", ws.replicas, calls(&f));
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
+}
+
+/*
+ * A failed refresh that ends after the entry's TTL fails (no entry is served
+ * past its TTL); a refresh answered for another uid drops the entry.
+ */
+static void test_refresh_bounds(void)
+{
+	struct fake f;
+	struct lookup_cache *c = make(&f, 1000, 100);
+	struct workload_ref ref = {STS, "ns", "late", NULL};
+	struct workload_ref owned = {JOB, "ns", "owned", "u1"};
+	struct workload_spec ws;
+	char err[128];
+
+	fake_now = 0;
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0, "kept");
+	if (!c)
+		return;
+	fake_now = 900;
+	f.fail = 1;
+	f.advance_ms = 100; /* the call ends at 1000, the TTL */
+	CHECK(lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == -1 &&
+	          strcmp(err, "fake failure") == 0,
+	      "a refresh failing at the TTL is a failure: '%s'", err);
+	f.advance_ms = 0;
+	f.fail = 0;
+
+	fake_now = 0;
+	snprintf(f.uid, sizeof(f.uid), "u1");
+	CHECK(lookup_cache_get(c, &owned, 0, &ws, err, sizeof(err)) == 0 && !ws.cached, "u1 kept");
+	fake_now = 600;
+	snprintf(f.uid, sizeof(f.uid), "u2"); /* deleted and created again under the same name */
+	CHECK(lookup_cache_get(c, &owned, 0, &ws, err, sizeof(err)) == 0 && !ws.cached &&
+	          strcmp(ws.uid, "u2") == 0,
+	      "the refresh answers for u2");
+	f.fail = 1;
+	CHECK(lookup_cache_get(c, &owned, 0, &ws, err, sizeof(err)) == -1,
+	      "the entry of u1 is gone: no live entry to fall back on");
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
 }
 
 int main(void)
@@ -228,5 +349,7 @@ int main(void)
 	test_table();
 	test_uid_cap_off();
 	test_coalesced();
+	test_refresh_in_burst();
+	test_refresh_bounds();
 	TEST_MAIN_END("lookupcache");
 }

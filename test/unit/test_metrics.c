@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 21
+#define FAMILIES 22
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -51,6 +51,7 @@ static const struct {
 } expect[] = {
     {"distenv_overload_rejections_total{reason=\"queue_full\"}", 2, "queue full twice"},
     {"distenv_open_connections", 1, "two opened, one closed"},
+    {"distenv_connections_total", 2, "two opened"},
     {"distenv_overload_rejections_total{reason=\"body_budget\"}", 1, "budget once"},
     {"distenv_buffered_body_bytes", 4096, "8192 held, 4096 released"},
     {"distenv_overload_rejections_total{reason=\"evicted\"}", 1, "one evicted"},

@@ -234,10 +234,13 @@ EOF
 # queue (Kueue acts on no other with manageJobsWithoutQueueName false), so that
 # the other scenarios' Jobs do not wait on it.
 kueue_webhooks() {
-	local url=$1 ca=$2 crd dir
-	# the module's directory, from the path of its first CRD (one pinned version)
-	crd=$("$here/build-managers.sh" --crds kueue | head -n 1)
-	dir=${crd%/config/components/crd/bases/*}
+	local url=$1 ca=$2 dir
+	local -a crds
+	# the module's directory, from the path of its first CRD (one pinned version);
+	# read whole (a `| head` could end the script early by SIGPIPE under pipefail)
+	mapfile -t crds < <("$here/build-managers.sh" --crds kueue)
+	[[ ${#crds[@]} -gt 0 ]] || die "no CRDs for kueue"
+	dir=${crds[0]%/config/components/crd/bases/*}
 	python3 - "$dir/config/components/webhook/manifests.yaml" "$url" "$ca" <<'PY'
 import sys, yaml
 path, url, ca = sys.argv[1:]

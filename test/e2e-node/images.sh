@@ -58,7 +58,8 @@ log "distenv image in $(($(date +%s) - t0)) s"
 
 # train: python3-torch on the same base (image-build.sh made the base).
 t0=$(date +%s)
-key=$(sha256sum "$here/train.Containerfile" | cut -c1-16)
+# the Containerfile and the scripts it copies: a changed script is a new image
+key=$(cat "$here/train.Containerfile" "$here"/train/* | sha256sum | cut -c1-16)
 ref="$prefix/train:$key"
 if ! image_id "$ref" >/dev/null; then
 	log "building $ref (Debian's python3-torch: a few minutes the first time)"

@@ -880,3 +880,76 @@ func TestNodeZFigures200(t *testing.T) {
 	bg := metav1.DeletePropagationBackground
 	_ = env.cs.BatchV1().Jobs(ns).Delete(ctxT(t), "big", metav1.DeleteOptions{PropagationPolicy: &bg})
 }
+
+var elasticRE = regexp.MustCompile(`(?m)^(?:\[\w+\]:)?elastic: rank (\d+) of (\d+) sum (\d+) restart (\S+)$`)
+
+// waitElastic waits until each of the n pods of sel has last printed a world of
+// n (elastic.py, one process a pod), and returns the ranks they printed.
+func waitElastic(t *testing.T, ns string, sel map[string]string, n int, within time.Duration) map[string]int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		l, err := env.cs.CoreV1().Pods(ns).List(ctxT(t), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+		if err != nil {
+			t.Fatalf("list pods: %v", err)
+		}
+		ranks := map[string]int{}
+		var seen []string
+		for _, p := range l.Items {
+			m := elasticRE.FindAllStringSubmatch(podLogs(t, ns, p.Name, "trainer"), -1)
+			if len(m) == 0 {
+				seen = append(seen, p.Name+": nothing yet")
+				continue
+			}
+			end := m[len(m)-1]
+			seen = append(seen, p.Name+": "+end[0])
+			if w, _ := strconv.Atoi(end[2]); w == n && end[3] == strconv.Itoa(n) {
+				ranks[p.Name], _ = strconv.Atoi(end[1])
+			}
+		}
+		if len(l.Items) == n && len(ranks) == n {
+			return ranks
+		}
+		last = strings.Join(seen, "; ")
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("no world of %d within %v: %s", n, within, last)
+	return nil
+}
+
+// TestNode7ElasticScale: a 2-pod StatefulSet with distenv.dev/elastic "2:3"
+// running the real torchrun (c10d rendezvous) forms one world of 2; `kubectl
+// scale` to 3 is not warned (within the elastic range), and torchrun's own
+// elastic restart re-forms one world of 3: every pod's worker prints world 3,
+// ranks 0, 1 and 2.
+func TestNode7ElasticScale(t *testing.T) {
+	requireNode(t)
+	ns := newNamespace(t, "elastic")
+	sel := map[string]string{"app": "el"}
+	manifest := headlessServiceYAML("el", "app", "el") + "---\n" + trainStatefulSetYAML("el", 2,
+		map[string]string{"distenv.dev/elastic": "2:3", "distenv.dev/wait-for-master": "3m"},
+		// --redirects 1 --tee 1: as TestNode3Torchrun (Debian's torch 1.13 under Python 3.11)
+		trainer(nil, []string{"sh", "-c",
+			"exec python3 -m torch.distributed.run --redirects 1 --tee 1 /opt/distenv-train/elastic.py"}))
+	apply(t, ns, manifest)
+	before := waitElastic(t, ns, sel, 2, 5*time.Minute)
+	t.Logf("before the scale: %v", before)
+
+	_, stderr, err := kubectl(t, "", "-n", ns, "scale", "statefulset/el", "--replicas=3")
+	if err != nil {
+		t.Fatalf("kubectl scale: %v: %s", err, stderr)
+	}
+	if strings.Contains(stderr, "distenv:") {
+		t.Errorf("kubectl scale within distenv.dev/elastic 2:3 was warned: %s", stderr)
+	}
+	after := waitElastic(t, ns, sel, 3, 5*time.Minute)
+	seen := map[int]bool{}
+	for _, r := range after {
+		seen[r] = true
+	}
+	if len(seen) != 3 || !seen[0] || !seen[1] || !seen[2] {
+		t.Errorf("after the scale, ranks %v: want 0, 1 and 2, one each", after)
+	}
+	t.Logf("after the scale to 3, torchrun re-formed one world of 3: %v", after)
+}

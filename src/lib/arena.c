@@ -5,6 +5,7 @@
  */
 #include "arena.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -24,6 +25,21 @@ static __thread int tl_active;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key; /* frees a thread's blocks when the thread ends */
 static int installed;          /* the hooks are in (set once, under once) */
+
+/*
+ * The arena's invariant (asserted as curl's dynbuf asserts its own): every
+ * block has used within cap, an aligned cap, and only the newest may have
+ * room taken from it; the blocks are the thread's exit key's value.
+ */
+static void arena_check(void)
+{
+	const struct block *b = tl_blocks;
+
+	assert(b == NULL || (b->used <= b->cap && b->cap % sizeof(max_align_t) == 0));
+	assert(b == NULL || b->used % sizeof(max_align_t) == 0);
+	assert(pthread_getspecific(exit_key) == b);
+	(void)b;
+}
 
 static void free_blocks(struct block *b)
 {
@@ -57,6 +73,7 @@ static void *arena_malloc(size_t n)
 		b->next = tl_blocks;
 		tl_blocks = b;
 		pthread_setspecific(exit_key, b);
+		arena_check(); /* per block, not per allocation: the hot path stays a bump */
 	}
 	b->used += n;
 	return (char *)b->data + b->used - n;
@@ -94,6 +111,8 @@ void arena_begin(void)
 {
 	arena_init();
 	tl_active = installed;
+	if (installed)
+		arena_check();
 }
 
 int arena_active(void)
@@ -119,6 +138,7 @@ void arena_end(void)
 	}
 	tl_blocks = b;
 	pthread_setspecific(exit_key, b);
+	arena_check();
 }
 
 int arena_pause(void)

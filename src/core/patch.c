@@ -278,7 +278,7 @@ static enum patch_status env_ops(cJSON *patch, const cJSON *spec, const struct t
 static int wait_volume_op(cJSON *patch, const cJSON *spec)
 {
 	const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
-	cJSON *vol, *ed, *arr;
+	cJSON *vol, *arr;
 	int have_vol = 0;
 
 	cJSON_ArrayForEach(c, vols)
@@ -292,8 +292,16 @@ static int wait_volume_op(cJSON *patch, const cJSON *spec)
 	if (vol == NULL)
 		return -1;
 	cJSON_AddStringToObject(vol, "name", WAIT_VOLUME);
-	ed = cJSON_AddObjectToObject(vol, "emptyDir");
-	cJSON_AddStringToObject(ed, "sizeLimit", "1Ki");
+	/*
+	 * No sizeLimit: the one mount of it is read-only, so it stays empty, and the
+	 * kubelet counts an empty directory's own block (4 KiB on ext4) as its usage:
+	 * a limit below that (1Ki was one) has the pod evicted within a minute of
+	 * starting, for ever, as the node tier's elastic scenario showed.
+	 */
+	if (cJSON_AddObjectToObject(vol, "emptyDir") == NULL) {
+		cJSON_Delete(vol);
+		return -1;
+	}
 	if (cJSON_IsArray(vols))
 		return add_op(patch, "/spec/volumes/-", vol);
 	arr = cJSON_CreateArray();

@@ -952,4 +952,13 @@ func TestNode7ElasticScale(t *testing.T) {
 		t.Errorf("after the scale, ranks %v: want 0, 1 and 2, one each", after)
 	}
 	t.Logf("after the scale to 3, torchrun re-formed one world of 3: %v", after)
+	// Minutes of running pods with the wait init container: none evicted (its
+	// token-hiding emptyDir once had a sizeLimit below an empty directory's size).
+	evs, err := env.cs.CoreV1().Events(ns).List(ctxT(t), metav1.ListOptions{FieldSelector: "reason=Evicted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		t.Errorf("%s %s evicted: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+	}
 }

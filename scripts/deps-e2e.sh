@@ -8,9 +8,10 @@
 #   - the control-plane binary (etcd, kube-apiserver, kube-controller-manager,
 #     kubectl from k8s.io/kubernetes), cached in ~/.cache/distenv: the first build
 #     takes about 10 minutes on 2 cores, later runs reuse it at once;
-#   - the JobSet and LeaderWorkerSet controller managers (test/e2e/build-managers.sh,
-#     their modules and CRDs into ~/.cache/go-mod, the binaries into ~/.cache/distenv:
-#     2 to 4 minutes each the first time); openssl signs their webhook certificate;
+#   - the JobSet, LeaderWorkerSet and Kueue controller managers
+#     (test/e2e/build-managers.sh, their modules and CRDs into ~/.cache/go-mod, the
+#     binaries into ~/.cache/distenv: 2 to 4 minutes each the first time, Kueue's 8
+#     to 19); openssl signs their webhook certificate;
 #   - cert-manager's controller and CA injector for the chart-install tier
 #     (test/chart/cert-manager/build.sh, about 5 minutes the first time).
 # Idempotent and fast when everything is there. DISTENV_E2E_PREBUILD=0 skips the
@@ -43,6 +44,6 @@ log "$(go version)"
 go mod download
 if [[ "${DISTENV_E2E_PREBUILD:-1}" != 0 ]]; then
 	log "control plane: $(./build.sh)"
-	log "managers: $(./build-managers.sh | tr '\n' ' ')"
+	log "managers: $(./build-managers.sh jobset lws kueue | tr '\n' ' ')"
 	log "cert-manager: $("$root/test/chart/cert-manager/build.sh")"
 fi

@@ -929,9 +929,11 @@ func TestNode7ElasticScale(t *testing.T) {
 	sel := map[string]string{"app": "el"}
 	manifest := headlessServiceYAML("el", "app", "el") + "---\n" + trainStatefulSetYAML("el", 2,
 		map[string]string{"distenv.dev/elastic": "2:3", "distenv.dev/wait-for-master": "3m"},
-		// --redirects 1 --tee 1: as TestNode3Torchrun (Debian's torch 1.13 under Python 3.11)
+		// --redirects 1 --tee 1: as TestNode3Torchrun (Debian's torch 1.13 under Python 3.11);
+		// -u: torchrun's tee writes the workers' lines to its own stdout, which a
+		// pipe buffers until torchrun exits, and these workers run until stopped
 		trainer(nil, []string{"sh", "-c",
-			"exec python3 -m torch.distributed.run --redirects 1 --tee 1 /opt/distenv-train/elastic.py"}))
+			"exec python3 -u -m torch.distributed.run --redirects 1 --tee 1 /opt/distenv-train/elastic.py"}))
 	apply(t, ns, manifest)
 	before := waitElastic(t, ns, sel, 2, 5*time.Minute)
 	t.Logf("before the scale: %v", before)

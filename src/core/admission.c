@@ -258,10 +258,8 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
 		return;
 	old = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "oldObject"));
 	now = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "object"));
-	if (old != NULL && now != NULL) {
+	if (old != NULL && now != NULL)
 		validate_update(old, now, k->api.kind, res->ns, cfg, v);
-		v->opted_in = 1;
-	}
 	cJSON_Delete(old);
 	cJSON_Delete(now);
 	was = arena_pause();

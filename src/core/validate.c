@@ -166,6 +166,25 @@ void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const 
 /* -- the checks every kind shares -- */
 
 /*
+ * The world the opted-in templates' distenv.dev/world-size gives (the last
+ * valid one), or -1 when none gives one.
+ */
+static long annotated_world(const struct view *w, const struct config *cfg)
+{
+	long world = -1, n;
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++) {
+		const char *ws = json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+		                          ANN_WORLD_SIZE);
+
+		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
+			world = n;
+	}
+	return world;
+}
+
+/*
  * Kueue's annotations on the workload (sigs.k8s.io/kueue v0.19.0,
  * pkg/controller/jobs/job/job_controller.go and pkg/constants/constants.go):
  * partial admission may start a Job with fewer pods than ranks unless its
@@ -196,12 +215,9 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 {
 	int i, n_unknown;
 
-	*world = -1;
 	for (i = 0; i < w->n_tmpl; i++) {
 		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
-		const char *ws = json_str(anns, ANN_WORLD_SIZE);
 		char err[1024], unknown[512];
-		long n;
 
 		if (annotation_check_all(anns, cfg, err, sizeof(err), unknown, sizeof(unknown),
 		                         &n_unknown) > 0) {
@@ -217,9 +233,8 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 			                   "%s is ignored without %s: only elastic jobs get "
 			                   "PET_MAX_RESTARTS",
 			                   ANN_MAX_RESTARTS, ANN_ELASTIC);
-		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
-			*world = n;
 	}
+	*world = annotated_world(w, cfg);
 }
 
 /*
@@ -546,6 +561,24 @@ static void check_dns(const struct view *w, struct validation *v)
 			view_warn_template(v, w, i, "%s", msg);
 }
 
+/*
+ * Reads workload obj of kind k into the view w (zeroed by the caller): its
+ * name, its pod templates, and what the kind's own view makes of its spec
+ * (what is the kind's own goes into v).
+ */
+static void view_read(const cJSON *obj, const struct kind *k, const char *ns,
+                      const struct config *cfg, struct view *w, struct validation *v)
+{
+	const char *name = json_str(json_get(obj, "metadata"), "name");
+
+	w->kind = k->api.kind;
+	w->name = name ? name : "";
+	w->ns = ns;
+	w->t.group = -1;
+	kind_each_template(k, obj, add_template, w);
+	k->view(json_get(obj, "spec"), cfg, w, v);
+}
+
 int validate_kind_known(const char *group, const char *kind)
 {
 	return kind_named(group, kind) != NULL;
@@ -555,8 +588,6 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
                        const struct workload_lookup *lookup, const cJSON *services,
                        struct validation *v)
 {
-	const cJSON *spec = json_get(obj, "spec");
-	const char *name = json_str(json_get(obj, "metadata"), "name");
 	const struct kind *k;
 	struct view *w;
 	long world;
@@ -569,14 +600,10 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		view_problem(v, "out of memory");
 		return;
 	}
-	w->kind = kind;
-	w->name = name ? name : "";
-	w->ns = ns;
-	w->t.group = -1;
-	if ((k = kind_named(NULL, kind)) != NULL) {
-		kind_each_template(k, obj, add_template, w);
-		k->view(spec, cfg, w, v);
-	}
+	if ((k = kind_named(NULL, kind)) != NULL)
+		view_read(obj, k, ns, cfg, w, v);
+	else
+		w->kind = kind;
 	v->opted_in = k != NULL && w->n_tmpl > 0;
 	if (!v->opted_in) {
 		/* only opted-in workloads are checked: what a kind view found does not count */
@@ -632,34 +659,25 @@ static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
                       const struct config *cfg, struct world_seen *out)
 {
 	const cJSON *spec = json_get(obj, "spec");
-	const char *name = json_str(json_get(obj, "metadata"), "name");
 	struct validation *scratch = calloc(1, sizeof(*scratch));
 	struct view *w = calloc(1, sizeof(*w));
-	int i, rc = -1;
+	const char *el;
+	long n;
+	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (scratch == NULL || w == NULL)
 		goto out;
-	w->kind = k->api.kind;
-	w->name = name ? name : "";
-	w->ns = ns;
-	w->t.group = -1;
-	kind_each_template(k, obj, add_template, w);
-	k->view(spec, cfg, w, scratch);
+	view_read(obj, k, ns, cfg, w, scratch);
 	out->opted_in = w->n_tmpl > 0;
 	out->world = w->count;
-	for (i = 0; i < w->n_tmpl; i++) {
-		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
-		const char *ws = json_str(anns, ANN_WORLD_SIZE), *el = json_str(anns, ANN_ELASTIC);
-		long n;
-
-		if (!k->fixed_world && ws != NULL &&
-		    parse_long(ws, 1, cfg->max_world_size, &n) == 0)
-			out->world = n;
-		if (i == 0 && el != NULL &&
-		    annotation_range(el, cfg->max_world_size, &out->lo, &out->hi) != 0)
-			out->lo = out->hi = 0;
-	}
+	if (!k->fixed_world && (n = annotated_world(w, cfg)) > 0)
+		out->world = n;
+	el = out->opted_in
+	         ? json_str(json_get(json_get(w->tmpl[0], "metadata"), "annotations"), ANN_ELASTIC)
+	         : NULL;
+	if (el != NULL && annotation_range(el, cfg->max_world_size, &out->lo, &out->hi) != 0)
+		out->lo = out->hi = 0;
 	if (cJSON_IsTrue(json_get(spec, "suspend")))
 		out->world = 0; /* a suspended Job or JobSet runs no pod */
 	rc = 0;

@@ -63,14 +63,14 @@ static int bad_request(struct admission_result *res, const char *msg)
  * directly: only uid and message need escaping, and the base64 patch (the bulk
  * of a large answer) is copied once instead of re-scanned by a JSON printer.
  */
-static int review_response(struct admission_result *res, const cJSON *patch, const char *message)
+static int review_response(struct admission_result *res, const struct strbuf *patch, int n_ops,
+                           const char *message)
 {
-	struct strbuf sb, ptxt;
+	struct strbuf sb;
 	int rc = -1, i;
 
 	res->http_status = 200;
 	strbuf_init(&sb);
-	strbuf_init(&ptxt);
 	strbuf_puts(&sb, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 	                 "\"response\":{\"uid\":");
 	json_string(&sb, res->uid);
@@ -88,12 +88,11 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 		}
 		if (res->n_warnings > 0)
 			strbuf_puts(&sb, "]");
-		if (patch != NULL && cJSON_GetArraySize(patch) > 0) {
-			json_print(&ptxt, patch);
-			if (ptxt.oom)
+		if (patch != NULL && n_ops > 0) {
+			if (patch->oom)
 				goto out;
 			strbuf_puts(&sb, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-			base64_append(&sb, ptxt.buf, ptxt.len); /* base64: nothing to escape */
+			base64_append(&sb, patch->buf, patch->len); /* base64: nothing to escape */
 			strbuf_puts(&sb, "\"");
 		}
 	}
@@ -101,7 +100,6 @@ static int review_response(struct admission_result *res, const cJSON *patch, con
 	rc = set_body(res, strbuf_take(&sb));
 out:
 	strbuf_free(&sb);
-	strbuf_free(&ptxt);
 	return rc;
 }
 
@@ -290,13 +288,13 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 		answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings,
 		                v->n_more);
 		res->outcome = v->n_warnings > 0 ? ADMISSION_UNCHANGED : ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, NULL);
+		rc = review_response(res, NULL, 0, NULL);
 		goto out;
 	}
 	if (!validate_kind_known(json_str(kind, "group"), k) || !cJSON_IsObject(obj) ||
 	    !(str_eq(op, "CREATE") || str_eq(op, "UPDATE"))) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, NULL);
+		rc = review_response(res, NULL, 0, NULL);
 		goto out;
 	}
 	if ((v = malloc(sizeof(*v))) == NULL)
@@ -310,15 +308,15 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
 	if (!v->opted_in) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, NULL);
+		rc = review_response(res, NULL, 0, NULL);
 	} else if (v->n_problems > 0) {
 		res->outcome = ADMISSION_DENIED;
 		res->reason = v->reason;
 		snprintf(res->message, sizeof(res->message), "%.500s", v->denial);
-		rc = review_response(res, NULL, v->denial);
+		rc = review_response(res, NULL, 0, v->denial);
 	} else {
 		res->outcome = ADMISSION_UNCHANGED;
-		rc = review_response(res, NULL, NULL);
+		rc = review_response(res, NULL, 0, NULL);
 	}
 out:
 	free(v);
@@ -395,7 +393,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	    !cJSON_IsObject(obj) ||
 	    !str_eq(cJSON_IsObject(labels) ? json_str(labels, LABEL_INJECT) : NULL, "true")) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, NULL);
+		rc = review_response(res, NULL, 0, NULL);
 		goto out;
 	}
 
@@ -412,7 +410,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 			         workload_kind_name(plan.topo.kind), plan.topo.workload);
 		res->rank = plan.topo.rank;
 		snprintf(res->message, sizeof(res->message), "%s", err);
-		rc = review_response(res, NULL, err);
+		rc = review_response(res, NULL, 0, err);
 		goto out;
 	}
 	snprintf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
@@ -421,8 +419,8 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	res->rank = plan.topo.rank;
 	answer_warnings(res, plan.warnings[0], sizeof(plan.warnings[0]), plan.n_warnings,
 	                plan.n_more);
-	res->outcome = cJSON_GetArraySize(plan.patch) > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
-	rc = review_response(res, plan.patch, NULL);
+	res->outcome = plan.patch_ops > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
+	rc = review_response(res, &plan.patch, plan.patch_ops, NULL);
 	pod_plan_free(&plan);
 out:
 	tree_free(root);

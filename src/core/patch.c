@@ -40,45 +40,54 @@ int patch_pointer_escape(const char *token, char *out, size_t outlen)
 	return 0;
 }
 
-/* Appends {"op":name,"path":path,"value":value}; takes ownership of value. */
-static int op(cJSON *patch, const char *name, const char *path, cJSON *value)
-{
-	cJSON *o = cJSON_CreateObject();
+/*
+ * The patch is written as text, op by op, into the caller's buffer: the
+ * bytes cJSON_PrintUnformatted would print for the same array, without
+ * building the array first (building and printing a tree was a third of the
+ * 64 KB pod's admission, docs/benchmarks.md). A buffer out of memory sets
+ * its oom; patch_build checks it once, at the end.
+ */
+struct writer {
+	struct strbuf *sb;
+	int n; /* ops written */
+};
 
-	if (o == NULL || value == NULL) {
-		cJSON_Delete(o);
-		cJSON_Delete(value);
-		return -1;
-	}
-	/* cJSON_AddItemToArray/Object take ownership of the added item. */
-	cJSON_AddItemToArray(patch, o);
-	if (cJSON_AddStringToObject(o, "op", name) == NULL ||
-	    cJSON_AddStringToObject(o, "path", path) == NULL) {
-		cJSON_Delete(value);
-		return -1;
-	}
-	cJSON_AddItemToObject(o, "value", value);
-	return 0;
+static void put_str(struct strbuf *sb, const char *s)
+{
+	json_put_string_bytes(sb, s, JSON_ALL, 1);
 }
 
-/* Appends {"op":"add","path":path,"value":value}; takes ownership of value. */
-static int add_op(cJSON *patch, const char *path, cJSON *value)
+/* Opens {"op":name,"path":path,"value": for the caller's value; op_end closes it. */
+static void op_start(struct writer *w, const char *name, const char *path)
 {
-	return op(patch, "add", path, value);
+	strbuf_puts(w->sb, w->n++ > 0 ? ",{\"op\":\"" : "{\"op\":\"");
+	strbuf_puts(w->sb, name);
+	strbuf_puts(w->sb, "\",\"path\":");
+	put_str(w->sb, path);
+	strbuf_puts(w->sb, ",\"value\":");
 }
 
-static cJSON *env_entry(const struct env_var *v)
+static void op_end(struct writer *w)
 {
-	cJSON *e = cJSON_CreateObject();
+	strbuf_putc(w->sb, '}');
+}
 
-	if (e == NULL)
-		return NULL;
-	if (cJSON_AddStringToObject(e, "name", v->name) == NULL ||
-	    cJSON_AddStringToObject(e, "value", v->value) == NULL) {
-		cJSON_Delete(e);
-		return NULL;
-	}
-	return e;
+/* An op whose value is the string value. */
+static void op_string(struct writer *w, const char *name, const char *path, const char *value)
+{
+	op_start(w, name, path);
+	put_str(w->sb, value);
+	op_end(w);
+}
+
+/* {"name":...,"value":...} */
+static void env_entry(struct strbuf *sb, const struct env_var *v)
+{
+	strbuf_puts(sb, "{\"name\":");
+	put_str(sb, v->name);
+	strbuf_puts(sb, ",\"value\":");
+	put_str(sb, v->value);
+	strbuf_putc(sb, '}');
 }
 
 /* FNV-1a of a variable name. */
@@ -159,15 +168,14 @@ static void env_path(char path[96], const char *base, const char *mid, long n, c
 	memcpy(path + o, tail, l + 1);
 }
 
-static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const char *base,
+static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const char *base,
                                        const struct env_list *env, long max_env, char *err,
                                        size_t errlen)
 {
 	const cJSON *cenv = cJSON_GetObjectItemCaseSensitive(ctr, "env");
 	char path[96];
 	size_t i;
-	int have = cJSON_IsArray(cenv), pos = 0;
-	cJSON *arr = NULL;
+	int have = cJSON_IsArray(cenv), pos = 0, opened = 0;
 	unsigned char defined_small[64], *defined = defined_small;
 	enum patch_status rc = PATCH_NOMEM;
 
@@ -186,9 +194,7 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
 				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
 					env_path(path, base, "/env/", j, "/value");
-					if (op(patch, "replace", path,
-					       cJSON_CreateString(env->vars[i].value)) != 0)
-						return PATCH_NOMEM;
+					op_string(w, "replace", path, env->vars[i].value);
 				}
 				break;
 			}
@@ -217,41 +223,41 @@ static enum patch_status container_ops(cJSON *patch, const cJSON *ctr, const cha
 		rc = PATCH_DENY;
 		goto out;
 	}
-	/* No env key (the API server omits empty lists): add the whole array. */
-	if (!have && (arr = cJSON_CreateArray()) == NULL)
-		goto out;
 	for (i = 0; i < env->n; i++) {
-		cJSON *e;
-
 		if (defined[i])
 			continue;
-		if ((e = env_entry(&env->vars[i])) == NULL)
-			goto out;
-		if (arr != NULL) {
-			cJSON_AddItemToArray(arr, e); /* arr owns e */
+		if (!have) {
+			/* No env key (the API server omits empty lists): add the whole array. */
+			if (!opened) {
+				env_path(path, base, "/env", -1, "");
+				op_start(w, "add", path);
+				strbuf_putc(w->sb, '[');
+			} else {
+				strbuf_putc(w->sb, ',');
+			}
+			opened = 1;
+			env_entry(w->sb, &env->vars[i]);
 			continue;
 		}
 		/* Insert before the user's entries, in order, so $(VAR) references resolve. */
 		env_path(path, base, "/env/", pos++, "");
-		if (add_op(patch, path, e) != 0)
-			goto out;
+		op_start(w, "add", path);
+		env_entry(w->sb, &env->vars[i]);
+		op_end(w);
 	}
-	if (arr != NULL) {
-		env_path(path, base, "/env", -1, "");
-		rc = add_op(patch, path, arr) != 0 ? PATCH_NOMEM : PATCH_OK;
-		arr = NULL; /* add_op took it, or freed it */
-		goto out;
+	if (opened) {
+		strbuf_putc(w->sb, ']');
+		op_end(w);
 	}
 	rc = PATCH_OK;
 out:
-	cJSON_Delete(arr);
 	if (defined != defined_small)
 		free(defined);
 	return rc;
 }
 
 /* The env ops of every target container, in target order. */
-static enum patch_status env_ops(cJSON *patch, const cJSON *spec, const struct topology *t,
+static enum patch_status env_ops(struct writer *w, const cJSON *spec, const struct topology *t,
                                  const struct env_list *const *envs, long max_env, char *err,
                                  size_t errlen)
 {
@@ -263,8 +269,8 @@ static enum patch_status env_ops(cJSON *patch, const cJSON *spec, const struct t
 		enum patch_status rc;
 
 		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
-		rc = container_ops(patch, topology_target_container(spec, tg), base, envs[i],
-		                   max_env, err, errlen);
+		rc = container_ops(w, topology_target_container(spec, tg), base, envs[i], max_env,
+		                   err, errlen);
 		if (rc != PATCH_OK)
 			return rc;
 	}
@@ -273,12 +279,11 @@ static enum patch_status env_ops(cJSON *patch, const cJSON *spec, const struct t
 
 /*
  * The empty directory that keeps the service-account token out of the first
- * init container, unless the pod has it. Returns 0, or -1 out of memory.
+ * init container, unless the pod has it.
  */
-static int wait_volume_op(cJSON *patch, const cJSON *spec)
+static void wait_volume_op(struct writer *w, const cJSON *spec)
 {
 	const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
-	cJSON *vol, *arr;
 	int have_vol = 0;
 
 	cJSON_ArrayForEach(c, vols)
@@ -287,42 +292,29 @@ static int wait_volume_op(cJSON *patch, const cJSON *spec)
 		have_vol |= n != NULL && strcmp(n, WAIT_VOLUME) == 0;
 	}
 	if (have_vol)
-		return 0;
-	vol = cJSON_CreateObject();
-	if (vol == NULL)
-		return -1;
-	cJSON_AddStringToObject(vol, "name", WAIT_VOLUME);
+		return;
 	/*
 	 * No sizeLimit: the one mount of it is read-only, so it stays empty, and the
 	 * kubelet counts an empty directory's own block (4 KiB on ext4) as its usage:
 	 * a limit below that (1Ki was one) has the pod evicted within a minute of
 	 * starting, for ever, as the node tier's elastic scenario showed.
 	 */
-	if (cJSON_AddObjectToObject(vol, "emptyDir") == NULL) {
-		cJSON_Delete(vol);
-		return -1;
+	if (cJSON_IsArray(vols)) {
+		op_start(w, "add", "/spec/volumes/-");
+		strbuf_puts(w->sb, "{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}");
+	} else {
+		op_start(w, "add", "/spec/volumes");
+		strbuf_puts(w->sb, "[{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}]");
 	}
-	if (cJSON_IsArray(vols))
-		return add_op(patch, "/spec/volumes/-", vol);
-	arr = cJSON_CreateArray();
-	if (arr == NULL) {
-		cJSON_Delete(vol);
-		return -1;
-	}
-	cJSON_AddItemToArray(arr, vol); /* arr owns vol */
-	return add_op(patch, "/spec/volumes", arr);
+	op_end(w);
 }
 
-/*
- * first_init at the front of the init containers, unless one of that name is
- * there. Returns 0, or -1 out of memory.
- */
-static int first_init_op(cJSON *patch, const cJSON *spec, const cJSON *first_init)
+/* first_init at the front of the init containers, unless one of that name is there. */
+static void first_init_op(struct writer *w, const cJSON *spec, const cJSON *first_init)
 {
 	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
 	const char *want = json_str(first_init, "name");
 	int present = 0;
-	cJSON *arr;
 
 	cJSON_ArrayForEach(c, inits)
 	{
@@ -330,23 +322,22 @@ static int first_init_op(cJSON *patch, const cJSON *spec, const cJSON *first_ini
 		present |= n != NULL && want != NULL && strcmp(n, want) == 0;
 	}
 	if (present)
-		return 0;
-	if (cJSON_IsArray(inits) && cJSON_GetArraySize(inits) > 0)
-		return add_op(patch, "/spec/initContainers/0", cJSON_Duplicate(first_init, 1));
-	arr = cJSON_CreateArray();
-	if (arr == NULL)
-		return -1;
-	cJSON_AddItemToArray(arr, cJSON_Duplicate(first_init, 1)); /* arr owns it */
-	if (cJSON_GetArraySize(arr) != 1) {
-		cJSON_Delete(arr); /* the copy failed: arr is empty and still ours */
-		return -1;
+		return;
+	if (cJSON_IsArray(inits) && cJSON_GetArraySize(inits) > 0) {
+		op_start(w, "add", "/spec/initContainers/0");
+		json_print(w->sb, first_init);
+	} else {
+		op_start(w, "add", "/spec/initContainers");
+		strbuf_putc(w->sb, '[');
+		json_print(w->sb, first_init);
+		strbuf_putc(w->sb, ']');
 	}
-	return add_op(patch, "/spec/initContainers", arr);
+	op_end(w);
 }
 
 /* The injected-marker annotation, unless the pod carries it. */
-static enum patch_status marker_op(cJSON *patch, const cJSON *meta, const char *marker, char *err,
-                                   size_t errlen)
+static enum patch_status marker_op(struct writer *w, const cJSON *meta, const char *marker,
+                                   char *err, size_t errlen)
 {
 	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
 	char path[96];
@@ -357,58 +348,53 @@ static enum patch_status marker_op(cJSON *patch, const cJSON *meta, const char *
 		return PATCH_DENY;
 	}
 	if (!cJSON_IsObject(anns)) {
-		cJSON *obj = cJSON_CreateObject();
-		if (obj == NULL || cJSON_AddStringToObject(obj, ANN_INJECTED, marker) == NULL) {
-			cJSON_Delete(obj);
-			return PATCH_NOMEM;
-		}
-		if (add_op(patch, "/metadata/annotations", obj) != 0)
-			return PATCH_NOMEM;
+		op_start(w, "add", "/metadata/annotations");
+		strbuf_putc(w->sb, '{');
+		put_str(w->sb, ANN_INJECTED);
+		strbuf_putc(w->sb, ':');
+		put_str(w->sb, marker);
+		strbuf_putc(w->sb, '}');
+		op_end(w);
 	} else if (!cJSON_HasObjectItem(anns, ANN_INJECTED)) {
 		char tok[64];
 		if (patch_pointer_escape(ANN_INJECTED, tok, sizeof(tok)) != 0)
 			return PATCH_NOMEM;
 		snprintf(path, sizeof(path), "/metadata/annotations/%s", tok);
-		if (add_op(patch, path, cJSON_CreateString(marker)) != 0)
-			return PATCH_NOMEM;
+		op_string(w, "add", path, marker);
 	}
 	return PATCH_OK;
 }
 
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               const struct env_list *const *envs, const cJSON *first_init,
-                              const char *marker, long max_env, cJSON **out, char *err,
-                              size_t errlen)
+                              const char *marker, long max_env, struct strbuf *out, int *n_ops,
+                              char *err, size_t errlen)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	enum patch_status rc = PATCH_NOMEM;
-	cJSON *patch;
+	struct writer w = {out, 0};
+	enum patch_status rc;
 
-	*out = NULL;
-	patch = cJSON_CreateArray();
-	if (patch == NULL)
-		return PATCH_NOMEM;
-
-	rc = env_ops(patch, spec, t, envs, max_env, err, errlen);
+	*n_ops = 0;
+	strbuf_putc(out, '[');
+	rc = env_ops(&w, spec, t, envs, max_env, err, errlen);
 	if (rc != PATCH_OK)
-		goto out;
-	rc = PATCH_NOMEM;
-	if (t->set_subdomain && add_op(patch, "/spec/subdomain", cJSON_CreateString(t->service)))
-		goto out;
+		return rc;
+	if (t->set_subdomain)
+		op_string(&w, "add", "/spec/subdomain", t->service);
 	/*
 	 * The first init container goes in after every env op: inserting it shifts
 	 * the indices of the init containers those ops name.
 	 */
-	if (first_init != NULL && wait_volume_op(patch, spec) != 0)
-		goto out;
-	if (first_init != NULL && first_init_op(patch, spec, first_init) != 0)
-		goto out;
-	rc = marker_op(patch, meta, marker, err, errlen);
-out:
-	if (rc == PATCH_OK)
-		*out = patch;
-	else
-		cJSON_Delete(patch);
-	return rc;
+	if (first_init != NULL) {
+		wait_volume_op(&w, spec);
+		first_init_op(&w, spec, first_init);
+	}
+	if ((rc = marker_op(&w, meta, marker, err, errlen)) != PATCH_OK)
+		return rc;
+	strbuf_putc(out, ']');
+	if (out->oom)
+		return PATCH_NOMEM;
+	*n_ops = w.n;
+	return PATCH_OK;
 }

@@ -538,7 +538,7 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	for (i = 0; i < plan->topo.n_targets; i++)
 		envs[i] = pod_plan_target_env(plan, i);
 	ps = patch_build(pod, &plan->topo, envs, wait, marker, cfg->max_env_per_container,
-	                 &plan->patch, err, errlen);
+	                 &plan->patch, &plan->patch_ops, err, errlen);
 	rc = ps == PATCH_OK ? PLAN_OK : ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
 	if (ps == PATCH_DENY)
 		plan->topo.reason = DENY_LIMIT; /* env entries over the limit */
@@ -562,6 +562,6 @@ void pod_plan_free(struct pod_plan *plan)
 	plan->own_env = NULL;
 	topology_free(&plan->topo);
 	env_list_free(&plan->env);
-	cJSON_Delete(plan->patch);
-	plan->patch = NULL;
+	strbuf_free(&plan->patch);
+	plan->patch_ops = 0;
 }

@@ -33,7 +33,8 @@ struct pod_plan {
 	struct topology topo;
 	struct env_list env;      /* every variable of the rank, before the user's overrides */
 	struct env_list *own_env; /* per target: non-empty when the container sets MASTER_* */
-	cJSON *patch;             /* JSON Patch array, empty when there is nothing to add */
+	struct strbuf patch;      /* the JSON Patch array as text, "[]" when nothing to add */
+	int patch_ops;            /* its operations */
 	char omitted[64]; /* growing variables left out ("TF_CONFIG", "A+B"), "" when none */
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN]; /* each once, in order */
 	int n_warnings;

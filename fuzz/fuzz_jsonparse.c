@@ -6,13 +6,15 @@
  * standard JSON by cJSON, json_parse accepts with the same tree: json_parse may
  * refuse only what is not RFC 8259 JSON (cJSON is laxer). And json_print, the
  * printer of distenv's answers, prints whatever cJSON accepts so that it
- * reads back as the same tree.
+ * reads back as the same tree. The parse inside an admission's arena (nodes and
+ * strings cut from its chunks) gives the same tree as the parse outside it.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,6 +73,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (mine != NULL && (ref == NULL || !same(mine, ref)))
 		abort();
+	{
+		cJSON *in_arena;
+
+		arena_begin();
+		in_arena = json_parse((const char *)data, size);
+		if ((in_arena == NULL) != (mine == NULL) ||
+		    (in_arena != NULL && !same(in_arena, mine)))
+			abort();
+		arena_end();
+	}
 	if (ref != NULL) {
 		char *txt = cJSON_PrintUnformatted(ref);
 		cJSON *again = txt != NULL ? json_parse(txt, strlen(txt)) : NULL;

@@ -33,7 +33,7 @@ declare -A srcs=(
 	[config]="$core"
 	[kube]="$core kube kubeconfig lookupcache log metrics mono"
 	[kubeconfig]="kubeconfig util strbuf base64 file dns yamljson"
-	[jsonparse]="jsonparse json strbuf"
+	[jsonparse]="jsonparse json strbuf arena"
 )
 declare -A maxlen=([admission]=65536 [render]=16384 [config]=4096 [kube]=16384 [kubeconfig]=16384 [jsonparse]=65536)
 declare -A dict=([admission]=admission [render]=yaml [config]=yaml [kube]=admission [kubeconfig]=yaml [jsonparse]=admission)

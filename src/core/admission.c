@@ -154,7 +154,7 @@ static cJSON *envelope(const char *body, size_t len, struct admission_result *re
 		tree_free(root);
 		return NULL;
 	}
-	req = cJSON_GetObjectItemCaseSensitive(root, "request");
+	req = json_get(root, "request");
 	uid = json_str(req, "uid");
 	if (!cJSON_IsObject(req) || uid == NULL || uid[0] == '\0') {
 		*rc = bad_request(res, "AdmissionReview has no request.uid");
@@ -236,7 +236,7 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
                            const struct workload_lookup *lookup, struct admission_result *res,
                            struct validation *v)
 {
-	const cJSON *resource = cJSON_GetObjectItemCaseSensitive(req, "resource");
+	const cJSON *resource = json_get(req, "resource");
 	const char *group = json_str(resource, "group"), *plural = json_str(resource, "resource");
 	const char *name = json_str(req, "name");
 	const struct kind *k = kind_of_resource(group, plural);
@@ -254,8 +254,8 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
 	arena_resume(was);
 	if (obj == NULL)
 		return;
-	old = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "oldObject"));
-	now = with_replicas(obj, cJSON_GetObjectItemCaseSensitive(req, "object"));
+	old = with_replicas(obj, json_get(req, "oldObject"));
+	now = with_replicas(obj, json_get(req, "object"));
 	if (old != NULL && now != NULL)
 		validate_update(old, now, k->api.kind, res->ns, cfg, v);
 	cJSON_Delete(old);
@@ -277,8 +277,8 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	root = envelope(body, len, res, &req, &rc);
 	if (root == NULL)
 		return rc;
-	kind = cJSON_GetObjectItemCaseSensitive(req, "kind");
-	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+	kind = json_get(req, "kind");
+	obj = json_get(req, "object");
 	op = json_str(req, "operation");
 	k = json_str(kind, "kind");
 	if (str_eq(op, "UPDATE") && str_eq(json_str(req, "subResource"), "scale")) {
@@ -301,9 +301,9 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 		goto out;
 	validate_workload(obj, k, res->ns, cfg, lookup, NULL, v);
 	if (str_eq(op, "UPDATE"))
-		validate_update(cJSON_GetObjectItemCaseSensitive(req, "oldObject"), obj, k, res->ns,
+		validate_update(json_get(req, "oldObject"), obj, k, res->ns,
 		                cfg, v);
-	name = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+	name = json_str(json_get(obj, "metadata"), "name");
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
 	if (!v->opted_in) {
@@ -383,10 +383,10 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 		return rc;
 	ns = json_str(req, "namespace");
 
-	kind = cJSON_GetObjectItemCaseSensitive(req, "kind");
+	kind = json_get(req, "kind");
 	sub = json_str(req, "subResource");
-	obj = cJSON_GetObjectItemCaseSensitive(req, "object");
-	labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+	obj = json_get(req, "object");
+	labels = json_get(json_get(obj, "metadata"),
 	                                          "labels");
 	if (!str_eq(json_str(kind, "kind"), "Pod") || !str_eq(json_str(kind, "group"), "") ||
 	    !str_eq(json_str(req, "operation"), "CREATE") || (sub != NULL && sub[0] != '\0') ||

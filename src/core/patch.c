@@ -60,11 +60,13 @@ static void put_str(struct strbuf *sb, const char *s)
 /* Opens {"op":name,"path":path,"value": for the caller's value; op_end closes it. */
 static void op_start(struct writer *w, const char *name, const char *path)
 {
-	strbuf_puts(w->sb, w->n++ > 0 ? ",{\"op\":\"" : "{\"op\":\"");
-	strbuf_puts(w->sb, name);
-	strbuf_puts(w->sb, "\",\"path\":");
+	if (w->n++ > 0)
+		strbuf_putc(w->sb, ',');
+	strbuf_lit(w->sb, "{\"op\":\"");
+	strbuf_put(w->sb, name, strlen(name));
+	strbuf_lit(w->sb, "\",\"path\":");
 	put_str(w->sb, path);
-	strbuf_puts(w->sb, ",\"value\":");
+	strbuf_lit(w->sb, ",\"value\":");
 }
 
 static void op_end(struct writer *w)
@@ -83,9 +85,9 @@ static void op_string(struct writer *w, const char *name, const char *path, cons
 /* {"name":...,"value":...} */
 static void env_entry(struct strbuf *sb, const struct env_var *v)
 {
-	strbuf_puts(sb, "{\"name\":");
+	strbuf_lit(sb, "{\"name\":");
 	put_str(sb, v->name);
-	strbuf_puts(sb, ",\"value\":");
+	strbuf_lit(sb, ",\"value\":");
 	put_str(sb, v->value);
 	strbuf_putc(sb, '}');
 }
@@ -172,7 +174,7 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const
                                        const struct env_list *env, long max_env, char *err,
                                        size_t errlen)
 {
-	const cJSON *cenv = cJSON_GetObjectItemCaseSensitive(ctr, "env");
+	const cJSON *cenv = json_get(ctr, "env");
 	char path[96];
 	size_t i;
 	int have = cJSON_IsArray(cenv), pos = 0, opened = 0;
@@ -283,7 +285,7 @@ static enum patch_status env_ops(struct writer *w, const cJSON *spec, const stru
  */
 static void wait_volume_op(struct writer *w, const cJSON *spec)
 {
-	const cJSON *vols = cJSON_GetObjectItemCaseSensitive(spec, "volumes"), *c;
+	const cJSON *vols = json_get(spec, "volumes"), *c;
 	int have_vol = 0;
 
 	cJSON_ArrayForEach(c, vols)
@@ -301,10 +303,10 @@ static void wait_volume_op(struct writer *w, const cJSON *spec)
 	 */
 	if (cJSON_IsArray(vols)) {
 		op_start(w, "add", "/spec/volumes/-");
-		strbuf_puts(w->sb, "{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}");
+		strbuf_lit(w->sb, "{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}");
 	} else {
 		op_start(w, "add", "/spec/volumes");
-		strbuf_puts(w->sb, "[{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}]");
+		strbuf_lit(w->sb, "[{\"name\":\"" WAIT_VOLUME "\",\"emptyDir\":{}}]");
 	}
 	op_end(w);
 }
@@ -312,7 +314,7 @@ static void wait_volume_op(struct writer *w, const cJSON *spec)
 /* first_init at the front of the init containers, unless one of that name is there. */
 static void first_init_op(struct writer *w, const cJSON *spec, const cJSON *first_init)
 {
-	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), *c;
+	const cJSON *inits = json_get(spec, "initContainers"), *c;
 	const char *want = json_str(first_init, "name");
 	int present = 0;
 
@@ -339,7 +341,7 @@ static void first_init_op(struct writer *w, const cJSON *spec, const cJSON *firs
 static enum patch_status marker_op(struct writer *w, const cJSON *meta, const char *marker,
                                    char *err, size_t errlen)
 {
-	const cJSON *anns = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	const cJSON *anns = json_get(meta, "annotations");
 	char path[96];
 
 	if (!cJSON_IsObject(meta)) {
@@ -370,8 +372,8 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               const char *marker, long max_env, struct strbuf *out, int *n_ops,
                               char *err, size_t errlen)
 {
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *spec = json_get(pod, "spec");
+	const cJSON *meta = json_get(pod, "metadata");
 	struct writer w = {out, 0};
 	enum patch_status rc;
 

@@ -103,7 +103,7 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
 {
 	const cJSON *e;
 
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ctr, "env"))
+	cJSON_ArrayForEach(e, json_get(ctr, "env"))
 	{
 		const char *n = json_str(e, "name"), *v;
 
@@ -488,7 +488,7 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
                                 const struct config *cfg, const struct workload_lookup *lookup,
                                 struct pod_plan *plan, char *err, size_t errlen)
 {
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const cJSON *spec = json_get(pod, "spec");
 	const struct env_list **envs = NULL;
 	cJSON *wait = NULL;
 	char addr[512], marker[700];

@@ -60,12 +60,12 @@ static enum topology_status targets_deny(struct topology *t, char *err, size_t e
 
 static const cJSON *controller_owner(const cJSON *meta)
 {
-	const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences");
+	const cJSON *refs = json_get(meta, "ownerReferences");
 	const cJSON *ref;
 
 	cJSON_ArrayForEach(ref, refs)
 	{
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")))
+		if (cJSON_IsTrue(json_get(ref, "controller")))
 			return ref;
 	}
 	return NULL;
@@ -127,12 +127,12 @@ static int targets_request(const struct topology *t, const cJSON *pod_spec, cons
 
 	for (i = 0; i < t->n_targets; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]);
-		const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+		const cJSON *res = json_get(c, "resources");
 
-		if (whole_quantity(cJSON_GetObjectItemCaseSensitive(
-		        cJSON_GetObjectItemCaseSensitive(res, "limits"), resource)) > 0 ||
-		    whole_quantity(cJSON_GetObjectItemCaseSensitive(
-		        cJSON_GetObjectItemCaseSensitive(res, "requests"), resource)) > 0)
+		if (whole_quantity(json_get(
+		        json_get(res, "limits"), resource)) > 0 ||
+		    whole_quantity(json_get(
+		        json_get(res, "requests"), resource)) > 0)
 			return 1;
 	}
 	return 0;
@@ -159,7 +159,7 @@ const char *topology_target_array(const struct topology_target *tg)
 const cJSON *topology_target_container(const cJSON *pod_spec, const struct topology_target *tg)
 {
 	return cJSON_GetArrayItem(
-	    cJSON_GetObjectItemCaseSensitive(pod_spec, topology_target_array(tg)), tg->index);
+	    json_get(pod_spec, topology_target_array(tg)), tg->index);
 }
 
 static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const struct config *cfg)
@@ -169,12 +169,12 @@ static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const
 
 	for (i = 0; i < t->n_targets; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]);
-		const cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
-		const cJSON *lim = cJSON_GetObjectItemCaseSensitive(res, "limits");
+		const cJSON *res = json_get(c, "resources");
+		const cJSON *lim = json_get(res, "limits");
 
 		for (g = 0; g < cfg->n_gpu_resources; g++) {
 			long v = whole_quantity(
-			    cJSON_GetObjectItemCaseSensitive(lim, cfg->gpu_resources[g]));
+			    json_get(lim, cfg->gpu_resources[g]));
 			if (v > best)
 				best = v;
 		}
@@ -212,8 +212,8 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
                                             const struct config *cfg, struct topology *t, char *err,
                                             size_t errlen)
 {
-	const cJSON *ctrs = cJSON_GetObjectItemCaseSensitive(pod_spec, "containers");
-	const cJSON *inits = cJSON_GetObjectItemCaseSensitive(pod_spec, "initContainers");
+	const cJSON *ctrs = json_get(pod_spec, "containers");
+	const cJSON *inits = json_get(pod_spec, "initContainers");
 	int nc = cJSON_IsArray(ctrs) ? cJSON_GetArraySize(ctrs) : 0;
 	int ni = cJSON_IsArray(inits) ? cJSON_GetArraySize(inits) : 0;
 	const char *list = json_map_str(anns, ANN_CONTAINERS);
@@ -751,10 +751,10 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	rs->err = err;
 	rs->errlen = errlen;
 	rs->ann_world = -1;
-	rs->meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	rs->spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
-	rs->anns = cJSON_GetObjectItemCaseSensitive(rs->meta, "annotations");
-	rs->labels = cJSON_GetObjectItemCaseSensitive(rs->meta, "labels");
+	rs->meta = json_get(pod, "metadata");
+	rs->spec = json_get(pod, "spec");
+	rs->anns = json_get(rs->meta, "annotations");
+	rs->labels = json_get(rs->meta, "labels");
 
 	if (!cJSON_IsObject(rs->spec))
 		return resolve_deny(rs, DENY_OTHER, "the object has no pod spec");
@@ -846,7 +846,7 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 
 	for (i = 0; n > 1 && i < t->n_targets && !found && k < max; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *e;
-		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "env"))
+		cJSON_ArrayForEach(e, json_get(c, "env"))
 		{
 			const char *name = json_str(e, "name");
 			if (name == NULL || strcmp(name, "LOCAL_RANK") != 0)
@@ -871,7 +871,7 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 int topology_dns_warning(const cJSON *pod_spec, char *out, size_t len)
 {
 	const char *policy = json_str(pod_spec, "dnsPolicy");
-	int host = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pod_spec, "hostNetwork"));
+	int host = cJSON_IsTrue(json_get(pod_spec, "hostNetwork"));
 
 	if (host && (policy == NULL || strcmp(policy, "ClusterFirst") == 0)) {
 		snprintf(

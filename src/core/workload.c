@@ -14,6 +14,7 @@
 #include "kind.h"
 #include "util.h"
 #include "dns.h"
+#include "json.h"
 
 const struct workload_api *workload_api_of(enum workload_kind kind)
 {
@@ -72,7 +73,7 @@ int workload_api_path(enum workload_kind kind, const char *ns, const char *name,
 int workload_get_count(const cJSON *obj, const char *key, const char *path, long *out, char *err,
                        size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *v = json_get(obj, key);
 
 	if (!v || cJSON_IsNull(v))
 		return 0;
@@ -89,7 +90,7 @@ int workload_get_count(const cJSON *obj, const char *key, const char *path, long
 int workload_get_object(const cJSON *obj, const char *key, const char *path, const cJSON **out,
                         char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *v = json_get(obj, key);
 
 	*out = NULL;
 	if (!v || cJSON_IsNull(v))
@@ -106,7 +107,7 @@ int workload_get_object(const cJSON *obj, const char *key, const char *path, con
 int workload_get_string(const cJSON *obj, const char *key, const char *path, char *out,
                         size_t outlen, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *v = json_get(obj, key);
 
 	if (!v || cJSON_IsNull(v))
 		return 0;
@@ -148,17 +149,17 @@ cJSON *workload_parse_object(const char *json, size_t len, const char *want,
 		errf(err, errlen, "the API server's answer for the %s is not a JSON object", want);
 		goto fail;
 	}
-	k = cJSON_GetObjectItemCaseSensitive(j, "kind");
+	k = json_get(j, "kind");
 	if (k && (!cJSON_IsString(k) || strcmp(k->valuestring, want) != 0)) {
 		errf(err, errlen, "expected a %s, got kind %.60s", want,
 		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
 		goto fail;
 	}
-	uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(j, "metadata"), "uid"));
+	uid = cJSON_GetStringValue(json_get(
+	    json_get(j, "metadata"), "uid"));
 	if (uid != NULL && strlen(uid) < sizeof(out->uid))
 		strcpy(out->uid, uid);
-	*spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	*spec = json_get(j, "spec");
 	if (*spec && !cJSON_IsObject(*spec)) {
 		errf(err, errlen, "%s .spec is not an object", want);
 		goto fail;
@@ -183,7 +184,7 @@ int workload_read_job_spec(const cJSON *spec, const char *path, long *completion
 	snprintf(where, sizeof(where), "%s.parallelism", path);
 	if (workload_get_count(spec, "parallelism", where, parallelism, err, errlen) < 0)
 		return -1;
-	mode = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
+	mode = json_get(spec, "completionMode");
 	if (mode && !cJSON_IsNull(mode) && !cJSON_IsString(mode)) {
 		errf(err, errlen, "%s.completionMode is not a string", path);
 		return -1;
@@ -217,11 +218,11 @@ int workload_parse_service(const char *json, size_t len, struct service_info *ou
 	workload_spec_init(&unused);
 	if ((j = workload_parse_object(json, len, "Service", &unused, &spec, err, errlen)) == NULL)
 		return -1;
-	ip = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "clusterIP"));
+	ip = cJSON_GetStringValue(json_get(spec, "clusterIP"));
 	si.headless = ip != NULL && strcmp(ip, "None") == 0;
 	si.publish_not_ready =
-	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "publishNotReadyAddresses"));
-	sel = cJSON_GetObjectItemCaseSensitive(spec, "selector");
+	    cJSON_IsTrue(json_get(spec, "publishNotReadyAddresses"));
+	sel = json_get(spec, "selector");
 	cJSON_ArrayForEach(it, sel)
 	{
 		if (!cJSON_IsString(it) || it->string == NULL)

@@ -222,8 +222,8 @@ cJSON *kind_pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *s
 
 	if (pod == NULL)
 		return NULL;
-	meta = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), 1);
-	spec = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), 1);
+	meta = cJSON_Duplicate(json_get(tmpl, "metadata"), 1);
+	spec = cJSON_Duplicate(json_get(tmpl, "spec"), 1);
 	if (meta == NULL)
 		meta = cJSON_CreateObject();
 	if (spec == NULL)
@@ -266,7 +266,8 @@ int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int a
 {
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 
-	if (label && kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
+	if (label &&
+	    kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
 		return -1;
 	if (ann &&
 	    kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key, val) != 0)

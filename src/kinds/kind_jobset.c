@@ -267,7 +267,7 @@ static int parse_jobset(const char *json, size_t len, struct workload_spec *out,
 	workload_spec_init(&s);
 	if ((j = workload_parse_object(json, len, "JobSet", &s, &spec, err, errlen)) == NULL)
 		return -1;
-	rjobs = cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs");
+	rjobs = json_get(spec, "replicatedJobs");
 	if (!cJSON_IsArray(rjobs) || cJSON_GetArraySize(rjobs) == 0) {
 		errf(err, errlen, "JobSet .spec.replicatedJobs is not a non-empty list");
 		goto out;

@@ -11,17 +11,32 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
+/*
+ * cJSON_GetObjectItemCaseSensitive's answer (the first member named key), with
+ * the first byte compared before strcmp: the core asks for members by name
+ * thousands of times an admission (every env entry's "name").
+ */
 const cJSON *json_get(const cJSON *obj, const char *key)
 {
-	return cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *c;
+
+	if (obj == NULL || key == NULL)
+		return NULL;
+	for (c = obj->child; c != NULL; c = c->next)
+		if (c->string != NULL && c->string[0] == key[0] && strcmp(c->string, key) == 0)
+			return c;
+	return NULL;
 }
 
 const char *json_str(const cJSON *obj, const char *key)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = json_get(obj, key);
 
-	return cJSON_IsString(it) ? it->valuestring : NULL;
+	return it != NULL && (it->type & 0xff) == cJSON_String ? it->valuestring : NULL;
 }
 
 const char *json_map_str(const cJSON *map, const char *key)
@@ -31,7 +46,7 @@ const char *json_map_str(const cJSON *map, const char *key)
 
 long json_long(const cJSON *obj, const char *key, long max, long dflt)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = json_get(obj, key);
 
 	if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble <= (double)max)
 		return (long)it->valuedouble;
@@ -92,6 +107,7 @@ void json_put_string(struct strbuf *sb, const char *s, size_t max)
 #define PLAIN64(b) PLAIN16(b), PLAIN16((b) + 16), PLAIN16((b) + 32), PLAIN16((b) + 48)
 static const unsigned char plain_byte[256] = {PLAIN64(0), PLAIN64(64), PLAIN64(128), PLAIN64(192)};
 
+#ifndef __SSE2__
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
@@ -108,36 +124,65 @@ static int plain8(const unsigned char *p)
 	         (x + ONES)) &
 	        HIGHS) == 0;
 }
+#endif
+
+/* The second byte of a two-byte escape of c ('n' for a newline), 0 when c needs \u00XX. */
+static const char esc2[128] = {['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r',
+                               ['\t'] = 't', ['\b'] = 'b', ['\f'] = 'f'};
+
+/* Where the plain run from u[i] ends: the first byte in u[i..n) that accept leaves out. */
+static size_t plain_run(const unsigned char *u, size_t i, size_t n, unsigned char accept)
+{
+#ifdef __SSE2__
+	/* Sixteen bytes a step: '"', backslash, below 0x20, DEL, and 0x80 up unless kept. */
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i ctl = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+
+	while (n - i >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+		__m128i stop = _mm_or_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+		    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v), _mm_cmpeq_epi8(v, del)));
+		unsigned m = (unsigned)_mm_movemask_epi8(stop);
+
+		if (accept != 3)
+			m |= (unsigned)_mm_movemask_epi8(v); /* the high bit: 0x80 and up */
+		if (m != 0)
+			return i + (size_t)__builtin_ctz(m);
+		i += 16;
+	}
+#else
+	while (n - i >= 8 && plain8(u + i))
+		i += 8;
+#endif
+	while (i < n && (plain_byte[u[i]] & accept))
+		i++;
+	return i;
+}
 
 void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int keep_invalid)
 {
 	const unsigned char accept = keep_invalid ? 3 : 1;
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strnlen(s, max), i = 0, o, seq;
-	char esc[8];
 
 	/*
 	 * Room for the string as it is and its quotes; each escape makes room for
 	 * the rest again, so plain bytes are stored with no call per byte and a
 	 * limited buffer is not refused for escapes it will never need.
 	 */
-	if (n > ((size_t)-1) / 2 || strbuf_reserve(sb, n + 2) != 0)
+	if (n > ((size_t)-1) / 2 ||
+	    ((sb->oom || sb->buf == NULL || sb->cap - sb->len <= n + 2) &&
+	     strbuf_reserve(sb, n + 2) != 0))
 		return;
 	o = sb->len;
 	sb->buf[o++] = '"';
 	while (i < n) {
-		unsigned char c = 0;
-		const char *rep = NULL;
-		size_t r;
+		unsigned char c;
+		size_t r, run = plain_run(u, i, n, accept);
 		char *d = sb->buf; /* a local: a char store could alias sb->buf */
 
-		size_t run = i;
-
 		/* Plain ASCII, or any byte when kept: the run is found, then copied at once. */
-		while (n - run >= 8 && plain8(u + run))
-			run += 8;
-		while (run < n && (plain_byte[u[run]] & accept))
-			run++;
 		memcpy(d + o, s + i, run - i);
 		o += run - i;
 		i = run;
@@ -150,43 +195,27 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 			i += seq;
 			continue;
 		}
-		switch (c) {
-		case '"':
-			rep = "\\\"";
-			break;
-		case '\\':
-			rep = "\\\\";
-			break;
-		case '\n':
-			rep = "\\n";
-			break;
-		case '\r':
-			rep = "\\r";
-			break;
-		case '\t':
-			rep = "\\t";
-			break;
-		case '\b':
-			rep = "\\b";
-			break;
-		case '\f':
-			rep = "\\f";
-			break;
-		default:
-			if (c >= 0x80) {
-				rep = "\\ufffd";
-			} else {
-				snprintf(esc, sizeof(esc), "\\u%04x", c);
-				rep = esc;
-			}
+		r = c < 0x80 && esc2[c] != 0 ? 2 : 6;
+		/* room for the escape, the rest as it is and the closing quote (and the NUL) */
+		if (sb->cap - o < r + (n - i) + 2) {
+			sb->buf[o] = '\0'; /* the buffer's invariant, which strbuf_reserve checks */
+			sb->len = o;
+			if (strbuf_reserve(sb, r + (n - i) + 1) != 0)
+				return;
 		}
-		r = strlen(rep);
-		sb->buf[o] = '\0'; /* the buffer's invariant, which strbuf_reserve checks */
-		sb->len = o;
-		/* room for rep, the rest as it is and the closing quote (and the NUL) */
-		if (sb->cap - o < r + (n - i) + 2 && strbuf_reserve(sb, r + (n - i) + 1) != 0)
-			return;
-		memcpy(sb->buf + o, rep, r);
+		d = sb->buf;
+		d[o] = '\\';
+		if (r == 2) {
+			d[o + 1] = esc2[c];
+		} else if (c >= 0x80) {
+			memcpy(d + o + 1, "ufffd", 5);
+		} else {
+			d[o + 1] = 'u';
+			d[o + 2] = '0';
+			d[o + 3] = '0';
+			d[o + 4] = "0123456789abcdef"[c >> 4];
+			d[o + 5] = "0123456789abcdef"[c & 15];
+		}
 		o += r;
 		i++;
 	}

@@ -45,6 +45,19 @@ static inline void strbuf_putc(struct strbuf *sb, char c)
 		strbuf_append(sb, &c, 1);
 	}
 }
+/* Appends n bytes: inline, a copy when there is room (the patch writer's tokens). */
+static inline void strbuf_put(struct strbuf *sb, const char *s, size_t n)
+{
+	if (!sb->oom && sb->buf != NULL && sb->cap - sb->len > n) {
+		__builtin_memcpy(sb->buf + sb->len, s, n);
+		sb->len += n;
+		sb->buf[sb->len] = '\0';
+	} else {
+		strbuf_append(sb, s, n);
+	}
+}
+/* strbuf_put of a string literal. */
+#define strbuf_lit(sb, lit) strbuf_put((sb), (lit), sizeof(lit) - 1)
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Empties the buffer (keeps its memory) and clears oom and too_big. */
 void strbuf_reset(struct strbuf *sb);

@@ -83,9 +83,11 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 		p = !has_c ? from + n : n == 0 ? c : from + n - 1 + (from + n - 1 >= c);
 		if ((hl = topology_hostname(t, topology_rank_at(t, p), host, sizeof(host))) < 0)
 			return -1;
-		strbuf_append(buf, n > 0 ? ",\"" : "\"", n > 0 ? 2 : 1);
-		strbuf_append(buf, host, (size_t)hl);
-		strbuf_append(buf, suffix, sl);
+		if (n > 0)
+			strbuf_putc(buf, ',');
+		strbuf_putc(buf, '"');
+		strbuf_put(buf, host, (size_t)hl);
+		strbuf_put(buf, suffix, sl);
 	}
 	return buf->oom ? -1 : 0;
 }
@@ -100,9 +102,9 @@ int env_host_names(const struct topology *t, long from, long to, struct strbuf *
 		if ((hl = topology_hostname(t, topology_rank_at(t, p), host, sizeof(host))) < 0)
 			return -1;
 		if (p > from)
-			strbuf_append(buf, ",", 1);
-		strbuf_append(buf, host, (size_t)hl);
-		strbuf_puts(buf, t->domain);
+			strbuf_putc(buf, ',');
+		strbuf_put(buf, host, (size_t)hl);
+		strbuf_put(buf, t->domain, strlen(t->domain));
 	}
 	return buf->oom ? -1 : 0;
 }

@@ -16,6 +16,52 @@
 
 #include <openssl/evp.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_SSSE3_PATH 1
+
+/*
+ * Twelve bytes a step into sixteen characters with SSSE3 (W. Mula and D. Lemire,
+ * "Faster Base64 Encoding and Decoding using AVX2 Instructions", 2018: the
+ * shuffle, the two multiplies that spread each 24 bits into four 6-bit
+ * indices, and the pshufb table that adds each index's offset). Reads sixteen
+ * bytes a step, so it stops sixteen before the end; returns the bytes it encoded.
+ */
+__attribute__((target("ssse3"))) static size_t encode_ssse3(const unsigned char *in, size_t len,
+                                                            char *out)
+{
+	const __m128i shuf = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
+	const __m128i shift = _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+	                                    '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+	                                    '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+	size_t i = 0;
+
+	for (; len - i >= 16; i += 12, out += 16) {
+		__m128i v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(in + i)),
+		                             shuf);
+		__m128i hi = _mm_mulhi_epu16(_mm_and_si128(v, _mm_set1_epi32(0x0fc0fc00)),
+		                             _mm_set1_epi32(0x04000040));
+		__m128i lo = _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi32(0x003f03f0)),
+		                             _mm_set1_epi32(0x01000010));
+		__m128i idx = _mm_or_si128(hi, lo);
+		__m128i k = _mm_subs_epu8(idx, _mm_set1_epi8(51));
+
+		k = _mm_or_si128(k, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), idx),
+		                                  _mm_set1_epi8(13)));
+		_mm_storeu_si128((__m128i *)(void *)out,
+		                 _mm_add_epi8(_mm_shuffle_epi8(shift, k), idx));
+	}
+	return i;
+}
+
+static int ssse3;
+
+static void cpu_init(void)
+{
+	ssse3 = __builtin_cpu_supports("ssse3");
+}
+#endif
+
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static uint16_t pairs[4096]; /* the two characters of each 12-bit group, in memory order */
 static pthread_once_t pairs_once = PTHREAD_ONCE_INIT;
@@ -24,6 +70,9 @@ static void pairs_init(void)
 {
 	unsigned i;
 
+#ifdef HAVE_SSSE3_PATH
+	cpu_init();
+#endif
 	for (i = 0; i < 4096; i++) {
 		char two[2] = {alphabet[i >> 6], alphabet[i & 63]};
 		memcpy(&pairs[i], two, 2);
@@ -42,6 +91,12 @@ void base64_append(struct strbuf *sb, const void *data, size_t len)
 	}
 	pthread_once(&pairs_once, pairs_init);
 	o = sb->buf + sb->len;
+#ifdef HAVE_SSSE3_PATH
+	if (ssse3 && len >= 16) {
+		i = encode_ssse3(in, len, o);
+		o += i / 3 * 4;
+	}
+#endif
 	/* Six bytes a step from an eight-byte load: four 12-bit groups. */
 	for (; len - i >= 8; i += 6) {
 		uint64_t w;

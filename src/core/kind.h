@@ -77,8 +77,9 @@ enum topology_status resolve_fixed_world(struct resolve *rs, long world, const c
 int kind_name_ordinal(const char *name, const char *prefix, long *ord);
 
 /*
- * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without printf.
- * Returns 0, or -1 when it does not fit.
+ * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without printf
+ * or a call per part (a TF_CONFIG of W hosts makes W of them). Returns its
+ * length, or -1 when it does not fit.
  */
 int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2);
 
@@ -270,7 +271,7 @@ struct kind {
 	const struct kind_label *pod_labels;
 	/* Its pod templates (ending with a NULL path). */
 	const struct kind_template *templates;
-	/* The host name of rank r, as the kind's controllers name the pod. Returns 0 or -1. */
+	/* The host name of rank r, as the kind's controllers name the pod. Returns its length or -1. */
 	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
 	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,

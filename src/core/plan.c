@@ -107,7 +107,7 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
 	{
 		const char *n = json_str(e, "name"), *v;
 
-		if (n == NULL || strcmp(n, name) != 0)
+		if (n == NULL || n[0] != name[0] || strcmp(n, name) != 0)
 			continue;
 		v = json_str(e, "value");
 		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL))

@@ -373,19 +373,20 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 {
 	const char *parts[2] = {a, b};
 	long nums[2] = {n1, n2};
-	size_t o = 0, l;
+	size_t o = 0;
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if (parts[i] == NULL)
+		const char *p = parts[i];
+
+		if (p == NULL)
 			continue;
-		l = strlen(parts[i]);
-		if (o + (i > 0) + l >= outlen)
-			return -1;
-		if (i > 0)
+		if (i > 0 && o + 1 < outlen)
 			out[o++] = '-';
-		memcpy(out + o, parts[i], l);
-		o += l;
+		while (*p != '\0' && o + 1 < outlen)
+			out[o++] = *p++;
+		if (*p != '\0' || o + 1 >= outlen)
+			return -1;
 	}
 	for (i = 0; i < 2 && !(i == 1 && n2 < 0); i++) {
 		char digits[24];
@@ -398,7 +399,7 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 		o += d;
 	}
 	out[o] = '\0';
-	return 0;
+	return (int)o;
 }
 
 /*
@@ -830,11 +831,12 @@ void topology_free(struct topology *t)
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
 	const struct kind *row = kind_of(t->kind);
+	int n;
 
-	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1) ||
-	    row->hostname(t, r, out, outlen) != 0)
+	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
 		return -1;
-	return (int)strlen(out);
+	n = row->hostname(t, r, out, outlen);
+	return n < 0 ? -1 : n;
 }
 
 int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,

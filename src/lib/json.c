@@ -17,9 +17,18 @@
 
 /*
  * cJSON_GetObjectItemCaseSensitive's answer (the first member named key), with
- * the first byte compared before strcmp: the core asks for members by name
- * thousands of times an admission (every env entry's "name").
+ * the keys compared in place rather than by a call to strcmp each: the core
+ * asks for members by name thousands of times an admission (every env
+ * entry's "name").
  */
+static int same_key(const char *a, const char *b)
+{
+	for (; *a == *b; a++, b++)
+		if (*a == '\0')
+			return 1;
+	return 0;
+}
+
 const cJSON *json_get(const cJSON *obj, const char *key)
 {
 	const cJSON *c;
@@ -27,7 +36,7 @@ const cJSON *json_get(const cJSON *obj, const char *key)
 	if (obj == NULL || key == NULL)
 		return NULL;
 	for (c = obj->child; c != NULL; c = c->next)
-		if (c->string != NULL && c->string[0] == key[0] && strcmp(c->string, key) == 0)
+		if (c->string != NULL && same_key(c->string, key))
 			return c;
 	return NULL;
 }

@@ -48,7 +48,7 @@ int env_list_addl(struct env_list *l, const char *name, long value)
 {
 	char buf[32];
 
-	snprintf(buf, sizeof(buf), "%ld", value);
+	buf[fmt_long(buf, value)] = '\0';
 	return env_list_add(l, name, buf);
 }
 

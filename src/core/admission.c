@@ -301,8 +301,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 		goto out;
 	validate_workload(obj, k, res->ns, cfg, lookup, NULL, v);
 	if (str_eq(op, "UPDATE"))
-		validate_update(json_get(req, "oldObject"), obj, k, res->ns,
-		                cfg, v);
+		validate_update(json_get(req, "oldObject"), obj, k, res->ns, cfg, v);
 	name = json_str(json_get(obj, "metadata"), "name");
 	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
@@ -386,8 +385,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	kind = json_get(req, "kind");
 	sub = json_str(req, "subResource");
 	obj = json_get(req, "object");
-	labels = json_get(json_get(obj, "metadata"),
-	                                          "labels");
+	labels = json_get(json_get(obj, "metadata"), "labels");
 	if (!str_eq(json_str(kind, "kind"), "Pod") || !str_eq(json_str(kind, "group"), "") ||
 	    !str_eq(json_str(req, "operation"), "CREATE") || (sub != NULL && sub[0] != '\0') ||
 	    !cJSON_IsObject(obj) ||

@@ -129,10 +129,8 @@ static int targets_request(const struct topology *t, const cJSON *pod_spec, cons
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]);
 		const cJSON *res = json_get(c, "resources");
 
-		if (whole_quantity(json_get(
-		        json_get(res, "limits"), resource)) > 0 ||
-		    whole_quantity(json_get(
-		        json_get(res, "requests"), resource)) > 0)
+		if (whole_quantity(json_get(json_get(res, "limits"), resource)) > 0 ||
+		    whole_quantity(json_get(json_get(res, "requests"), resource)) > 0)
 			return 1;
 	}
 	return 0;
@@ -158,8 +156,7 @@ const char *topology_target_array(const struct topology_target *tg)
 
 const cJSON *topology_target_container(const cJSON *pod_spec, const struct topology_target *tg)
 {
-	return cJSON_GetArrayItem(
-	    json_get(pod_spec, topology_target_array(tg)), tg->index);
+	return cJSON_GetArrayItem(json_get(pod_spec, topology_target_array(tg)), tg->index);
 }
 
 static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const struct config *cfg)
@@ -173,8 +170,7 @@ static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const
 		const cJSON *lim = json_get(res, "limits");
 
 		for (g = 0; g < cfg->n_gpu_resources; g++) {
-			long v = whole_quantity(
-			    json_get(lim, cfg->gpu_resources[g]));
+			long v = whole_quantity(json_get(lim, cfg->gpu_resources[g]));
 			if (v > best)
 				best = v;
 		}

@@ -155,8 +155,7 @@ cJSON *workload_parse_object(const char *json, size_t len, const char *want,
 		     cJSON_IsString(k) ? k->valuestring : "(not a string)");
 		goto fail;
 	}
-	uid = cJSON_GetStringValue(json_get(
-	    json_get(j, "metadata"), "uid"));
+	uid = cJSON_GetStringValue(json_get(json_get(j, "metadata"), "uid"));
 	if (uid != NULL && strlen(uid) < sizeof(out->uid))
 		strcpy(out->uid, uid);
 	*spec = json_get(j, "spec");
@@ -220,8 +219,7 @@ int workload_parse_service(const char *json, size_t len, struct service_info *ou
 		return -1;
 	ip = cJSON_GetStringValue(json_get(spec, "clusterIP"));
 	si.headless = ip != NULL && strcmp(ip, "None") == 0;
-	si.publish_not_ready =
-	    cJSON_IsTrue(json_get(spec, "publishNotReadyAddresses"));
+	si.publish_not_ready = cJSON_IsTrue(json_get(spec, "publishNotReadyAddresses"));
 	sel = json_get(spec, "selector");
 	cJSON_ArrayForEach(it, sel)
 	{

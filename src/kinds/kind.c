@@ -266,8 +266,7 @@ int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int a
 {
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 
-	if (label &&
-	    kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
+	if (label && kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "labels"), key, val) != 0)
 		return -1;
 	if (ann &&
 	    kind_pod_set(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key, val) != 0)

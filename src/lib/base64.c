@@ -31,14 +31,14 @@ __attribute__((target("ssse3"))) static size_t encode_ssse3(const unsigned char 
                                                             char *out)
 {
 	const __m128i shuf = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
-	const __m128i shift = _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-	                                    '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-	                                    '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+	const __m128i shift =
+	    _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+	                  '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
 	size_t i = 0;
 
 	for (; len - i >= 16; i += 12, out += 16) {
-		__m128i v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(in + i)),
-		                             shuf);
+		__m128i v = _mm_shuffle_epi8(
+		    _mm_loadu_si128((const __m128i *)(const void *)(in + i)), shuf);
 		__m128i hi = _mm_mulhi_epu16(_mm_and_si128(v, _mm_set1_epi32(0x0fc0fc00)),
 		                             _mm_set1_epi32(0x04000040));
 		__m128i lo = _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi32(0x003f03f0)),
@@ -46,8 +46,8 @@ __attribute__((target("ssse3"))) static size_t encode_ssse3(const unsigned char 
 		__m128i idx = _mm_or_si128(hi, lo);
 		__m128i k = _mm_subs_epu8(idx, _mm_set1_epi8(51));
 
-		k = _mm_or_si128(k, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), idx),
-		                                  _mm_set1_epi8(13)));
+		k = _mm_or_si128(
+		    k, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), idx), _mm_set1_epi8(13)));
 		_mm_storeu_si128((__m128i *)(void *)out,
 		                 _mm_add_epi8(_mm_shuffle_epi8(shift, k), idx));
 	}

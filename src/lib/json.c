@@ -136,8 +136,8 @@ static int plain8(const unsigned char *p)
 #endif
 
 /* The second byte of a two-byte escape of c ('n' for a newline), 0 when c needs \u00XX. */
-static const char esc2[128] = {['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r',
-                               ['\t'] = 't', ['\b'] = 'b', ['\f'] = 'f'};
+static const char esc2[128] = {['"'] = '"',  ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r',
+                               ['\t'] = 't', ['\b'] = 'b',  ['\f'] = 'f'};
 
 /* Where the plain run from u[i] ends: the first byte in u[i..n) that accept leaves out. */
 static size_t plain_run(const unsigned char *u, size_t i, size_t n, unsigned char accept)
@@ -180,9 +180,8 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 	 * the rest again, so plain bytes are stored with no call per byte and a
 	 * limited buffer is not refused for escapes it will never need.
 	 */
-	if (n > ((size_t)-1) / 2 ||
-	    ((sb->oom || sb->buf == NULL || sb->cap - sb->len <= n + 2) &&
-	     strbuf_reserve(sb, n + 2) != 0))
+	if (n > ((size_t)-1) / 2 || ((sb->oom || sb->buf == NULL || sb->cap - sb->len <= n + 2) &&
+	                             strbuf_reserve(sb, n + 2) != 0))
 		return;
 	o = sb->len;
 	sb->buf[o++] = '"';

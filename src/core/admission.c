@@ -58,12 +58,12 @@ static int bad_request(struct admission_result *res, const char *msg)
 }
 
 /*
- * 200 with the AdmissionReview response. patch (may be NULL) is printed and
- * base64-encoded; message non-NULL means a denial. The envelope is written
- * directly: only uid and message need escaping, and the base64 patch (the bulk
- * of a large answer) is copied once instead of re-scanned by a JSON printer.
+ * 200 with the AdmissionReview response. patch (the JSON Patch text; NULL when
+ * there is nothing to change) is base64-encoded; message non-NULL means a denial. The envelope is
+ * written directly: only uid and message need escaping, and the base64 patch (the bulk of a large
+ * answer) is copied once instead of re-scanned by a JSON printer.
  */
-static int review_response(struct admission_result *res, const struct strbuf *patch, int n_ops,
+static int review_response(struct admission_result *res, const struct strbuf *patch,
                            const char *message)
 {
 	struct strbuf sb;
@@ -88,7 +88,7 @@ static int review_response(struct admission_result *res, const struct strbuf *pa
 		}
 		if (res->n_warnings > 0)
 			strbuf_puts(&sb, "]");
-		if (patch != NULL && n_ops > 0) {
+		if (patch != NULL) {
 			if (patch->oom)
 				goto out;
 			strbuf_puts(&sb, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
@@ -288,13 +288,13 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 		answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings,
 		                v->n_more);
 		res->outcome = v->n_warnings > 0 ? ADMISSION_UNCHANGED : ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, 0, NULL);
+		rc = review_response(res, NULL, NULL);
 		goto out;
 	}
 	if (!validate_kind_known(json_str(kind, "group"), k) || !cJSON_IsObject(obj) ||
 	    !(str_eq(op, "CREATE") || str_eq(op, "UPDATE"))) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, 0, NULL);
+		rc = review_response(res, NULL, NULL);
 		goto out;
 	}
 	if ((v = malloc(sizeof(*v))) == NULL)
@@ -307,15 +307,15 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
 	if (!v->opted_in) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, 0, NULL);
+		rc = review_response(res, NULL, NULL);
 	} else if (v->n_problems > 0) {
 		res->outcome = ADMISSION_DENIED;
 		res->reason = v->reason;
 		snprintf(res->message, sizeof(res->message), "%.500s", v->denial);
-		rc = review_response(res, NULL, 0, v->denial);
+		rc = review_response(res, NULL, v->denial);
 	} else {
 		res->outcome = ADMISSION_UNCHANGED;
-		rc = review_response(res, NULL, 0, NULL);
+		rc = review_response(res, NULL, NULL);
 	}
 out:
 	free(v);
@@ -391,7 +391,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	    !cJSON_IsObject(obj) ||
 	    !str_eq(cJSON_IsObject(labels) ? json_str(labels, LABEL_INJECT) : NULL, "true")) {
 		res->outcome = ADMISSION_SKIPPED;
-		rc = review_response(res, NULL, 0, NULL);
+		rc = review_response(res, NULL, NULL);
 		goto out;
 	}
 
@@ -408,7 +408,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 			         workload_kind_name(plan.topo.kind), plan.topo.workload);
 		res->rank = plan.topo.rank;
 		snprintf(res->message, sizeof(res->message), "%s", err);
-		rc = review_response(res, NULL, 0, err);
+		rc = review_response(res, NULL, err);
 		goto out;
 	}
 	snprintf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
@@ -418,7 +418,7 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 	answer_warnings(res, plan.warnings[0], sizeof(plan.warnings[0]), plan.n_warnings,
 	                plan.n_more);
 	res->outcome = plan.patch_ops > 0 ? ADMISSION_PATCHED : ADMISSION_UNCHANGED;
-	rc = review_response(res, &plan.patch, plan.patch_ops, NULL);
+	rc = review_response(res, plan.patch_ops > 0 ? &plan.patch : NULL, NULL);
 	pod_plan_free(&plan);
 out:
 	tree_free(root);

@@ -271,8 +271,7 @@ struct kind {
 	const struct kind_label *pod_labels;
 	/* Its pod templates (ending with a NULL path). */
 	const struct kind_template *templates;
-	/* The host name of rank r, as the kind's controllers name the pod. Returns its length or
-	 * -1. */
+	/* Rank r's host name, as the kind's controllers name the pod: its length, or -1. */
 	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
 	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,

@@ -27,7 +27,8 @@ enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
  * container already defines by name is left alone; an absent env is added as a
  * whole array. On PATCH_OK out holds the array's text, "[]" when there is
  * nothing to do (reinvocation), and *n_ops its operations; otherwise out holds
- * nothing of use (the caller frees it). marker is the value of the distenv.dev/injected annotation.
+ * nothing of use (the caller frees it). marker is the value of the
+ * distenv.dev/injected annotation.
  * envs[i] is the environment of target i (t->targets[i]). first_init (may be
  * NULL; copied) becomes the first init container unless one of its name is
  * there already. max_env bounds the

@@ -377,12 +377,16 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 
 		if (p == NULL)
 			continue;
-		if (i > 0 && o + 1 < outlen)
+		if (i > 0) {
+			if (o + 1 >= outlen)
+				return -1;
 			out[o++] = '-';
-		while (*p != '\0' && o + 1 < outlen)
-			out[o++] = *p++;
-		if (*p != '\0' || o + 1 >= outlen)
-			return -1;
+		}
+		for (; *p != '\0'; p++) {
+			if (o + 1 >= outlen)
+				return -1;
+			out[o++] = *p;
+		}
 	}
 	for (i = 0; i < 2 && !(i == 1 && n2 < 0); i++) {
 		char digits[24];
@@ -827,12 +831,10 @@ void topology_free(struct topology *t)
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
 	const struct kind *row = kind_of(t->kind);
-	int n;
 
 	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
 		return -1;
-	n = row->hostname(t, r, out, outlen);
-	return n < 0 ? -1 : n;
+	return row->hostname(t, r, out, outlen);
 }
 
 int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,

@@ -6,8 +6,10 @@
  * standard JSON by cJSON, json_parse accepts with the same tree: json_parse may
  * refuse only what is not RFC 8259 JSON (cJSON is laxer). And json_print, the
  * printer of distenv's answers, prints whatever cJSON accepts so that it
- * reads back as the same tree. The parse inside an admission's arena (nodes and
- * strings cut from its chunks) gives the same tree as the parse outside it.
+ * reads back as the same tree. The parse inside an admission's arena (nodes cut
+ * from its chunks, strings decoded in place in the parser's copy of the text)
+ * gives the same tree as the parse outside it, and leaves the text as it was
+ * (libFuzzer stops on an input that was written to).
  */
 #include <math.h>
 #include <stdint.h>

@@ -126,7 +126,7 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
 	}
 	cJSON_ArrayForEach(e, cenv)
 	{
-		const char *n = json_str(e, "name");
+		const char *n = json_name(e);
 		if (n == NULL)
 			continue;
 		if (env->n > SLOTS / 2) {
@@ -154,7 +154,7 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
  * "<base><mid><n><tail>" into path[96] (n < 0: no number), without printf:
  * one per env op, hundreds for a large pod. base is at most 63 bytes.
  */
-static void env_path(char path[96], const char *base, const char *mid, long n, const char *tail)
+static size_t env_path(char path[96], const char *base, const char *mid, long n, const char *tail)
 {
 	size_t o = 0, l;
 
@@ -168,15 +168,77 @@ static void env_path(char path[96], const char *base, const char *mid, long n, c
 		o += fmt_long(path + o, n);
 	l = strlen(tail);
 	memcpy(path + o, tail, l + 1);
+	return o + l;
+}
+
+/*
+ * Opens an "add" op at an env path of env_path's (len bytes): such a path is
+ * "/spec/", a container array's name and numbers, with nothing to escape.
+ */
+static void op_start_add_env(struct writer *w, const char *path, size_t len)
+{
+	if (w->n++ > 0)
+		strbuf_putc(w->sb, ',');
+	strbuf_lit(w->sb, "{\"op\":\"add\",\"path\":\"");
+	strbuf_put(w->sb, path, len);
+	strbuf_lit(w->sb, "\",\"value\":");
+}
+
+/*
+ * The env entries of one list as JSON text, each once, when several
+ * containers get the list: escaping it again for each of them was a fifth of
+ * a 12-container pod's patch. Entry k is text[off[k], off[k + 1]); with no
+ * text (off NULL) it is written from the list.
+ */
+struct entries {
+	const struct env_list *env; /* the list (NULL: none yet) */
+	struct strbuf text;
+	size_t *off;
+};
+
+static int entries_of(struct entries *en, const struct env_list *env, int shared)
+{
+	size_t k;
+
+	if (en->env == env && (en->off != NULL || !shared))
+		return 0;
+	strbuf_free(&en->text);
+	strbuf_init(&en->text);
+	free(en->off);
+	en->off = NULL;
+	en->env = env;
+	if (!shared)
+		return 0;
+	en->env = NULL;
+	if ((en->off = malloc((env->n + 1) * sizeof(*en->off))) == NULL)
+		return -1;
+	for (k = 0; k < env->n; k++) {
+		en->off[k] = en->text.len;
+		env_entry(&en->text, &env->vars[k]);
+	}
+	en->off[env->n] = en->text.len;
+	if (en->text.oom)
+		return -1;
+	en->env = env;
+	return 0;
+}
+
+static void put_entry(struct strbuf *sb, const struct entries *en, size_t k)
+{
+	if (en->off == NULL)
+		env_entry(sb, &en->env->vars[k]);
+	else
+		strbuf_put(sb, en->text.buf + en->off[k], en->off[k + 1] - en->off[k]);
 }
 
 static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const char *base,
-                                       const struct env_list *env, long max_env, char *err,
+                                       const struct entries *en, long max_env, char *err,
                                        size_t errlen)
 {
+	const struct env_list *env = en->env;
 	const cJSON *cenv = json_get(ctr, "env");
 	char path[96];
-	size_t i;
+	size_t i, pl;
 	int have = cJSON_IsArray(cenv), pos = 0, opened = 0;
 	unsigned char defined_small[64], *defined = defined_small;
 	enum patch_status rc = PATCH_NOMEM;
@@ -192,7 +254,7 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const
 			continue;
 		cJSON_ArrayForEach(e, cenv)
 		{
-			const char *n = json_str(e, "name"), *v = json_str(e, "value");
+			const char *n = json_name(e), *v = json_str(e, "value");
 			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
 				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
 					env_path(path, base, "/env/", j, "/value");
@@ -231,20 +293,20 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const
 		if (!have) {
 			/* No env key (the API server omits empty lists): add the whole array. */
 			if (!opened) {
-				env_path(path, base, "/env", -1, "");
-				op_start(w, "add", path);
+				pl = env_path(path, base, "/env", -1, "");
+				op_start_add_env(w, path, pl);
 				strbuf_putc(w->sb, '[');
 			} else {
 				strbuf_putc(w->sb, ',');
 			}
 			opened = 1;
-			env_entry(w->sb, &env->vars[i]);
+			put_entry(w->sb, en, i);
 			continue;
 		}
 		/* Insert before the user's entries, in order, so $(VAR) references resolve. */
-		env_path(path, base, "/env/", pos++, "");
-		op_start(w, "add", path);
-		env_entry(w->sb, &env->vars[i]);
+		pl = env_path(path, base, "/env/", pos++, "");
+		op_start_add_env(w, path, pl);
+		put_entry(w->sb, en, i);
 		op_end(w);
 	}
 	if (opened) {
@@ -263,20 +325,28 @@ static enum patch_status env_ops(struct writer *w, const cJSON *spec, const stru
                                  const struct env_list *const *envs, long max_env, char *err,
                                  size_t errlen)
 {
-	char base[64];
-	int i;
+	char base[96], mid[24];
+	struct entries en = {NULL, {0}, NULL};
+	enum patch_status rc = PATCH_OK;
+	int i, shared;
 
-	for (i = 0; i < t->n_targets; i++) {
+	strbuf_init(&en.text);
+	for (i = 0; i < t->n_targets && rc == PATCH_OK; i++) {
 		const struct topology_target *tg = &t->targets[i];
-		enum patch_status rc;
 
-		snprintf(base, sizeof(base), "/spec/%s/%d", topology_target_array(tg), tg->index);
-		rc = container_ops(w, topology_target_container(spec, tg), base, envs[i], max_env,
-		                   err, errlen);
-		if (rc != PATCH_OK)
-			return rc;
+		strcat(strcpy(mid, topology_target_array(tg)), "/");
+		env_path(base, "/spec/", mid, tg->index, "");
+		/* the text of a list only when another target has it too */
+		shared = (i > 0 && envs[i - 1] == envs[i]) ||
+		         (i + 1 < t->n_targets && envs[i + 1] == envs[i]);
+		rc = entries_of(&en, envs[i], shared) != 0
+		         ? PATCH_NOMEM
+		         : container_ops(w, topology_target_container(spec, tg), base, &en, max_env,
+		                         err, errlen);
 	}
-	return PATCH_OK;
+	strbuf_free(&en.text);
+	free(en.off);
+	return rc;
 }
 
 /*

@@ -105,7 +105,7 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
 
 	cJSON_ArrayForEach(e, json_get(ctr, "env"))
 	{
-		const char *n = json_str(e, "name"), *v;
+		const char *n = json_name(e), *v;
 
 		if (n == NULL || n[0] != name[0] || strcmp(n, name) != 0)
 			continue;

@@ -848,7 +848,7 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *e;
 		cJSON_ArrayForEach(e, json_get(c, "env"))
 		{
-			const char *name = json_str(e, "name");
+			const char *name = json_name(e);
 			if (name == NULL || strcmp(name, "LOCAL_RANK") != 0)
 				continue;
 			cname = json_str(c, "name");

@@ -187,13 +187,47 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 	sb->buf[o++] = '"';
 	while (i < n) {
 		unsigned char c;
-		size_t r, run = plain_run(u, i, n, accept);
+		size_t r;
 		char *d = sb->buf; /* a local: a char store could alias sb->buf */
 
-		/* Plain ASCII, or any byte when kept: the run is found, then copied at once. */
-		memcpy(d + o, s + i, run - i);
-		o += run - i;
-		i = run;
+		/*
+		 * Plain ASCII, or any byte when kept, is stored as it is found: sixteen
+		 * bytes a step, each step stored whole before it is looked at. The
+		 * room kept below (the rest of s, its quote and the NUL from o) holds
+		 * the whole store, and the bytes past the run are written again.
+		 */
+#ifdef __SSE2__
+		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+		const __m128i ctl = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+
+		while (n - i >= 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+			__m128i stop = _mm_or_si128(
+			    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+			    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v),
+			                 _mm_cmpeq_epi8(v, del)));
+			unsigned m = (unsigned)_mm_movemask_epi8(stop);
+
+			if (accept != 3)
+				m |= (unsigned)_mm_movemask_epi8(v); /* the high bit: 0x80 and up */
+			_mm_storeu_si128((__m128i *)(void *)(d + o), v);
+			if (m != 0) {
+				i += (size_t)__builtin_ctz(m);
+				o += (size_t)__builtin_ctz(m);
+				break;
+			}
+			i += 16;
+			o += 16;
+		}
+		if (n - i < 16)
+#endif
+		{
+			size_t run = plain_run(u, i, n, accept);
+
+			memcpy(d + o, s + i, run - i);
+			o += run - i;
+			i = run;
+		}
 		if (i == n)
 			break;
 		c = u[i];

@@ -31,6 +31,21 @@ const cJSON *json_get(const cJSON *obj, const char *key);
 /* obj[key] when it is a string, else NULL. */
 const char *json_str(const cJSON *obj, const char *key);
 
+/*
+ * json_str(entry, "name"), asked for every entry of a container's env list
+ * by each walk over it: inline, and without a call when "name" is the
+ * entry's first member, as the API server writes it.
+ */
+static inline const char *json_name(const cJSON *entry)
+{
+	const cJSON *c = entry != NULL ? entry->child : NULL;
+
+	if (c != NULL && c->string != NULL && c->string[0] == 'n' && c->string[1] == 'a' &&
+	    c->string[2] == 'm' && c->string[3] == 'e' && c->string[4] == '\0')
+		return (c->type & 0xff) == cJSON_String ? c->valuestring : NULL;
+	return json_str(entry, "name");
+}
+
 /* map[key] when map is an object (labels, annotations) and the entry a string, else NULL. */
 const char *json_map_str(const cJSON *map, const char *key);
 

@@ -70,7 +70,8 @@ int env_master_addr(const struct topology *t, char *out, size_t outlen)
  */
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
-	char suffix[420], host[320];
+	enum { HOST_MAX = 320 };
+	char suffix[420];
 	/*
 	 * volatile: knowing sl below 420, gcc copies the suffix with `rep movsq`,
 	 * whose start-up is most of a 30-byte copy (perf: 17 % of a W=1024 answer's
@@ -84,17 +85,29 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 		return -1;
 	sl = strlen(suffix);
 	for (n = 0; n < to - from; n++) {
+		size_t k = 0;
+		char *d;
+
 		/* the n-th in rank order: the coordinator, then the others in their order */
 		p = !has_c ? from + n : n == 0 ? c : from + n - 1 + (from + n - 1 >= c);
-		if ((hl = topology_hostname(t, topology_rank_at(t, p), host, sizeof(host))) < 0)
+		/* the name is written where it goes: room for ',"', a name and the suffix */
+		if ((buf->oom || buf->buf == NULL || buf->cap - buf->len <= 2 + HOST_MAX + sl) &&
+		    strbuf_reserve(buf, 2 + HOST_MAX + sl) != 0)
 			return -1;
+		d = buf->buf + buf->len;
 		if (n > 0)
-			strbuf_putc(buf, ',');
-		strbuf_putc(buf, '"');
-		strbuf_put(buf, host, (size_t)hl);
-		strbuf_put(buf, suffix, sl);
+			d[k++] = ',';
+		d[k++] = '"';
+		if ((hl = topology_hostname(t, topology_rank_at(t, p), d + k, HOST_MAX)) < 0) {
+			d[0] = '\0';
+			return -1;
+		}
+		k += (size_t)hl;
+		memcpy(d + k, suffix, sl);
+		buf->len += k + sl;
+		buf->buf[buf->len] = '\0';
 	}
-	return buf->oom ? -1 : 0;
+	return 0;
 }
 
 int env_host_names(const struct topology *t, long from, long to, struct strbuf *buf)

@@ -63,14 +63,33 @@ void wipe_free(void *p, size_t len)
 
 size_t fmt_long(char *out, long long v)
 {
-	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, w;
-	size_t n = (size_t)(v < 0) + 1, i;
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+	                               "25262728293031323334353637383940414243444546474849"
+	                               "50515253545556575859606162636465666768697071727374"
+	                               "75767778798081828384858687888990919293949596979899";
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n, i;
 
-	for (w = u; w >= 10; w /= 10)
-		n++; /* the digits of u */
+	/* two digits a step, from the right: one division for every two (a host list's indices) */
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100);
+		u /= 100;
+		p -= 2;
+		p[0] = pairs[2 * d];
+		p[1] = pairs[2 * d + 1];
+	}
+	if (u >= 10) {
+		p -= 2;
+		p[0] = pairs[2 * u];
+		p[1] = pairs[2 * u + 1];
+	} else {
+		*--p = (char)('0' + u);
+	}
 	if (v < 0)
-		out[0] = '-';
-	for (i = n; i > (size_t)(v < 0); u /= 10)
-		out[--i] = (char)('0' + u % 10);
+		*--p = '-';
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	for (i = 0; i < n; i++)
+		out[i] = p[i];
 	return n;
 }

@@ -1430,6 +1430,71 @@ static void test_own_master(void)
 	}
 }
 
+/*
+ * Containers that share the plan's list and one with its own MASTER_ADDR: each
+ * container's ops carry its own list (the patch escapes a shared list once).
+ */
+static void test_own_master_among_shared(void)
+{
+	static const char *const orders[] = {"a,b,c", "c,a,b", "a,c,b"};
+	struct config cfg;
+	size_t k;
+
+	config_defaults(&cfg);
+	for (k = 0; k < sizeof(orders) / sizeof(orders[0]); k++) {
+		struct strbuf sb;
+		const char *o = orders[k];
+		cJSON *pod, *ops, *op;
+		struct pod_plan plan;
+		char err[512] = "";
+		int seen[3] = {0, 0, 0}, i;
+
+		strbuf_init(&sb);
+		strbuf_puts(&sb,
+		            "{\"metadata\":{\"name\":\"ddp-1\",\"namespace\":\"ml\","
+		            "\"labels\":{\"distenv.dev/inject\":\"true\"},\"annotations\":{"
+		            "\"distenv.dev/world-size\":\"2\",\"distenv.dev/containers\":"
+		            "\"a,b,c\"},\"ownerReferences\":[{\"kind\":\"StatefulSet\","
+		            "\"apiVersion\":\"apps/v1\",\"name\":\"ddp\",\"controller\":true}]},"
+		            "\"spec\":{\"subdomain\":\"ddp\",\"containers\":[");
+		for (i = 0; i < 3; i++)
+			strbuf_printf(&sb, "%s{\"name\":\"%c\",\"env\":[%s]}", i ? "," : "",
+			              o[2 * i],
+			              o[2 * i] == 'c'
+			                  ? "{\"name\":\"MASTER_ADDR\",\"value\":\"head.example\"}"
+			                  : "{\"name\":\"E\",\"value\":\"v\"}");
+		strbuf_puts(&sb, "]}}");
+		pod = cJSON_Parse(sb.buf);
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK,
+		      "%s: %s", o, err);
+		ops = cJSON_Parse(plan.patch.buf);
+		cJSON_ArrayForEach(op, ops)
+		{
+			const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(op, "path"));
+			const cJSON *v = cJSON_GetObjectItem(op, "value");
+			const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+			const char *val = cJSON_GetStringValue(cJSON_GetObjectItem(v, "value"));
+			int at;
+
+			if (path == NULL || n == NULL || val == NULL ||
+			    strcmp(n, "PET_MASTER_ADDR") != 0 ||
+			    sscanf(path, "/spec/containers/%d/", &at) != 1 || at < 0 || at > 2)
+				continue;
+			seen[at]++;
+			CHECK(strcmp(val, o[2 * at] == 'c' ? "head.example"
+			                                   : "ddp-0.ddp.ml.svc.cluster.local") == 0,
+			      "%s: container %c got PET_MASTER_ADDR=%s", o, o[2 * at], val);
+		}
+		CHECK(seen[0] == 1 && seen[1] == 1 && seen[2] == 1,
+		      "%s: PET_MASTER_ADDR ops per container %d %d %d", o, seen[0], seen[1],
+		      seen[2]);
+		cJSON_Delete(ops);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+		strbuf_free(&sb);
+	}
+}
+
 int main(void)
 {
 	test_plans();
@@ -1443,5 +1508,6 @@ int main(void)
 	test_config_limits();
 	test_reinvocation_at_limit();
 	test_own_master();
+	test_own_master_among_shared();
 	TEST_MAIN_END("admission");
 }

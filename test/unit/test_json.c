@@ -9,6 +9,8 @@
 
 #include "testutil.h"
 #include "json.h"
+#include "arena.h"
+#include "strbuf.h"
 
 static void test_getters(void)
 {
@@ -142,6 +144,19 @@ static void test_json_string(void)
 	}
 }
 
+/* t printed by cJSON into malloc's memory, outside any arena (the caller frees). */
+static char *print_alone(const cJSON *t)
+{
+	struct strbuf sb;
+	char *out;
+
+	strbuf_init(&sb);
+	json_print(&sb, t);
+	out = sb.oom ? NULL : strdup(sb.buf != NULL ? sb.buf : "");
+	strbuf_free(&sb);
+	return out;
+}
+
 /*
  * json_parse gives cJSON's tree for JSON text (printed alike) and refuses what
  * is not JSON; fuzz/fuzz_jsonparse.c compares the two node for node.
@@ -184,6 +199,23 @@ static void test_json_parse(void)
 		CHECK(pa != NULL && pb != NULL && strcmp(pa, pb) == 0,
 		      "json_parse %s: %s vs cJSON %s", same[i], pa ? pa : "(refused)",
 		      pb ? pb : "(refused)");
+		{
+			/* In an admission's arena, strings are decoded in the parser's own copy. */
+			char *text = strdup(same[i]), *pc, *want = a ? print_alone(a) : NULL;
+			cJSON *c;
+
+			arena_begin();
+			c = json_parse(text, strlen(text));
+			pc = c ? print_alone(c) : NULL;
+			arena_end();
+			CHECK(pc != NULL && want != NULL && strcmp(pc, want) == 0 &&
+			          strcmp(text, same[i]) == 0,
+			      "json_parse in an arena %s: %s vs outside %s (text after: %s)",
+			      same[i], pc ? pc : "(refused)", want ? want : "(refused)", text);
+			free(want);
+			free(pc);
+			free(text);
+		}
 		cJSON_free(pa);
 		cJSON_free(pb);
 		cJSON_Delete(a);

@@ -131,8 +131,27 @@ static void test_base64(void)
 /* fmt_long writes what printf's %lld does, without the NUL. */
 static void test_fmt_long(void)
 {
-	static const long long cases[] = {
-	    0, 7, 9, 10, 99, 100, -1, -10, 1234567890123LL, LLONG_MAX, LLONG_MIN};
+	static const long long cases[] = {0,
+	                                  7,
+	                                  9,
+	                                  10,
+	                                  99,
+	                                  100,
+	                                  101,
+	                                  999,
+	                                  1000,
+	                                  1023,
+	                                  1024,
+	                                  8191,
+	                                  10000,
+	                                  99999,
+	                                  -1,
+	                                  -10,
+	                                  -100,
+	                                  -12345,
+	                                  1234567890123LL,
+	                                  LLONG_MAX,
+	                                  LLONG_MIN};
 	char got[24], want[24];
 	size_t i, n;
 

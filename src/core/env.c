@@ -17,6 +17,13 @@
 
 int env_list_add(struct env_list *l, const char *name, const char *value)
 {
+	char *own = strdup(value);
+
+	return own != NULL ? env_list_add_own(l, name, own) : -1;
+}
+
+int env_list_add_own(struct env_list *l, const char *name, char *value)
+{
 	struct env_var *v;
 
 	/* the list's invariant: n entries, each with its name and value, in cap slots */
@@ -25,14 +32,16 @@ int env_list_add(struct env_list *l, const char *name, const char *value)
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		v = realloc(l->vars, cap * sizeof(*v));
-		if (v == NULL)
+		if (v == NULL) {
+			free(value);
 			return -1;
+		}
 		l->vars = v;
 		l->cap = cap;
 	}
 	v = &l->vars[l->n];
 	v->name = strdup(name);
-	v->value = strdup(value);
+	v->value = value;
 	v->merge = 0;
 	v->fw = 0;
 	if (v->name == NULL || v->value == NULL) {

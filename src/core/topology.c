@@ -389,14 +389,12 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 		}
 	}
 	for (i = 0; i < 2 && !(i == 1 && n2 < 0); i++) {
-		char digits[24];
-		size_t d = fmt_long(digits, nums[i]);
+		size_t d = fmt_long_len(nums[i]);
 
 		if (o + 1 + d >= outlen)
 			return -1;
 		out[o++] = '-';
-		memcpy(out + o, digits, d);
-		o += d;
+		o += fmt_long(out + o, nums[i]);
 	}
 	out[o] = '\0';
 	return (int)o;

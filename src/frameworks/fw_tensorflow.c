@@ -75,7 +75,7 @@ static int add_tensorflow(const struct topology *t, const struct fw_input *in, s
 	}
 	if (buf.oom)
 		goto out;
-	rc = env_list_add(out, "TF_CONFIG", buf.buf);
+	rc = env_list_add_own(out, "TF_CONFIG", strbuf_take(&buf));
 out:
 	strbuf_free(&buf);
 	return rc;

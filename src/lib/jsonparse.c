@@ -46,7 +46,7 @@ struct reader {
  */
 #define CHUNK 16384
 
-static void *take(struct reader *r, size_t n)
+static inline __attribute__((always_inline)) void *take(struct reader *r, size_t n)
 {
 	void *p;
 
@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) void skip_ws(struct reader *r)
 		r->p++;
 }
 
-static cJSON *node(struct reader *r, int type)
+static inline __attribute__((always_inline)) cJSON *node(struct reader *r, int type)
 {
 	cJSON *n = take(r, sizeof(*n));
 
@@ -146,10 +146,21 @@ static size_t utf8_put(unsigned long cp, char *o)
  * cJSON_malloc; NULL on a bad escape, a missing quote or no memory. Bytes are
  * copied as they are, as cJSON does (the API server sends valid UTF-8).
  */
+#ifdef __SSE2__
+/* A bit for each of the sixteen bytes at q that is '"' or a backslash. */
+static inline unsigned quote_or_backslash(const unsigned char *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+	                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+}
+#endif
+
 /* 1 for the bytes that end a plain run inside a string: '"' and '\\'. */
 static const unsigned char string_stop[256] = {['"'] = 1, ['\\'] = 1};
 
-static char *string(struct reader *r)
+static char *string_any(struct reader *r)
 {
 	const unsigned char *s = ++r->p, *q = s, *end = r->end;
 	size_t n;
@@ -160,10 +171,7 @@ static char *string(struct reader *r)
 #ifdef __SSE2__
 		/* Sixteen bytes a step through the plain run (SSE2 is every x86-64's). */
 		while (end - q >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-			unsigned m = (unsigned)_mm_movemask_epi8(
-			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-			                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+			unsigned m = quote_or_backslash(q);
 			if (m != 0) {
 				q += __builtin_ctz(m);
 				break;
@@ -260,6 +268,32 @@ static char *string(struct reader *r)
 bad:
 	cJSON_free(out);
 	return NULL;
+}
+
+/*
+ * string, inlined where keys and values are read: in an arena, a string with
+ * no backslash in its first sixteen-byte steps is ended in place here (most
+ * of a pod's strings); anything else is string_any's.
+ */
+static inline __attribute__((always_inline)) char *string(struct reader *r)
+{
+#ifdef __SSE2__
+	const unsigned char *s = r->p + 1, *q = s, *end = r->end;
+
+	while (r->arena && end - q >= 16) {
+		unsigned m = quote_or_backslash(q);
+		if (m != 0) {
+			q += __builtin_ctz(m);
+			if (*q != '"')
+				break;
+			r->p = q + 1;
+			*(char *)(uintptr_t)q = '\0';
+			return (char *)(uintptr_t)s;
+		}
+		q += 16;
+	}
+#endif
+	return string_any(r);
 }
 
 /* An RFC 8259 number at r->p (first byte '-' or a digit), with cJSON's valueint rule. */

@@ -61,6 +61,18 @@ void wipe_free(void *p, size_t len)
 	}
 }
 
+size_t fmt_long_len(long long v)
+{
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	size_t n = (size_t)(v < 0) + 1;
+
+	while (u >= 10000) {
+		n += 4;
+		u /= 10000;
+	}
+	return n + (u >= 10) + (u >= 100) + (u >= 1000);
+}
+
 size_t fmt_long(char *out, long long v)
 {
 	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
@@ -68,10 +80,10 @@ size_t fmt_long(char *out, long long v)
 	                               "50515253545556575859606162636465666768697071727374"
 	                               "75767778798081828384858687888990919293949596979899";
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	char tmp[24], *p = tmp + sizeof(tmp);
-	size_t n, i;
+	size_t n = fmt_long_len(v);
+	char *p = out + n;
 
-	/* two digits a step, from the right: one division for every two (a host list's indices) */
+	/* from the right, two digits a step: one division for every two (host lists' indices) */
 	while (u >= 100) {
 		unsigned d = (unsigned)(u % 100);
 		u /= 100;
@@ -80,16 +92,12 @@ size_t fmt_long(char *out, long long v)
 		p[1] = pairs[2 * d + 1];
 	}
 	if (u >= 10) {
-		p -= 2;
-		p[0] = pairs[2 * u];
-		p[1] = pairs[2 * u + 1];
+		p[-2] = pairs[2 * u];
+		p[-1] = pairs[2 * u + 1];
 	} else {
-		*--p = (char)('0' + u);
+		p[-1] = (char)('0' + u);
 	}
 	if (v < 0)
-		*--p = '-';
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	for (i = 0; i < n; i++)
-		out[i] = p[i];
+		out[0] = '-';
 	return n;
 }

@@ -32,5 +32,7 @@ int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
  * paths, log lines).
  */
 size_t fmt_long(char *out, long long v);
+/* How many bytes fmt_long(out, v) writes. */
+size_t fmt_long_len(long long v);
 
 #endif

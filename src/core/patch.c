@@ -7,6 +7,7 @@
  */
 #include "patch.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,12 @@ static void env_entry(struct strbuf *sb, const struct env_var *v)
 	strbuf_putc(sb, '}');
 }
 
+/* A name's first two bytes (the second 0 for a one-byte name) folded to 0..255. */
+#define PAIR(name)                                                                                 \
+	((unsigned)((unsigned char)(name)[0] * 31u +                                               \
+	            ((name)[0] != '\0' ? (unsigned char)(name)[1] : 0u)) &                         \
+	 255u)
+
 /* FNV-1a of a variable name. */
 static unsigned name_hash(const char *s)
 {
@@ -112,12 +119,17 @@ static unsigned name_hash(const char *s)
 static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsigned char *defined)
 {
 	enum { SLOTS = 256 };
-	unsigned short slot[SLOTS]; /* variable index + 1; 0 is empty */
+	unsigned short slot[SLOTS];      /* variable index + 1; 0 is empty */
+	uint64_t pair[4] = {0, 0, 0, 0}; /* the variables' first two bytes, by PAIR */
 	const cJSON *e;
 	size_t k, marked = 0;
 
 	memset(defined, 0, env->n);
 	memset(slot, 0, sizeof(slot));
+	for (k = 0; k < env->n; k++) {
+		unsigned p = PAIR(env->vars[k].name);
+		pair[p / 64] |= 1ULL << (p % 64);
+	}
 	for (k = 0; k < env->n && env->n <= SLOTS / 2; k++) {
 		unsigned s = name_hash(env->vars[k].name) % SLOTS;
 		while (slot[s] != 0)
@@ -127,7 +139,17 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
 	cJSON_ArrayForEach(e, cenv)
 	{
 		const char *n = json_name(e);
+		unsigned p;
+
 		if (n == NULL)
+			continue;
+		/*
+		 * A name none of the variables starts like is not hashed: hashing
+		 * every byte of every name (a multiply each) was a twentieth of a
+		 * 64 KB pod's CPU (perf).
+		 */
+		p = PAIR(n);
+		if (!(pair[p / 64] >> (p % 64) & 1))
 			continue;
 		if (env->n > SLOTS / 2) {
 			/* More variables than the table holds: compare with each (never here). */
@@ -254,8 +276,9 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const
 			continue;
 		cJSON_ArrayForEach(e, cenv)
 		{
-			const char *n = json_name(e), *v = json_str(e, "value");
+			const char *n = json_name(e), *v;
 			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
+				v = json_str(e, "value");
 				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
 					env_path(path, base, "/env/", j, "/value");
 					op_string(w, "replace", path, env->vars[i].value);

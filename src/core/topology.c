@@ -847,7 +847,7 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 		cJSON_ArrayForEach(e, json_get(c, "env"))
 		{
 			const char *name = json_name(e);
-			if (name == NULL || strcmp(name, "LOCAL_RANK") != 0)
+			if (name == NULL || name[0] != 'L' || strcmp(name, "LOCAL_RANK") != 0)
 				continue;
 			cname = json_str(c, "name");
 			snprintf(

@@ -98,24 +98,49 @@ static size_t env_patch_bytes(const struct env_list *l)
 	return n;
 }
 
+/*
+ * The user's env entries named names[0..n) (distinct), in one walk over the
+ * container's list: found[k] 1 with a literal value in values[k], 0 absent,
+ * -1 set by valueFrom or $(ref). The first entry of a name counts.
+ */
+static void user_envs(const cJSON *ctr, const char *const *names, int n, const char **values,
+                      int *found)
+{
+	const cJSON *e;
+	int k, left = n;
+
+	for (k = 0; k < n; k++)
+		found[k] = 0;
+	cJSON_ArrayForEach(e, json_get(ctr, "env"))
+	{
+		const char *nm = json_name(e), *v;
+
+		if (nm == NULL)
+			continue;
+		for (k = 0; k < n; k++)
+			if (!found[k] && nm[0] == names[k][0] && strcmp(nm, names[k]) == 0)
+				break;
+		if (k == n)
+			continue;
+		v = json_str(e, "value");
+		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL)) {
+			found[k] = -1;
+		} else {
+			found[k] = 1;
+			values[k] = v != NULL ? v : "";
+		}
+		if (--left == 0)
+			break;
+	}
+}
+
 /* A user env entry: 1 with a literal value in *value, 0 absent, -1 set by valueFrom or $(ref). */
 static int user_env(const cJSON *ctr, const char *name, const char **value)
 {
-	const cJSON *e;
+	int found;
 
-	cJSON_ArrayForEach(e, json_get(ctr, "env"))
-	{
-		const char *n = json_name(e), *v;
-
-		if (n == NULL || n[0] != name[0] || strcmp(n, name) != 0)
-			continue;
-		v = json_str(e, "value");
-		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL))
-			return -1;
-		*value = v != NULL ? v : "";
-		return 1;
-	}
-	return 0;
+	user_envs(ctr, &name, 1, value, &found);
+	return found;
 }
 
 /*
@@ -141,9 +166,17 @@ static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const
 int plan_own_master_check(const cJSON *ctr, const struct env_list *env, const char **addr,
                           long *port, char *err, size_t errlen)
 {
-	const char *cname = json_str(ctr, "name"), *port_s = NULL;
-	int ha = user_env(ctr, "MASTER_ADDR", addr);
-	int hp = user_env(ctr, "MASTER_PORT", &port_s);
+	static const char *const master[2] = {"MASTER_ADDR", "MASTER_PORT"};
+	const char *cname = json_str(ctr, "name"), *port_s = NULL, *vals[2] = {NULL, NULL};
+	int found[2], ha, hp;
+
+	user_envs(ctr, master, 2, vals, found);
+	ha = found[0];
+	hp = found[1];
+	if (ha > 0)
+		*addr = vals[0];
+	if (hp > 0)
+		port_s = vals[1];
 
 	*port = 0;
 	if (ha <= 0)

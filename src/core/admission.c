@@ -21,6 +21,7 @@
 #include "validate.h"
 #include "strbuf.h"
 #include "base64.h"
+#include "util.h"
 
 #define UID_MAX 127
 
@@ -172,7 +173,7 @@ static cJSON *envelope(const char *body, size_t len, struct admission_result *re
 	}
 	strcpy(res->uid, uid);
 	ns = json_str(req, "namespace");
-	snprintf(res->ns, sizeof(res->ns), "%s", ns ? ns : "");
+	fmt_printf(res->ns, sizeof(res->ns), "%s", ns ? ns : "");
 	*req_out = req;
 	return root;
 }
@@ -247,7 +248,7 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
 	memset(v, 0, sizeof(*v));
 	if (k == NULL || name == NULL || lookup == NULL || lookup->get_object == NULL)
 		return; /* not a kind of distenv's, or no look-ups: not checked (README) */
-	snprintf(res->workload, sizeof(res->workload), "%s/%s", k->api.kind, name);
+	fmt_printf(res->workload, sizeof(res->workload), "%s/%s", k->api.kind, name);
 	was = arena_pause();
 	if (lookup->get_object(lookup->ctx, k->kind, res->ns, name, &obj, err, sizeof(err)) < 0)
 		view_warn(v, "the world change of this scale is not checked: %.200s", err);
@@ -303,7 +304,7 @@ int admission_validate(const char *body, size_t len, const struct config *cfg,
 	if (str_eq(op, "UPDATE"))
 		validate_update(json_get(req, "oldObject"), obj, k, res->ns, cfg, v);
 	name = json_str(json_get(obj, "metadata"), "name");
-	snprintf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
+	fmt_printf(res->workload, sizeof(res->workload), "%s/%s", k, name ? name : "");
 	answer_warnings(res, v->warnings[0], sizeof(v->warnings[0]), v->n_warnings, v->n_more);
 	if (!v->opted_in) {
 		res->outcome = ADMISSION_SKIPPED;
@@ -404,16 +405,16 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 		res->reason = plan.topo.reason != DENY_NONE ? plan.topo.reason : DENY_OTHER;
 		/* What was known before the denial, for the log line. */
 		if (plan.topo.workload[0] != '\0')
-			snprintf(res->workload, sizeof(res->workload), "%s/%s",
-			         workload_kind_name(plan.topo.kind), plan.topo.workload);
+			fmt_printf(res->workload, sizeof(res->workload), "%s/%s",
+			           workload_kind_name(plan.topo.kind), plan.topo.workload);
 		res->rank = plan.topo.rank;
 		snprintf(res->message, sizeof(res->message), "%s", err);
 		rc = review_response(res, NULL, err);
 		goto out;
 	}
-	snprintf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
-	snprintf(res->workload, sizeof(res->workload), "%s/%s", workload_kind_name(plan.topo.kind),
-	         plan.topo.workload);
+	fmt_printf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
+	fmt_printf(res->workload, sizeof(res->workload), "%s/%s",
+	           workload_kind_name(plan.topo.kind), plan.topo.workload);
 	res->rank = plan.topo.rank;
 	answer_warnings(res, plan.warnings[0], sizeof(plan.warnings[0]), plan.n_warnings,
 	                plan.n_more);

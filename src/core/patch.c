@@ -454,7 +454,7 @@ static enum patch_status marker_op(struct writer *w, const cJSON *meta, const ch
 		char tok[64];
 		if (patch_pointer_escape(ANN_INJECTED, tok, sizeof(tok)) != 0)
 			return PATCH_NOMEM;
-		snprintf(path, sizeof(path), "/metadata/annotations/%s", tok);
+		fmt_printf(path, sizeof(path), "/metadata/annotations/%s", tok);
 		op_string(w, "add", path, marker);
 	}
 	return PATCH_OK;

@@ -562,9 +562,9 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		goto out;
 	}
 	rc = PLAN_NOMEM;
-	snprintf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s",
-	         plan->topo.rank, plan->topo.world_size, addr, plan->topo.port,
-	         plan->omitted[0] ? ",omitted=" : "", plan->omitted);
+	fmt_printf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s",
+	           plan->topo.rank, plan->topo.world_size, addr, plan->topo.port,
+	           plan->omitted[0] ? ",omitted=" : "", plan->omitted);
 	envs = calloc((size_t)plan->topo.n_targets, sizeof(*envs));
 	if (envs == NULL)
 		goto out;

@@ -193,14 +193,14 @@ static long pod_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *an
 
 	if (v != NULL) {
 		if (parse_long(v, 1, 4096, &n) == 0) {
-			snprintf(t->nproc, sizeof(t->nproc), "%ld", n);
+			fmt_printf(t->nproc, sizeof(t->nproc), "%ld", n);
 			return n;
 		}
-		snprintf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
+		fmt_printf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
 		return 0;
 	}
 	n = max_gpu_limit(t, pod_spec, cfg);
-	snprintf(t->nproc, sizeof(t->nproc), "%ld", n > 0 ? n : 1);
+	fmt_printf(t->nproc, sizeof(t->nproc), "%ld", n > 0 ? n : 1);
 	return n;
 }
 

@@ -22,6 +22,14 @@ void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(
 /* Wipes len bytes at p (explicit_bzero: not optimised away), then frees p. NULL is fine. */
 void wipe_free(void *p, size_t len);
 
+/*
+ * snprintf, the same bytes and return, with a fast path for text, %s, %d, %ld
+ * and %% (other formats go to vsnprintf): for the calls made on every
+ * admission.
+ */
+int fmt_printf(char *out, size_t outlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* snprintf that reports truncation: returns 0, or -1 when out was too small. */
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

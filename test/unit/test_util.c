@@ -164,6 +164,47 @@ static void test_fmt_long(void)
 	}
 }
 
+/*
+ * fmt_printf writes what snprintf writes, and returns the same, at every buffer
+ * size around the text's; bounded_printf reports exactly the truncations.
+ */
+#define SAME_AS_SNPRINTF(fmt, ...)                                                                 \
+	do {                                                                                       \
+		char got[96], want[96];                                                            \
+		int whole = snprintf(want, sizeof(want), fmt, __VA_ARGS__);                        \
+		size_t sz;                                                                         \
+		for (sz = 0; sz <= (size_t)whole + 2 && sz <= sizeof(got); sz++) {                 \
+			int gn, wn;                                                                \
+			memset(got, 'x', sizeof(got));                                             \
+			memset(want, 'x', sizeof(want));                                           \
+			gn = fmt_printf(got, sz, fmt, __VA_ARGS__);                                \
+			wn = snprintf(want, sz, fmt, __VA_ARGS__);                                 \
+			CHECK(gn == wn && memcmp(got, want, sizeof(got)) == 0,                     \
+			      "fmt_printf(\"%s\") at %zu bytes: %d '%.*s' vs snprintf %d '%.*s'",  \
+			      fmt, sz, gn, (int)(sz ? sz : 1), got, wn, (int)(sz ? sz : 1), want); \
+			CHECK((bounded_printf(got, sz, fmt, __VA_ARGS__) != 0) == (wn >= (int)sz), \
+			      "bounded_printf(\"%s\") at %zu bytes", fmt, sz);                     \
+		}                                                                                  \
+	} while (0)
+
+static void test_fmt_printf(void)
+{
+	const char *volatile none = NULL;
+
+	SAME_AS_SNPRINTF("%s%s", "ddp-0", ".ddp.ml.svc.cluster.local");
+	SAME_AS_SNPRINTF(".%s.%s.svc.%s", "ddp", "ml", "cluster.local");
+	SAME_AS_SNPRINTF("%s:%ld", "ddp-0.ddp.ml.svc.cluster.local", 29500L);
+	SAME_AS_SNPRINTF("rank=%ld,world-size=%ld,master=%s:%ld%s%s", -3L, LONG_MAX, "h", LONG_MIN,
+	                 "", ",x");
+	SAME_AS_SNPRINTF("%d %d %d", 0, INT_MIN, INT_MAX);
+	SAME_AS_SNPRINTF("100%% %s %%", "sure");
+	SAME_AS_SNPRINTF("[%s]", none);
+	SAME_AS_SNPRINTF("%s", "");
+	SAME_AS_SNPRINTF("plain text, no directive%s", "");
+	/* formats of other kinds go to vsnprintf */
+	SAME_AS_SNPRINTF("%.3s|%5ld|%zu|%x", "abcdef", 42L, (size_t)7, 255u);
+}
+
 static void test_parse_long(void)
 {
 	static const struct {
@@ -195,5 +236,6 @@ int main(void)
 	test_strbuf();
 	test_base64();
 	test_fmt_long();
+	test_fmt_printf();
 	TEST_MAIN_END("util");
 }

@@ -303,6 +303,7 @@ static cJSON *number(struct reader *r)
 	char buf[64];
 	double d;
 	cJSON *n;
+	int whole;
 
 	if (q < r->end && *q == '-')
 		q++;
@@ -313,6 +314,7 @@ static cJSON *number(struct reader *r)
 			q++;
 	else
 		return NULL;
+	whole = !(q < r->end && (*q == '.' || *q == 'e' || *q == 'E'));
 	if (q < r->end && *q == '.') {
 		if (++q == r->end || *q < '0' || *q > '9')
 			return NULL;
@@ -329,9 +331,22 @@ static cJSON *number(struct reader *r)
 	}
 	if ((size_t)(q - s) >= sizeof(buf))
 		return NULL; /* cJSON reads at most 63 bytes of a number */
-	memcpy(buf, s, (size_t)(q - s));
-	buf[q - s] = '\0';
-	d = strtod(buf, NULL);
+	if (whole && q - s <= 15) {
+		/*
+		 * An integer of at most 15 digits (a pod's ports, counts and
+		 * seconds) is exact in a double: strtod's answer, without strtod.
+		 */
+		const unsigned char *c = *s == '-' ? s + 1 : s;
+		long long v = 0;
+
+		for (; c < q; c++)
+			v = v * 10 + (*c - '0');
+		d = *s == '-' ? -(double)v : (double)v;
+	} else {
+		memcpy(buf, s, (size_t)(q - s));
+		buf[q - s] = '\0';
+		d = strtod(buf, NULL);
+	}
 	if ((n = node(r, cJSON_Number)) == NULL)
 		return NULL;
 	n->valuedouble = d;

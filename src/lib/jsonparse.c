@@ -80,7 +80,7 @@ static cJSON *value(struct reader *r);
  */
 static inline __attribute__((always_inline)) void skip_ws(struct reader *r)
 {
-	if (r->p<r->end && * r->p> ' ')
+	if (r->p != r->end && r->p[0] > ' ')
 		return;
 	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
 		r->p++;
@@ -141,11 +141,6 @@ static size_t utf8_put(unsigned long cp, char *o)
 	return 4;
 }
 
-/*
- * The string whose opening quote r->p is at, as a NUL-terminated copy from
- * cJSON_malloc; NULL on a bad escape, a missing quote or no memory. Bytes are
- * copied as they are, as cJSON does (the API server sends valid UTF-8).
- */
 #ifdef __SSE2__
 /* A bit for each of the sixteen bytes at q that is '"' or a backslash. */
 static inline unsigned quote_or_backslash(const unsigned char *q)
@@ -160,6 +155,12 @@ static inline unsigned quote_or_backslash(const unsigned char *q)
 /* 1 for the bytes that end a plain run inside a string: '"' and '\\'. */
 static const unsigned char string_stop[256] = {['"'] = 1, ['\\'] = 1};
 
+/*
+ * The string whose opening quote r->p is at, NUL-terminated: in an arena the
+ * string where it is in the parser's copy, decoded in place; outside one a
+ * copy from cJSON_malloc. NULL on a bad escape, a missing quote or no memory.
+ * Bytes are kept as they are, as cJSON does (the API server sends valid UTF-8).
+ */
 static char *string_any(struct reader *r)
 {
 	const unsigned char *s = ++r->p, *q = s, *end = r->end;

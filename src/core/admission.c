@@ -60,9 +60,10 @@ static int bad_request(struct admission_result *res, const char *msg)
 
 /*
  * 200 with the AdmissionReview response. patch (the JSON Patch text; NULL when
- * there is nothing to change) is base64-encoded; message non-NULL means a denial. The envelope is
- * written directly: only uid and message need escaping, and the base64 patch (the bulk of a large
- * answer) is copied once instead of re-scanned by a JSON printer.
+ * there is nothing to change) is base64-encoded; message non-NULL means a
+ * denial. The envelope is written directly: only uid and message need
+ * escaping, and the base64 patch (the bulk of a large answer) is copied once
+ * instead of re-scanned by a JSON printer.
  */
 static int review_response(struct admission_result *res, const struct strbuf *patch,
                            const char *message)

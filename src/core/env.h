@@ -47,8 +47,10 @@ void env_list_free(struct env_list *l);
 /* Appends NAME=value (copies both) / NAME=<decimal value>. Returns 0 or -1 (out of memory). */
 int env_list_add(struct env_list *l, const char *name, const char *value);
 int env_list_addl(struct env_list *l, const char *name, long value);
-/* env_list_add of a malloc'd value that the list takes, freed on failure (a W=1,024 TF_CONFIG is 35
- * KB). */
+/*
+ * env_list_add of a malloc'd value, which the list takes (freed on failure):
+ * a W=1,024 TF_CONFIG is 35 KB.
+ */
 int env_list_add_own(struct env_list *l, const char *name, char *value);
 
 /*

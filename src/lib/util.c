@@ -6,9 +6,9 @@
  */
 #include "util.h"
 
-#include <limits.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,30 +90,37 @@ static int fmt_simple(char *out, size_t outlen, const char *fmt, va_list ap)
 	return o > INT_MAX ? -1 : (int)o;
 }
 
-int fmt_printf(char *out, size_t outlen, const char *fmt, ...)
+/* fmt_simple, or vsnprintf when fmt is not one of its formats. */
+static int fmt_any(char *out, size_t outlen, const char *fmt, va_list ap)
 {
-	va_list ap, again;
+	va_list again;
 	int n;
 
-	va_start(ap, fmt);
 	va_copy(again, ap);
 	if ((n = fmt_simple(out, outlen, fmt, ap)) == -2)
 		n = vsnprintf(out, outlen, fmt, again);
 	va_end(again);
+	return n;
+}
+
+int fmt_printf(char *out, size_t outlen, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = fmt_any(out, outlen, fmt, ap);
 	va_end(ap);
 	return n;
 }
 
 int bounded_printf(char *out, size_t outlen, const char *fmt, ...)
 {
-	va_list ap, again;
+	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	va_copy(again, ap);
-	if ((n = fmt_simple(out, outlen, fmt, ap)) == -2)
-		n = vsnprintf(out, outlen, fmt, again);
-	va_end(again);
+	n = fmt_any(out, outlen, fmt, ap);
 	va_end(ap);
 	return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
 }

@@ -16,6 +16,8 @@
  * Every node and string comes from cJSON_malloc, so cJSON_Delete frees the
  * tree; inside an admission the nodes are cut from chunks of the arena (take)
  * and the strings stay in the parser's own copy of the text, also the arena's.
+ * That copy is marked as it is made (copy_marked): a bit for each '"' and
+ * backslash, from which string ends most strings with no loop.
  */
 #include "json.h"
 
@@ -35,6 +37,8 @@ struct reader {
 	int arena;   /* an arena serves cJSON_malloc: nodes are cut from chunks, strings in place */
 	char *chunk; /* the chunk being cut, and what is left of it */
 	size_t left;
+	const unsigned char *base; /* in an arena: the parser's copy of the text, and */
+	const uint64_t *marks;     /* a bit for each of its '"' and backslash bytes (marks_of) */
 };
 
 /*
@@ -142,13 +146,17 @@ static size_t utf8_put(unsigned long cp, char *o)
 }
 
 #ifdef __SSE2__
-/* A bit for each of the sixteen bytes at q that is '"' or a backslash. */
-static inline unsigned quote_or_backslash(const unsigned char *q)
+/* A bit for each of the sixteen bytes of v that is '"' or a backslash. */
+static inline unsigned quote_or_backslash_of(__m128i v)
 {
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-
 	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
 	                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+}
+
+/* The same for the sixteen bytes at q. */
+static inline unsigned quote_or_backslash(const unsigned char *q)
+{
+	return quote_or_backslash_of(_mm_loadu_si128((const __m128i *)(const void *)q));
 }
 #endif
 
@@ -272,28 +280,29 @@ bad:
 }
 
 /*
- * string, inlined where keys and values are read: in an arena, a string with
- * no backslash in its first sixteen-byte steps is ended in place here (most
- * of a pod's strings); anything else is string_any's.
+ * string, inlined where keys and values are read: in an arena, a string
+ * whose first '"' or backslash in its next 64 bytes is its closing quote is
+ * ended in place here by one look at the marks (most of a pod's strings);
+ * anything else is string_any's.
  */
 static inline __attribute__((always_inline)) char *string(struct reader *r)
 {
-#ifdef __SSE2__
-	const unsigned char *s = r->p + 1, *q = s, *end = r->end;
+	if (r->marks != NULL) {
+		const unsigned char *s = r->p + 1;
+		size_t at = (size_t)(s - r->base);
+		unsigned sh = (unsigned)(at % 64);
+		/* the 64 marks from s on: the rest of its word and the start of the next */
+		uint64_t m = r->marks[at / 64] >> sh | r->marks[at / 64 + 1] << 1 << (63 - sh);
 
-	while (r->arena && end - q >= 16) {
-		unsigned m = quote_or_backslash(q);
 		if (m != 0) {
-			q += __builtin_ctz(m);
-			if (*q != '"')
-				break;
-			r->p = q + 1;
-			*(char *)(uintptr_t)q = '\0';
-			return (char *)(uintptr_t)s;
+			const unsigned char *q = s + __builtin_ctzll(m);
+			if (*q == '"') {
+				r->p = q + 1;
+				*(char *)(uintptr_t)q = '\0';
+				return (char *)(uintptr_t)s;
+			}
 		}
-		q += 16;
 	}
-#endif
 	return string_any(r);
 }
 
@@ -383,18 +392,35 @@ static cJSON *container(struct reader *r, int object)
 	for (;;) {
 		char *key = NULL;
 
+		/*
+		 * The API server's JSON is compact: ':' right after a key, ',' or
+		 * the close right after a value. Those are tested first, and white
+		 * space skipped only when they are not there.
+		 */
 		if (object) {
 			if (r->p == r->end || *r->p != '"' || (key = string(r)) == NULL)
 				goto bad;
-			skip_ws(r);
 			if (r->p == r->end || *r->p != ':') {
-				cJSON_free(key);
-				goto bad;
+				skip_ws(r);
+				if (r->p == r->end || *r->p != ':') {
+					cJSON_free(key);
+					goto bad;
+				}
 			}
 			r->p++;
 			skip_ws(r);
 		}
-		if ((item = value(r)) == NULL) {
+		if (r->p < r->end && *r->p == '"') {
+			/* a string value (most of a pod's values), without value's call */
+			char *s = string(r);
+
+			if (s == NULL || (item = node(r, cJSON_String)) == NULL) {
+				cJSON_free(s);
+				cJSON_free(key);
+				goto bad;
+			}
+			item->valuestring = s;
+		} else if ((item = value(r)) == NULL) {
 			cJSON_free(key);
 			goto bad;
 		}
@@ -406,7 +432,8 @@ static cJSON *container(struct reader *r, int object)
 			item->prev = last;
 		}
 		last = item;
-		skip_ws(r);
+		if (r->p == r->end || (*r->p != ',' && *r->p != close))
+			skip_ws(r);
 		if (r->p < r->end && *r->p == ',') {
 			r->p++;
 			skip_ws(r);
@@ -463,6 +490,44 @@ static cJSON *value(struct reader *r)
 	}
 }
 
+/*
+ * Copies len bytes of text to own (NUL-terminated) and returns its marks, a
+ * bit for each '"' and backslash (bit at % 64 of word at / 64), with a last
+ * word of zeros: string finds a string's end from them with no loop and no
+ * branch on its length, and the marks cost little more than the copy that
+ * reads the same bytes (a 64 KB pod's strings were scanned sixteen bytes a
+ * step, with a branch on each string's length that no predictor learns).
+ */
+static uint64_t *copy_marked(char *own, const char *text, size_t len)
+{
+	size_t words = len / 64 + 2, at = 0;
+	uint64_t *marks = cJSON_malloc(words * sizeof(*marks));
+
+	if (marks == NULL)
+		return NULL;
+#ifdef __SSE2__
+	for (; len - at >= 64; at += 64) {
+		uint64_t w = 0;
+#pragma GCC unroll 4
+		for (unsigned k = 0; k < 4; k++) {
+			__m128i v =
+			    _mm_loadu_si128((const __m128i *)(const void *)(text + at + 16 * k));
+			_mm_storeu_si128((__m128i *)(void *)(own + at + 16 * k), v);
+			w |= (uint64_t)quote_or_backslash_of(v) << (16 * k);
+		}
+		marks[at / 64] = w;
+	}
+#endif
+	memset(marks + at / 64, 0, (words - at / 64) * sizeof(*marks));
+	for (; at < len; at++) {
+		own[at] = text[at];
+		if (string_stop[(unsigned char)text[at]])
+			marks[at / 64] |= 1ULL << (at % 64);
+	}
+	own[len] = '\0';
+	return marks;
+}
+
 cJSON *json_parse(const char *text, size_t len)
 {
 	struct reader r;
@@ -474,15 +539,16 @@ cJSON *json_parse(const char *text, size_t len)
 	r.arena = arena_active();
 	r.chunk = NULL;
 	r.left = 0;
+	r.base = NULL;
+	r.marks = NULL;
 	if (r.arena) {
 		/* The parser's own copy, in the arena, for strings in place (string). */
 		char *own = cJSON_malloc(len + 1);
 
-		if (own == NULL)
+		if (own == NULL || (r.marks = copy_marked(own, text, len)) == NULL)
 			return NULL;
-		memcpy(own, text, len);
-		own[len] = '\0';
 		text = own;
+		r.base = (const unsigned char *)own;
 	}
 	r.p = (const unsigned char *)text;
 	r.end = r.p + len;

@@ -168,6 +168,13 @@ static void test_json_parse(void)
 	    " [0,-0,1.5,-2e-3,1E+2,2147483648,-2147483649,1e400,true,false,null,{}] \n",
 	    "{\"d\":{\"a\":1,\"a\":2},\"e\":[[[{\"k\":\"\\u0000x\"}]]]}",
 	    "\"\xc3\xa9 raw UTF-8 and \xff a stray byte\"",
+	    /* past 64 bytes: strings across the marks' words, long, escaped, white space */
+	    "{\"metadata\":{\"name\":\"train-0\",\"labels\":{\"distenv.dev/inject\":\"true\"}},"
+	    "\"long\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef\",\"esc\":\"0123456789abcdef0123456789abcdef"
+	    "0123456789 \\\"quoted\\\" and \\\\ \\u00e9 past sixty-four\",\"k\"  :\t\"v\" ,"
+	    "\n\"arr\"\r\n:\t[ \"a\" ,\"b\"\n,\"\",{}, 12 ] "
+	    ",\"last\":\"0123456789abcdef0123456789a\"}",
 	};
 	static const char *const refused[] = {
 	    "",

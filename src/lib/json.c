@@ -8,8 +8,9 @@
 #include "json.h"
 
 #include <math.h>
-#include <stdio.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -139,6 +140,91 @@ static int plain8(const unsigned char *p)
 static const char esc2[128] = {['"'] = '"',  ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r',
                                ['\t'] = 't', ['\b'] = 'b',  ['\f'] = 'f'};
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_QUOTE_STEPS 1
+
+/*
+ * For each set of '"' and backslash bytes among eight (bit b: byte b): the
+ * pshufb indices that spread the eight out with a slot before each such byte
+ * (0x80, which pshufb makes 0), the backslashes for those slots, and the
+ * bytes written.
+ */
+static struct {
+	unsigned char shuf[16], ins[16];
+	size_t len;
+} quote8[256];
+static int quote_ssse3;
+static pthread_once_t quote_once = PTHREAD_ONCE_INIT;
+
+static void quote_init(void)
+{
+	unsigned m, b, o;
+
+	quote_ssse3 = __builtin_cpu_supports("ssse3");
+	for (m = 0; m < 256; m++) {
+		for (b = 0, o = 0; b < 8; b++) {
+			if (m >> b & 1) {
+				quote8[m].shuf[o] = 0x80;
+				quote8[m].ins[o++] = '\\';
+			}
+			quote8[m].shuf[o++] = (unsigned char)b;
+		}
+		quote8[m].len = o;
+		for (; o < 16; o++)
+			quote8[m].shuf[o] = 0x80;
+	}
+}
+
+/*
+ * json_put_string_bytes' sixteen-byte steps where the only bytes to escape
+ * are '"' and backslash (a W=1,024 TF_CONFIG has 2,048 quotes): each step is
+ * escaped whole, eight bytes a shuffle, with no branch for each quote. From
+ * u + *ip to d + *op while at least sixteen bytes are left and the room (cap
+ * bytes from d) holds the rest, its quote, its NUL and the two stores; stops
+ * before a step with any other byte to escape. Moves *ip and *op.
+ */
+__attribute__((target("ssse3"))) static void quote_steps(const unsigned char *u, size_t n,
+                                                         size_t *ip, char *d, size_t *op,
+                                                         size_t cap, unsigned char accept)
+{
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i below = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+	size_t i = *ip, o = *op;
+
+	while (n - i >= 16 && cap - o >= (n - i) + 2 + 32) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+		__m128i other =
+		    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, below), v), _mm_cmpeq_epi8(v, del));
+		unsigned m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		unsigned lo = m & 0xff, hi = m >> 8;
+
+		if (_mm_movemask_epi8(other) != 0 ||
+		    (accept != 3 && _mm_movemask_epi8(v) != 0)) /* 0x80 and up: not here */
+			break;
+		_mm_storeu_si128(
+		    (__m128i *)(void *)(d + o),
+		    _mm_or_si128(
+		        _mm_shuffle_epi8(
+		            v, _mm_loadu_si128((const __m128i *)(const void *)quote8[lo].shuf)),
+		        _mm_loadu_si128((const __m128i *)(const void *)quote8[lo].ins)));
+		o += quote8[lo].len;
+		_mm_storeu_si128(
+		    (__m128i *)(void *)(d + o),
+		    _mm_or_si128(
+		        _mm_shuffle_epi8(
+		            _mm_srli_si128(v, 8),
+		            _mm_loadu_si128((const __m128i *)(const void *)quote8[hi].shuf)),
+		        _mm_loadu_si128((const __m128i *)(const void *)quote8[hi].ins)));
+		o += quote8[hi].len;
+		i += 16;
+	}
+	*ip = i;
+	*op = o;
+}
+#endif
+
 /*
  * Where the plain run from u[i] ends: the first byte in u[i..n) that accept
  * leaves out. With SSE2 the escaper's own loop takes sixteen bytes a step and
@@ -169,6 +255,9 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 	if (n > ((size_t)-1) / 2 || ((sb->oom || sb->buf == NULL || sb->cap - sb->len <= n + 2) &&
 	                             strbuf_reserve(sb, n + 2) != 0))
 		return;
+#ifdef HAVE_QUOTE_STEPS
+	pthread_once(&quote_once, quote_init);
+#endif
 	o = sb->len;
 	sb->buf[o++] = '"';
 	while (i < n) {
@@ -182,6 +271,10 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 		 * room kept below (the rest of s, its quote and the NUL from o) holds
 		 * the whole store, and the bytes past the run are written again.
 		 */
+#ifdef HAVE_QUOTE_STEPS
+		if (quote_ssse3)
+			quote_steps(u, n, &i, d, &o, sb->cap, accept);
+#endif
 #ifdef __SSE2__
 		/* '"', backslash, below 0x20, DEL, and 0x80 up unless kept */
 		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');

@@ -144,6 +144,76 @@ static void test_json_string(void)
 	}
 }
 
+/*
+ * The escaper against cJSON's printer on random strings rich in quotes and
+ * backslashes (TF_CONFIG's are escaped sixteen bytes a step, a shuffle for
+ * each eight), with controls and valid UTF-8 among them, after a random
+ * prefix so that the room left in the buffer varies. DEL is left out: cJSON
+ * writes it as it is, distenv as \u007f.
+ */
+static void test_escape_random(void)
+{
+	static const char *const pieces[] = {"\"",
+	                                     "\\",
+	                                     "a",
+	                                     "Z",
+	                                     "0",
+	                                     ":",
+	                                     ",",
+	                                     "[",
+	                                     " ",
+	                                     "\n",
+	                                     "\x01",
+	                                     "\x1f",
+	                                     "\xc3\xa9",
+	                                     "\xe2\x82\xac",
+	                                     "\"host-1.svc:2222\"",
+	                                     "abcdefghijklmnop"};
+	unsigned seed = 12345;
+	int round, bad = 0;
+
+	for (round = 0; round < 3000 && !bad; round++) {
+		char in[600], pre[400];
+		size_t n = 0, np, k;
+		struct strbuf sb;
+		cJSON *str;
+		char *want;
+
+		seed = seed * 1103515245u + 12345u;
+		k = (seed >> 16) % 60;
+		while (k-- > 0) {
+			const char *p;
+			seed = seed * 1103515245u + 12345u;
+			p = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+			if (n + strlen(p) >= sizeof(in))
+				break;
+			memcpy(in + n, p, strlen(p));
+			n += strlen(p);
+		}
+		in[n] = '\0';
+		seed = seed * 1103515245u + 12345u;
+		np = (seed >> 16) % sizeof(pre);
+		memset(pre, 'p', np);
+		pre[np] = '\0';
+		str = cJSON_CreateString(in);
+		want = str ? cJSON_PrintUnformatted(str) : NULL;
+		for (int keep = 0; keep <= 1 && want != NULL; keep++) {
+			strbuf_init(&sb);
+			strbuf_puts(&sb, pre);
+			json_put_string_bytes(&sb, in, JSON_ALL, keep);
+			if (sb.oom || sb.len < np || strcmp(sb.buf + np, want) != 0 ||
+			    strncmp(sb.buf, pre, np) != 0)
+				bad = 1;
+			CHECK(!bad, "escape of %s (after %zu bytes, keep %d): %s, cJSON %s", in, np,
+			      keep, sb.buf ? sb.buf + (sb.len >= np ? np : 0) : "(none)", want);
+			strbuf_free(&sb);
+		}
+		CHECK(want != NULL, "cJSON printed nothing for %s", in);
+		cJSON_free(want);
+		cJSON_Delete(str);
+	}
+}
+
 /* t printed by cJSON into malloc's memory, outside any arena (the caller frees). */
 static char *print_alone(const cJSON *t)
 {
@@ -254,5 +324,6 @@ int main(void)
 	test_getters();
 	test_print();
 	test_json_string();
+	test_escape_random();
 	TEST_MAIN_END("json");
 }

@@ -128,7 +128,8 @@ static void test_chart_rules(void)
 
 /*
  * kind_host_name against snprintf of the same name: the name and its length when
- * it fits with its NUL, -1 otherwise, at every buffer size across the edge.
+ * it fits with its NUL, -1 otherwise, at every buffer size across the edge and
+ * well past it, the longest numbers included.
  */
 static void test_host_name(void)
 {
@@ -139,7 +140,8 @@ static void test_host_name(void)
 	             {"job", "workers", 0, 12},
 	             {"lws", NULL, 3, 1},
 	             {"x", "", 1234567, -1},
-	             {"a-very-long-workload-name", "rjob", 99, 0}};
+	             {"a-very-long-workload-name", "rjob", 99, 0},
+	             {"neg", "b", -9223372036854775807L - 1, 9223372036854775807L}};
 	size_t i, len;
 	int bad = 0;
 
@@ -158,7 +160,7 @@ static void test_host_name(void)
 			              cases[i].n2);
 		else
 			wn = snprintf(want, sizeof(want), "%s-%ld", cases[i].a, cases[i].n1);
-		for (len = 1; len <= (size_t)wn + 3; len++) {
+		for (len = 1; len <= (size_t)wn + 64 && len <= sizeof(out); len++) {
 			int got = kind_host_name(out, len, cases[i].a, cases[i].b, cases[i].n1,
 			                         cases[i].n2);
 

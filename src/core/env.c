@@ -87,7 +87,9 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 	 * CPU); unknown, it calls the C library's memcpy.
 	 */
 	volatile size_t sl;
-	long c = t->coordinator, n, p;
+	char prefix[HOST_MAX - 21]; /* a run's prefix: room for any number after it */
+	size_t pl = 0;
+	long c = t->coordinator, n, p, run = 0, num = 0;
 	int hl, has_c = c >= from && c < to;
 
 	if (bounded_printf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port) != 0)
@@ -107,7 +109,20 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 		if (n > 0)
 			d[k++] = ',';
 		d[k++] = '"';
-		if ((hl = topology_hostname(t, topology_rank_at(t, p), d + k, HOST_MAX)) < 0) {
+		/*
+		 * A run of names that differ only in a number counting up (a Job's
+		 * every rank) is written from its prefix: a call to the kind for each
+		 * name was a quarter of a W=1,024 TF_CONFIG's admission.
+		 */
+		if (run == 0)
+			run = topology_host_run(t, topology_rank_at(t, p), prefix, sizeof(prefix),
+			                        &pl, &num);
+		if (run > 0) {
+			memcpy(d + k, prefix, pl);
+			hl = (int)(pl + fmt_long(d + k + pl, num++));
+			run--;
+		} else if ((hl = topology_hostname(t, topology_rank_at(t, p), d + k, HOST_MAX)) <
+		           0) {
 			d[0] = '\0';
 			return -1;
 		}

@@ -83,6 +83,12 @@ int kind_name_ordinal(const char *name, const char *prefix, long *ord);
  */
 int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2);
 
+/*
+ * The prefix of a run of such names: "<a>[-<b>]-" when n1 < 0, else
+ * "<a>[-<b>]-<n1>-". Returns its length, or -1 when it does not fit.
+ */
+int kind_host_prefix(char *out, size_t outlen, const char *a, const char *b, long n1);
+
 /* ---- workload.c: reading the API server's answers ---- */
 
 /*
@@ -273,6 +279,16 @@ struct kind {
 	const struct kind_template *templates;
 	/* Rank r's host name, as the kind's controllers name the pod: its length, or -1. */
 	int (*hostname)(const struct topology *t, long r, char *out, size_t outlen);
+	/*
+	 * For host lists (a W=1,024 TF_CONFIG names every rank): the run of ranks
+	 * from r whose names are "<prefix><number>", the number counting up by one
+	 * from *first, as hostname names them. Writes the prefix into out (its
+	 * length in *plen) and returns how many ranks the run has, none past the
+	 * world's end; 0 when rank r's name is not of that form or the prefix does
+	 * not fit (hostname then names it). NULL: none.
+	 */
+	long (*host_run)(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+	                 long *first);
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
 	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,
 	             struct validation *v);

@@ -400,6 +400,19 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 	return (int)o;
 }
 
+int kind_host_prefix(char *out, size_t outlen, const char *a, const char *b, long n1)
+{
+	int l = n1 >= 0     ? kind_host_name(out, outlen, a, b, n1, -1)
+	        : b != NULL ? snprintf(out, outlen, "%s-%s", a, b)
+	                    : snprintf(out, outlen, "%s", a);
+
+	if (l < 0 || (size_t)l + 2 > outlen)
+		return -1;
+	out[l++] = '-';
+	out[l] = '\0';
+	return l;
+}
+
 /*
  * A kind whose workload fixes the world (a JobSet's pods, a LeaderWorkerSet's
  * group): distenv.dev/world-size, when set, must say the same (what: the pods
@@ -833,6 +846,20 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
 		return -1;
 	return row->hostname(t, r, out, outlen);
+}
+
+long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+                       long *first)
+{
+	const struct kind *row = kind_of(t->kind);
+	long n;
+
+	/* with a coordinator elsewhere than position 0, ranks are not positions */
+	if (row == NULL || row->host_run == NULL || t->coordinator != 0 || r < 0 ||
+	    r >= (t->world_size > 0 ? t->world_size : 1))
+		return 0;
+	n = row->host_run(t, r, out, outlen, plen, first);
+	return n > 0 ? n : 0;
 }
 
 int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,

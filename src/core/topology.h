@@ -143,6 +143,15 @@ const cJSON *topology_target_container(const cJSON *pod_spec, const struct topol
  */
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen);
 
+/*
+ * The run of ranks from r whose host names are "<prefix><number>", the number
+ * counting up by one from *first (the kind's host_run): the prefix in out, its
+ * length in *plen, and how many ranks the run has (none past the world's end).
+ * 0 when rank r's name must come from topology_hostname.
+ */
+long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+                       long *first);
+
 /* The replicated Job of a JobSet that rank r belongs to, or NULL for other kinds. */
 const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
 

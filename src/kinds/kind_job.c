@@ -92,6 +92,19 @@ static int host_job(const struct topology *t, long r, char *out, size_t outlen)
 	return kind_host_name(out, outlen, t->workload, NULL, r, -1);
 }
 
+/* "<job>-" and r on: every rank to the world's end. */
+static long run_job(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+                    long *first)
+{
+	int l = kind_host_prefix(out, outlen, t->workload, NULL, -1);
+
+	if (l < 0)
+		return 0;
+	*plen = (size_t)l;
+	*first = r;
+	return t->world_size - r;
+}
+
 static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,
                      size_t errlen)
 {
@@ -203,6 +216,7 @@ const struct kind kind_job = {
             {NULL, KIND_LABEL_UNKNOWN}},
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_job,
+    .host_run = run_job,
     .view = view_indexed_job,
     .make_pods = make_pods_job,
     .needs_spec_template = 1,

@@ -256,6 +256,22 @@ static int host_jobset(const struct topology *t, long r, char *out, size_t outle
 	                      (pos - k->first) % k->pods);
 }
 
+/* The rest of rank r's Job: "<js>-<rjob>-<j>-" and its pod index on. */
+static long run_jobset(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+                       long *first)
+{
+	long pos = topology_position(t, r);
+	const struct topology_rjob *k = topology_rjob_of(t, r);
+	int l;
+
+	if (k == NULL || (l = kind_host_prefix(out, outlen, t->workload, k->name,
+	                                       (pos - k->first) / k->pods)) < 0)
+		return 0;
+	*plen = (size_t)l;
+	*first = (pos - k->first) % k->pods;
+	return k->pods - *first;
+}
+
 static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,
                         size_t errlen)
 {
@@ -521,6 +537,7 @@ const struct kind kind_jobset = {
         (const struct kind_template[]){
             {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
     .hostname = host_jobset,
+    .host_run = run_jobset,
     .view = view_jobset,
     .make_pods = make_pods_jobset,
     .plural = "jobsets",

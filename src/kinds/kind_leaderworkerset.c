@@ -131,6 +131,19 @@ static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
 	return kind_host_name(out, outlen, t->workload, NULL, t->group, r == 0 ? -1 : r);
 }
 
+/* The workers: "<lws>-<group>-" and r on. The leader's name has no number of its own. */
+static long run_lws(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
+                    long *first)
+{
+	int l;
+
+	if (r == 0 || (l = kind_host_prefix(out, outlen, t->workload, NULL, t->group)) < 0)
+		return 0;
+	*plen = (size_t)l;
+	*first = r;
+	return t->world_size - r;
+}
+
 static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w,
                      struct validation *v)
 {
@@ -232,6 +245,7 @@ const struct kind kind_leaderworkerset = {
             {"spec.leaderWorkerTemplate.workerTemplate", "worker template"},
             {NULL, NULL}},
     .hostname = host_lws,
+    .host_run = run_lws,
     .view = view_lws,
     .make_pods = make_pods_lws,
     .plural = "leaderworkersets",

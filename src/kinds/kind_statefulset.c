@@ -72,6 +72,19 @@ static int host_statefulset(const struct topology *t, long r, char *out, size_t 
 	return kind_host_name(out, outlen, t->workload, NULL, t->start + r, -1);
 }
 
+/* "<sts>-" and start + r on: every rank to the world's end. */
+static long run_statefulset(const struct topology *t, long r, char *out, size_t outlen,
+                            size_t *plen, long *first)
+{
+	int l = kind_host_prefix(out, outlen, t->workload, NULL, -1);
+
+	if (l < 0)
+		return 0;
+	*plen = (size_t)l;
+	*first = t->start + r;
+	return t->world_size - r;
+}
+
 static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,
                              size_t errlen)
 {
@@ -235,6 +248,7 @@ const struct kind kind_statefulset = {
                                     {NULL, KIND_LABEL_UNKNOWN}},
     .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
     .hostname = host_statefulset,
+    .host_run = run_statefulset,
     .view = view_statefulset,
     .make_pods = make_pods_statefulset,
     .needs_spec_template = 1,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "kind.h"
 #include "strbuf.h"
 #include "testutil.h"
@@ -174,9 +175,92 @@ static void test_host_name(void)
 	CHECK(bad == 0, "%d host names unlike snprintf's", bad);
 }
 
+/*
+ * Host lists written from runs (host_run) against a name from hostname for
+ * each rank: every kind, worlds across its runs' edges, JobSets with a
+ * coordinator at position 0 and elsewhere, long names near the limit.
+ */
+static void test_host_runs(void)
+{
+	static const char *const names[] = {"train", "a-workload-name-of-sixty-three-bytes-"
+	                                             "xxxxxxxxxxxxxxxxxxxxxxxxxx"};
+	enum workload_kind kinds[] = {WORKLOAD_STATEFULSET, WORKLOAD_JOB, WORKLOAD_JOBSET,
+	                              WORKLOAD_LWS};
+	int bad = 0;
+
+	for (size_t kk = 0; kk < sizeof(kinds) / sizeof(kinds[0]); kk++)
+		for (size_t nn = 0; nn < 2; nn++)
+			for (long w = 1; w <= 40; w += (w < 12 ? 1 : 7))
+				for (long c = 0; c < (kinds[kk] == WORKLOAD_JOBSET ? 3 : 1); c++) {
+					struct topology t;
+					struct strbuf got, want;
+					char host[320];
+					long p;
+
+					memset(&t, 0, sizeof(t));
+					t.kind = kinds[kk];
+					snprintf(t.workload, sizeof(t.workload), "%s", names[nn]);
+					snprintf(t.domain, sizeof(t.domain),
+					         ".svc.ml.svc.cluster.local");
+					t.port = 2222;
+					t.world_size = w;
+					t.group = kinds[kk] == WORKLOAD_LWS ? 7 : -1;
+					t.start = kinds[kk] == WORKLOAD_STATEFULSET ? 3 : 0;
+					if (kinds[kk] == WORKLOAD_JOBSET) {
+						/* three replicated Jobs: 1 Job of 1 pod, 2 of 3, 1
+						 * of the rest */
+						long sizes[3][2] = {
+						    {1, 1}, {2, 3}, {1, w > 7 ? w - 7 : 1}};
+						long first = 0;
+						for (int j = 0; j < 3; j++) {
+							snprintf(t.rjobs[j].name,
+							         sizeof(t.rjobs[j].name), "r%d", j);
+							t.rjobs[j].jobs = sizes[j][0];
+							t.rjobs[j].pods = sizes[j][1];
+							t.rjobs[j].first = first;
+							first += sizes[j][0] * sizes[j][1];
+						}
+						t.n_rjobs = 3;
+						t.world_size = first;
+						t.coordinator = c;
+					}
+					strbuf_init(&got);
+					strbuf_init(&want);
+					for (long n = 0; n < t.world_size; n++) {
+						/* rank order: the coordinator first, then the
+						 * others by position */
+						p = n == 0 ? t.coordinator
+						           : n - 1 + (n - 1 >= t.coordinator);
+						if (topology_hostname(&t, topology_rank_at(&t, p),
+						                      host, sizeof(host)) < 0) {
+							bad++;
+							break;
+						}
+						strbuf_printf(&want, "%s\"%s%s:%ld\"", n ? "," : "",
+						              host, t.domain, t.port);
+					}
+					if (env_host_list(&t, 0, t.world_size, &got) != 0 ||
+					    got.buf == NULL || want.buf == NULL ||
+					    strcmp(got.buf, want.buf) != 0) {
+						if (bad++ == 0)
+							CHECK(0,
+							      "kind %d, %s, world %ld, coordinator "
+							      "%ld: %s, want %s",
+							      (int)t.kind, names[nn], t.world_size,
+							      t.coordinator,
+							      got.buf ? got.buf : "(none)",
+							      want.buf ? want.buf : "(none)");
+					}
+					strbuf_free(&got);
+					strbuf_free(&want);
+				}
+	CHECK(bad == 0, "%d host lists unlike their names one by one", bad);
+}
+
 int main(void)
 {
 	test_host_name();
+	test_host_runs();
 	test_rows();
 	test_supported();
 	test_controller_labels();

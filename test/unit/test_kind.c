@@ -253,6 +253,37 @@ static void test_host_runs(void)
 					}
 					strbuf_free(&got);
 					strbuf_free(&want);
+					/* TF_CONFIG's role lists: each replicated Job's positions
+					 * alone */
+					for (int j = 0; j < t.n_rjobs; j++) {
+						long from = t.rjobs[j].first,
+						     to = from + t.rjobs[j].jobs * t.rjobs[j].pods;
+						int has_c =
+						    t.coordinator >= from && t.coordinator < to;
+
+						strbuf_init(&got);
+						strbuf_init(&want);
+						for (long n = 0; n < to - from; n++) {
+							p = !has_c   ? from + n
+							    : n == 0 ? t.coordinator
+							             : from + n - 1 +
+							                   (from + n - 1 >=
+							                    t.coordinator);
+							if (topology_hostname(
+							        &t, topology_rank_at(&t, p), host,
+							        sizeof(host)) >= 0)
+								strbuf_printf(&want,
+								              "%s\"%s%s:%ld\"",
+								              n ? "," : "", host,
+								              t.domain, t.port);
+						}
+						if (env_host_list(&t, from, to, &got) != 0 ||
+						    got.buf == NULL || want.buf == NULL ||
+						    strcmp(got.buf, want.buf) != 0)
+							bad++;
+						strbuf_free(&got);
+						strbuf_free(&want);
+					}
 				}
 	CHECK(bad == 0, "%d host lists unlike their names one by one", bad);
 }

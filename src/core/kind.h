@@ -84,10 +84,13 @@ int kind_name_ordinal(const char *name, const char *prefix, long *ord);
 int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2);
 
 /*
- * The prefix of a run of such names: "<a>[-<b>]-" when n1 < 0, else
- * "<a>[-<b>]-<n1>-". Returns its length, or -1 when it does not fit.
+ * A kind's host_run answer for count names "<prefix><number>", the number
+ * counting up from number: the prefix "<a>[-<b>]-" (n1 < 0) or
+ * "<a>[-<b>]-<n1>-" into out, its length in *plen and number in *first.
+ * Returns count, or 0 when the prefix does not fit or count is not positive.
  */
-int kind_host_prefix(char *out, size_t outlen, const char *a, const char *b, long n1);
+long kind_host_run(char *out, size_t outlen, const char *a, const char *b, long n1, long number,
+                   long count, size_t *plen, long *first);
 
 /* ---- workload.c: reading the API server's answers ---- */
 

@@ -400,17 +400,20 @@ int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long 
 	return (int)o;
 }
 
-int kind_host_prefix(char *out, size_t outlen, const char *a, const char *b, long n1)
+long kind_host_run(char *out, size_t outlen, const char *a, const char *b, long n1, long number,
+                   long count, size_t *plen, long *first)
 {
 	int l = n1 >= 0     ? kind_host_name(out, outlen, a, b, n1, -1)
 	        : b != NULL ? snprintf(out, outlen, "%s-%s", a, b)
 	                    : snprintf(out, outlen, "%s", a);
 
-	if (l < 0 || (size_t)l + 2 > outlen)
-		return -1;
+	if (count <= 0 || l < 0 || (size_t)l + 2 > outlen)
+		return 0;
 	out[l++] = '-';
 	out[l] = '\0';
-	return l;
+	*plen = (size_t)l;
+	*first = number;
+	return count;
 }
 
 /*

@@ -96,13 +96,7 @@ static int host_job(const struct topology *t, long r, char *out, size_t outlen)
 static long run_job(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
                     long *first)
 {
-	int l = kind_host_prefix(out, outlen, t->workload, NULL, -1);
-
-	if (l < 0)
-		return 0;
-	*plen = (size_t)l;
-	*first = r;
-	return t->world_size - r;
+	return kind_host_run(out, outlen, t->workload, NULL, -1, r, t->world_size - r, plen, first);
 }
 
 static int parse_job(const char *json, size_t len, struct workload_spec *out, char *err,

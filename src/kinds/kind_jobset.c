@@ -262,14 +262,12 @@ static long run_jobset(const struct topology *t, long r, char *out, size_t outle
 {
 	long pos = topology_position(t, r);
 	const struct topology_rjob *k = topology_rjob_of(t, r);
-	int l;
 
-	if (k == NULL || (l = kind_host_prefix(out, outlen, t->workload, k->name,
-	                                       (pos - k->first) / k->pods)) < 0)
+	if (k == NULL)
 		return 0;
-	*plen = (size_t)l;
-	*first = (pos - k->first) % k->pods;
-	return k->pods - *first;
+	return kind_host_run(out, outlen, t->workload, k->name, (pos - k->first) / k->pods,
+	                     (pos - k->first) % k->pods, k->pods - (pos - k->first) % k->pods, plen,
+	                     first);
 }
 
 static int parse_jobset(const char *json, size_t len, struct workload_spec *out, char *err,

@@ -135,13 +135,10 @@ static int host_lws(const struct topology *t, long r, char *out, size_t outlen)
 static long run_lws(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
                     long *first)
 {
-	int l;
-
-	if (r == 0 || (l = kind_host_prefix(out, outlen, t->workload, NULL, t->group)) < 0)
+	if (r == 0)
 		return 0;
-	*plen = (size_t)l;
-	*first = r;
-	return t->world_size - r;
+	return kind_host_run(out, outlen, t->workload, NULL, t->group, r, t->world_size - r, plen,
+	                     first);
 }
 
 static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w,

@@ -76,13 +76,8 @@ static int host_statefulset(const struct topology *t, long r, char *out, size_t 
 static long run_statefulset(const struct topology *t, long r, char *out, size_t outlen,
                             size_t *plen, long *first)
 {
-	int l = kind_host_prefix(out, outlen, t->workload, NULL, -1);
-
-	if (l < 0)
-		return 0;
-	*plen = (size_t)l;
-	*first = t->start + r;
-	return t->world_size - r;
+	return kind_host_run(out, outlen, t->workload, NULL, -1, t->start + r, t->world_size - r,
+	                     plen, first);
 }
 
 static int parse_statefulset(const char *json, size_t len, struct workload_spec *out, char *err,

@@ -256,7 +256,8 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 	                             strbuf_reserve(sb, n + 2) != 0))
 		return;
 #ifdef HAVE_QUOTE_STEPS
-	pthread_once(&quote_once, quote_init);
+	/* whole steps only from sixteen bytes on: most names and values are shorter */
+	const int steps = n >= 16 && pthread_once(&quote_once, quote_init) == 0 && quote_ssse3;
 #endif
 	o = sb->len;
 	sb->buf[o++] = '"';
@@ -272,7 +273,7 @@ void json_put_string_bytes(struct strbuf *sb, const char *s, size_t max, int kee
 		 * the whole store, and the bytes past the run are written again.
 		 */
 #ifdef HAVE_QUOTE_STEPS
-		if (quote_ssse3)
+		if (steps)
 			quote_steps(u, n, &i, d, &o, sb->cap, accept);
 #endif
 #ifdef __SSE2__

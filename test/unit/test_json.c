@@ -245,6 +245,11 @@ static void test_json_parse(void)
 	    "0123456789 \\\"quoted\\\" and \\\\ \\u00e9 past sixty-four\",\"k\"  :\t\"v\" ,"
 	    "\n\"arr\"\r\n:\t[ \"a\" ,\"b\"\n,\"\",{}, 12 ] "
 	    ",\"last\":\"0123456789abcdef0123456789a\"}",
+	    /* keys known from eight bytes ("name", "value") beside their look-alikes */
+	    "[{\"name\":\"A\",\"value\":\"1\"},{\"name\" :\"B\",\"valueFrom\":{\"x\":1}},"
+	    "{\"namex\":\"C\",\"nam\":\"\",\"value\" :2,\"na\\u006de\":\"D\",\"value\":[]},"
+	    "\"name\",\":\",{\"valuee\":\"\\\"\",\"value\":\"\\\"e\"},{\"name\":{\"name\":\"\"}}]",
+	    "{\"value\":\"\"}",
 	};
 	static const char *const refused[] = {
 	    "",
@@ -265,6 +270,12 @@ static void test_json_parse(void)
 	    "\f1",
 	    "[1 2]",
 	    "nul",
+	    "{\"name\":}",
+	    "{\"name\":",
+	    "{\"value\":",
+	    "{\"value\"",
+	    "{\"name\"\"x\"}",
+	    "{\"value\":1,\"name\":\"x\"",
 	};
 	size_t i;
 
@@ -300,8 +311,14 @@ static void test_json_parse(void)
 	}
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		cJSON *a = json_parse(refused[i], strlen(refused[i]));
+		char *text = strdup(refused[i]);
 		CHECK(a == NULL, "json_parse accepted %s", refused[i]);
 		cJSON_Delete(a);
+		arena_begin();
+		a = json_parse(text, strlen(text));
+		arena_end();
+		CHECK(a == NULL, "json_parse in an arena accepted %s", refused[i]);
+		free(text);
 	}
 	{
 		/* cJSON's nesting limit: 1,000 arrays deep is read, 1,001 is not. */

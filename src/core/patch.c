@@ -93,12 +93,6 @@ static void env_entry(struct strbuf *sb, const struct env_var *v)
 	strbuf_putc(sb, '}');
 }
 
-/* A name's first two bytes (the second 0 for a one-byte name) folded to 0..255. */
-#define PAIR(name)                                                                                 \
-	((unsigned)((unsigned char)(name)[0] * 31u +                                               \
-	            ((name)[0] != '\0' ? (unsigned char)(name)[1] : 0u)) &                         \
-	 255u)
-
 /* FNV-1a of a variable name. */
 static unsigned name_hash(const char *s)
 {
@@ -115,22 +109,29 @@ static unsigned name_hash(const char *s)
  * *entries: one pass over cenv with a hash table of env's names, since a
  * container may carry thousands of entries and asking for each variable in
  * turn was cenv x env string compares (a third of the admission of a 64 KB
- * pod).
+ * pod). When tg's read of the list (topology_target) shows that no entry
+ * starts like any variable, the list is not walked at all.
  */
-static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsigned char *defined,
-                           long *entries)
+static size_t mark_defined(const cJSON *cenv, const struct topology_target *tg,
+                           const struct env_list *env, unsigned char *defined, long *entries)
 {
 	enum { SLOTS = 256 };
 	unsigned short slot[SLOTS];      /* variable index + 1; 0 is empty */
-	uint64_t pair[4] = {0, 0, 0, 0}; /* the variables' first two bytes, by PAIR */
+	uint64_t pair[4] = {0, 0, 0, 0}; /* the variables' first two bytes, by topology_env_pair */
 	const cJSON *e;
 	size_t k, marked = 0;
 
 	memset(defined, 0, env->n);
 	memset(slot, 0, sizeof(slot));
 	for (k = 0; k < env->n; k++) {
-		unsigned p = PAIR(env->vars[k].name);
+		unsigned p = topology_env_pair(env->vars[k].name);
 		pair[p / 64] |= 1ULL << (p % 64);
+	}
+	if (tg != NULL && tg->env_read &&
+	    !((pair[0] & tg->env_pairs[0]) | (pair[1] & tg->env_pairs[1]) |
+	      (pair[2] & tg->env_pairs[2]) | (pair[3] & tg->env_pairs[3]))) {
+		*entries = tg->env_entries;
+		return 0;
 	}
 	for (k = 0; k < env->n && env->n <= SLOTS / 2; k++) {
 		unsigned s = name_hash(env->vars[k].name) % SLOTS;
@@ -152,7 +153,7 @@ static size_t mark_defined(const cJSON *cenv, const struct env_list *env, unsign
 		 * every byte of every name (a multiply each) was a twentieth of a
 		 * 64 KB pod's CPU (perf).
 		 */
-		p = PAIR(n);
+		p = topology_env_pair(n);
 		if (!(pair[p / 64] >> (p % 64) & 1))
 			continue;
 		if (env->n > SLOTS / 2) {
@@ -257,7 +258,8 @@ static void put_entry(struct strbuf *sb, const struct entries *en, size_t k)
 		strbuf_put(sb, en->text.buf + en->off[k], en->off[k + 1] - en->off[k]);
 }
 
-static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const char *base,
+static enum patch_status container_ops(struct writer *w, const cJSON *ctr,
+                                       const struct topology_target *tg, const char *base,
                                        const struct entries *en, long max_env, char *err,
                                        size_t errlen)
 {
@@ -302,7 +304,7 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr, const
 		return PATCH_NOMEM;
 	if (!have)
 		memset(defined, 0, env->n);
-	else if (mark_defined(cenv, env, defined, &entries) == env->n) {
+	else if (mark_defined(cenv, tg, env, defined, &entries) == env->n) {
 		rc = PATCH_OK;
 		goto out;
 	}
@@ -368,8 +370,8 @@ static enum patch_status env_ops(struct writer *w, const cJSON *spec, const stru
 		         (i + 1 < t->n_targets && envs[i + 1] == envs[i]);
 		rc = entries_of(&en, envs[i], shared) != 0
 		         ? PATCH_NOMEM
-		         : container_ops(w, topology_target_container(spec, tg), base, &en, max_env,
-		                         err, errlen);
+		         : container_ops(w, topology_target_container(spec, tg), tg, base, &en,
+		                         max_env, err, errlen);
 	}
 	strbuf_free(&en.text);
 	free(en.off);

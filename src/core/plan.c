@@ -103,14 +103,18 @@ static size_t env_patch_bytes(const struct env_list *l)
  * container's list: found[k] 1 with a literal value in values[k], 0 absent,
  * -1 set by valueFrom or $(ref). The first entry of a name counts.
  */
-static void user_envs(const cJSON *ctr, const char *const *names, int n, const char **values,
-                      int *found)
+static void user_envs(const cJSON *ctr, const struct topology_target *tg, const char *const *names,
+                      int n, const char **values, int *found)
 {
 	const cJSON *e;
-	int k, left = n;
+	int k, left = n, may = 0;
 
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		found[k] = 0;
+		may |= topology_target_may_define(tg, names[k]);
+	}
+	if (!may)
+		return; /* no entry starts like any of the names: the list need not be walked */
 	cJSON_ArrayForEach(e, json_get(ctr, "env"))
 	{
 		const char *nm = json_name(e), *v;
@@ -135,11 +139,12 @@ static void user_envs(const cJSON *ctr, const char *const *names, int n, const c
 }
 
 /* A user env entry: 1 with a literal value in *value, 0 absent, -1 set by valueFrom or $(ref). */
-static int user_env(const cJSON *ctr, const char *name, const char **value)
+static int user_env(const cJSON *ctr, const struct topology_target *tg, const char *name,
+                    const char **value)
 {
 	int found;
 
-	user_envs(ctr, &name, 1, value, &found);
+	user_envs(ctr, tg, &name, 1, value, &found);
 	return found;
 }
 
@@ -147,7 +152,8 @@ static int user_env(const cJSON *ctr, const char *name, const char **value)
  * 1 when ctr defines every variable of l that a framework builds from master
  * ("MASTER_ADDR" or "MASTER_PORT"): the framework table's from_addr/from_port.
  */
-static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const char *master)
+static int defines_all_derived(const cJSON *ctr, const struct topology_target *tg,
+                               const struct env_list *l, const char *master)
 {
 	int port = strcmp(master, "MASTER_PORT") == 0;
 	const char *v;
@@ -157,20 +163,22 @@ static int defines_all_derived(const cJSON *ctr, const struct env_list *l, const
 		const char *const *derived =
 		    port ? framework_table[i]->from_port : framework_table[i]->from_addr;
 		for (k = 0; derived[k] != NULL; k++)
-			if (env_find(l, derived[k]) != NULL && user_env(ctr, derived[k], &v) == 0)
+			if (env_find(l, derived[k]) != NULL &&
+			    user_env(ctr, tg, derived[k], &v) == 0)
 				return 0;
 	}
 	return 1;
 }
 
-int plan_own_master_check(const cJSON *ctr, const struct env_list *env, const char **addr,
-                          long *port, char *err, size_t errlen)
+int plan_own_master_check(const cJSON *ctr, const struct topology_target *tg,
+                          const struct env_list *env, const char **addr, long *port, char *err,
+                          size_t errlen)
 {
 	static const char *const master[2] = {"MASTER_ADDR", "MASTER_PORT"};
 	const char *cname = json_str(ctr, "name"), *port_s = NULL, *vals[2] = {NULL, NULL};
 	int found[2], ha, hp;
 
-	user_envs(ctr, master, 2, vals, found);
+	user_envs(ctr, tg, master, 2, vals, found);
 	ha = found[0];
 	hp = found[1];
 	if (ha > 0)
@@ -182,11 +190,11 @@ int plan_own_master_check(const cJSON *ctr, const struct env_list *env, const ch
 	if (ha <= 0)
 		*addr = NULL;
 	/* Nothing of distenv's would carry another address than the user's. */
-	if ((ha == 0 || defines_all_derived(ctr, env, "MASTER_ADDR")) &&
-	    (hp == 0 || defines_all_derived(ctr, env, "MASTER_PORT")))
+	if ((ha == 0 || defines_all_derived(ctr, tg, env, "MASTER_ADDR")) &&
+	    (hp == 0 || defines_all_derived(ctr, tg, env, "MASTER_PORT")))
 		return 0;
-	if ((ha < 0 && !defines_all_derived(ctr, env, "MASTER_ADDR")) ||
-	    (hp < 0 && !defines_all_derived(ctr, env, "MASTER_PORT"))) {
+	if ((ha < 0 && !defines_all_derived(ctr, tg, env, "MASTER_ADDR")) ||
+	    (hp < 0 && !defines_all_derived(ctr, tg, env, "MASTER_PORT"))) {
 		snprintf(err, errlen,
 		         "distenv: container %.63s sets %s from valueFrom or a $(reference), "
 		         "which distenv cannot read at admission, so PET_MASTER_ADDR, "
@@ -227,7 +235,8 @@ static enum plan_status plan_own_master(struct pod_plan *plan, const cJSON *spec
 		const char *addr;
 		long port;
 
-		rc = plan_own_master_check(ctr, &plan->env, &addr, &port, err, errlen);
+		rc = plan_own_master_check(ctr, &t->targets[i], &plan->env, &addr, &port, err,
+		                           errlen);
 		if (rc < 0)
 			return PLAN_DENY;
 		if (rc == 0)
@@ -279,8 +288,8 @@ int plan_template_own_master(const cJSON *pod_spec, const cJSON *anns, const str
 	for (i = 0; i < t.n_targets && rc == 0; i++) {
 		const char *addr;
 		long port;
-		rc = plan_own_master_check(topology_target_container(pod_spec, &t.targets[i]), &env,
-		                           &addr, &port, err, errlen) < 0;
+		rc = plan_own_master_check(topology_target_container(pod_spec, &t.targets[i]),
+		                           &t.targets[i], &env, &addr, &port, err, errlen) < 0;
 	}
 	env_list_free(&env);
 	free(t.targets);
@@ -328,7 +337,8 @@ static enum plan_status plan_rdzv_conf(struct pod_plan *plan, const cJSON *spec)
 		char merged[1024];
 		size_t k;
 
-		if (user_env(ctr, "PET_RDZV_CONF", &own) <= 0 || strstr(own, "is_host") != NULL)
+		if (user_env(ctr, &t->targets[i], "PET_RDZV_CONF", &own) <= 0 ||
+		    strstr(own, "is_host") != NULL)
 			continue; /* absent (distenv's is injected), theirs says it, or cannot be
 			             read */
 		if (bounded_printf(merged, sizeof(merged), "%s%sis_host=%d", own, own[0] ? "," : "",

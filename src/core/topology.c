@@ -204,9 +204,9 @@ static long pod_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *an
 	return n;
 }
 
-static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *anns,
-                                            const struct config *cfg, struct topology *t, char *err,
-                                            size_t errlen)
+static enum topology_status target_list(const cJSON *pod_spec, const cJSON *anns,
+                                        const struct config *cfg, struct topology *t, char *err,
+                                        size_t errlen)
 {
 	const cJSON *ctrs = json_get(pod_spec, "containers");
 	const cJSON *inits = json_get(pod_spec, "initContainers");
@@ -264,6 +264,41 @@ static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *
 		p = comma + 1;
 	}
 	return TOPOLOGY_OK;
+}
+
+/* Reads target tg's env list once: its length and its names' pairs (struct topology_target). */
+static void target_read_env(const cJSON *pod_spec, struct topology_target *tg)
+{
+	const cJSON *env = json_get(topology_target_container(pod_spec, tg), "env"), *e;
+
+	tg->env_entries = 0;
+	memset(tg->env_pairs, 0, sizeof(tg->env_pairs));
+	if (env != NULL && !cJSON_IsArray(env))
+		return; /* not a list: env_read stays 0 */
+	cJSON_ArrayForEach(e, env)
+	{
+		const char *n = json_name(e);
+
+		tg->env_entries++;
+		if (n != NULL) {
+			unsigned p = topology_env_pair(n);
+			tg->env_pairs[p / 64] |= 1ULL << (p % 64);
+		}
+	}
+	tg->env_read = 1;
+}
+
+/* The containers to inject into (annotation distenv.dev/containers, or all), each env read. */
+static enum topology_status resolve_targets(const cJSON *pod_spec, const cJSON *anns,
+                                            const struct config *cfg, struct topology *t, char *err,
+                                            size_t errlen)
+{
+	enum topology_status rc = target_list(pod_spec, anns, cfg, t, err, errlen);
+	int i;
+
+	for (i = 0; rc == TOPOLOGY_OK && i < t->n_targets; i++)
+		target_read_env(pod_spec, &t->targets[i]);
+	return rc;
 }
 
 /* 1 when the look-up answered for another object of the same name (deleted and re-created). */
@@ -874,6 +909,8 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 
 	for (i = 0; n > 1 && i < t->n_targets && !found && k < max; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *e;
+		if (!topology_target_may_define(&t->targets[i], "LOCAL_RANK"))
+			continue;
 		cJSON_ArrayForEach(e, json_get(c, "env"))
 		{
 			const char *name = json_name(e);

@@ -9,16 +9,44 @@
 #define DISTENV_TOPOLOGY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include "config.h"
 #include "workload.h"
 #include "verdict.h"
 
-/* A container to inject into: index into spec.containers, or spec.initContainers when init. */
+/*
+ * A container to inject into: index into spec.containers, or spec.initContainers when init.
+ * Its env list as topology_resolve found it, read once (a 64 KB pod's lists were walked
+ * three times, once for each question): with env_read 1, env_entries is the list's length
+ * and env_pairs holds topology_env_pair of each entry's name. env_read 0: unknown.
+ */
 struct topology_target {
 	int init;
 	int index;
+	int env_read;
+	long env_entries;
+	uint64_t env_pairs[4];
 };
+
+/* A variable name's first two bytes (the second 0 for a one-byte name) folded to 0..255. */
+static inline unsigned topology_env_pair(const char *name)
+{
+	return ((unsigned char)name[0] * 31u + (name[0] != '\0' ? (unsigned char)name[1] : 0u)) &
+	       255u;
+}
+
+/*
+ * 0 when target tg's env list certainly has no entry named name (no entry
+ * starts with its two bytes); 1 when it may (walk the list to know), or when
+ * tg is NULL or its list was not read.
+ */
+static inline int topology_target_may_define(const struct topology_target *tg, const char *name)
+{
+	unsigned p = topology_env_pair(name);
+
+	return tg == NULL || !tg->env_read || (tg->env_pairs[p / 64] >> (p % 64) & 1);
+}
 
 /* A JobSet's replicated Job as the topology sees it: its ranks are [first, first + jobs * pods). */
 struct topology_rjob {

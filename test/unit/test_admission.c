@@ -1274,7 +1274,7 @@ static void test_config_limits(void)
 }
 
 /* A container env of n entries "E0".."En-1", plus extra (single-quoted JSON entries). */
-static char *env_pod(int n, const char *extra)
+static char *env_pod_named(int n, const char *name_fmt, const char *extra)
 {
 	struct strbuf sb;
 	int i;
@@ -1286,8 +1286,11 @@ static char *env_pod(int n, const char *extra)
 	                 "\"StatefulSet\",\"apiVersion\":\"apps/v1\",\"name\":\"ddp\","
 	                 "\"controller\":true}]},\"spec\":{\"subdomain\":\"ddp\",\"containers\":["
 	                 "{\"name\":\"t\",\"env\":[");
-	for (i = 0; i < n; i++)
-		strbuf_printf(&sb, "%s{\"name\":\"E%d\",\"value\":\"v\"}", i ? "," : "", i);
+	for (i = 0; i < n; i++) {
+		strbuf_puts(&sb, i ? ",{\"name\":\"" : "{\"name\":\"");
+		strbuf_printf(&sb, name_fmt, i);
+		strbuf_puts(&sb, "\",\"value\":\"v\"}");
+	}
 	if (extra != NULL) {
 		char *q = dq(extra);
 		strbuf_printf(&sb, "%s%s", n ? "," : "", q);
@@ -1295,6 +1298,12 @@ static char *env_pod(int n, const char *extra)
 	}
 	strbuf_puts(&sb, "]}]}}");
 	return strbuf_take(&sb);
+}
+
+/* The pod of env_pod_named with entries E0, E1, ... */
+static char *env_pod(int n, const char *extra)
+{
+	return env_pod_named(n, "E%d", extra);
 }
 
 /* Applies the add-ops of plan's patch to the env of container 0 (the only shape env_pod makes). */
@@ -1359,14 +1368,33 @@ static void test_reinvocation_at_limit(void)
 	cJSON_Delete(pod);
 	free(txt);
 
-	/* a container over the limit that still needs variables is denied */
-	txt = env_pod(4097, NULL);
-	pod = cJSON_Parse(txt);
-	CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_DENY &&
-	          strstr(err, "more than the limit of 4096"),
-	      "4097 entries needing more: '%s'", err);
-	cJSON_Delete(pod);
-	free(txt);
+	/*
+	 * A container over the limit that still needs variables is denied, and one
+	 * at the limit is not: with names that start like some of distenv's (the
+	 * list is walked) and with names that start like none of them (its length
+	 * is the one counted when the targets were found).
+	 */
+	for (int f = 0; f < 2; f++) {
+		const char *fmt = f == 0 ? "E%d" : "zz_%d";
+
+		txt = env_pod_named(4097, fmt, NULL);
+		pod = cJSON_Parse(txt);
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) ==
+		              PLAN_DENY &&
+		          strstr(err, "has 4097 env entries, more than the limit of 4096"),
+		      "4097 entries (%s) needing more: '%s'", fmt, err);
+		cJSON_Delete(pod);
+		free(txt);
+		txt = env_pod_named(4096, fmt, NULL);
+		pod = cJSON_Parse(txt);
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) ==
+		              PLAN_OK &&
+		          plan.patch_ops > 0,
+		      "4096 entries (%s): '%s'", fmt, err);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+		free(txt);
+	}
 }
 
 /* A container's own MASTER_ADDR / MASTER_PORT: every address variable follows it. */

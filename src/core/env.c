@@ -77,6 +77,21 @@ int env_master_addr(const struct topology *t, char *out, size_t outlen)
  * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
  * a host too long).
  */
+/* The decimal s of len digits, plus one, in place (999 becomes 1000: s has room for one more). */
+static void decimal_next(char *s, size_t *len)
+{
+	size_t i = *len;
+
+	while (i > 0 && s[i - 1] == '9')
+		s[--i] = '0';
+	if (i > 0) {
+		s[i - 1]++;
+	} else {
+		s[0] = '1'; /* every digit was 9 and is now 0 */
+		s[(*len)++] = '0';
+	}
+}
+
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
 	enum { HOST_MAX = 320 };
@@ -88,7 +103,9 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 	 */
 	volatile size_t sl;
 	char prefix[HOST_MAX - 21]; /* a run's prefix: room for any number after it */
-	size_t pl = 0;
+	char digits[24] = {0};      /* a run's next number, counted up in place (fmt_long was a
+	                               tenth of a W=1,024 answer) */
+	size_t pl = 0, dl = 0;
 	long c = t->coordinator, n, p, run = 0, num = 0;
 	int hl, has_c = c >= from && c < to;
 
@@ -114,10 +131,18 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 		 * every rank) is written from its prefix: a call to the kind for each
 		 * name was a quarter of a W=1,024 TF_CONFIG's admission.
 		 */
-		if (run == 0)
+		if (run == 0) {
 			run = topology_host_run(t, topology_rank_at(t, p), prefix, sizeof(prefix),
 			                        &pl, &num);
-		if (run > 0) {
+			dl = run > 0 && num >= 0 ? fmt_long(digits, num) : 0;
+		}
+		if (run > 0 && dl > 0) {
+			memcpy(d + k, prefix, pl);
+			memcpy(d + k + pl, digits, dl);
+			hl = (int)(pl + dl);
+			decimal_next(digits, &dl);
+			run--;
+		} else if (run > 0) {
 			memcpy(d + k, prefix, pl);
 			hl = (int)(pl + fmt_long(d + k + pl, num++));
 			run--;

@@ -186,12 +186,16 @@ static void test_host_runs(void)
 	                                             "xxxxxxxxxxxxxxxxxxxxxxxxxx"};
 	enum workload_kind kinds[] = {WORKLOAD_STATEFULSET, WORKLOAD_JOB, WORKLOAD_JOBSET,
 	                              WORKLOAD_LWS};
+	/* numbers that gain a digit within a run: 9 to 10, 99 to 100, 999 to 1000 */
+	static const long worlds[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   10,  11,   12,   19,
+	                              26, 33, 40, 97, 98, 99, 100, 101, 998, 999, 1000, 1001, 1003};
 	int bad = 0;
 
 	for (size_t kk = 0; kk < sizeof(kinds) / sizeof(kinds[0]); kk++)
 		for (size_t nn = 0; nn < 2; nn++)
-			for (long w = 1; w <= 40; w += (w < 12 ? 1 : 7))
-				for (long c = 0; c < (kinds[kk] == WORKLOAD_JOBSET ? 3 : 1); c++) {
+			for (size_t wi = 0; wi < sizeof(worlds) / sizeof(worlds[0]); wi++)
+				for (long c = 0, w = worlds[wi];
+				     c < (kinds[kk] == WORKLOAD_JOBSET ? 3 : 1); c++) {
 					struct topology t;
 					struct strbuf got, want;
 					char host[320];

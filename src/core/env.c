@@ -70,13 +70,6 @@ int env_master_addr(const struct topology *t, char *out, size_t outlen)
 	return bounded_printf(out, outlen, "%s%s", host, t->domain);
 }
 
-/*
- * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
- * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
- * first when it is among them. The one host-list writer: TF_CONFIG's lists and
- * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
- * a host too long).
- */
 /* The decimal s of len digits, plus one, in place (999 becomes 1000: s has room for one more). */
 static void decimal_next(char *s, size_t *len)
 {
@@ -92,6 +85,13 @@ static void decimal_next(char *s, size_t *len)
 	}
 }
 
+/*
+ * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
+ * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
+ * first when it is among them. The one host-list writer: TF_CONFIG's lists and
+ * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
+ * a host too long).
+ */
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
 	enum { HOST_MAX = 320 };
@@ -136,15 +136,16 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 			                        &pl, &num);
 			dl = run > 0 && num >= 0 ? fmt_long(digits, num) : 0;
 		}
-		if (run > 0 && dl > 0) {
+		if (run > 0) {
 			memcpy(d + k, prefix, pl);
-			memcpy(d + k + pl, digits, dl);
-			hl = (int)(pl + dl);
-			decimal_next(digits, &dl);
-			run--;
-		} else if (run > 0) {
-			memcpy(d + k, prefix, pl);
-			hl = (int)(pl + fmt_long(d + k + pl, num++));
+			if (dl > 0) {
+				memcpy(d + k + pl, digits, dl);
+				hl = (int)(pl + dl);
+				decimal_next(digits, &dl);
+			} else {
+				hl =
+				    (int)(pl + fmt_long(d + k + pl, num++)); /* a negative number */
+			}
 			run--;
 		} else if ((hl = topology_hostname(t, topology_rank_at(t, p), d + k, HOST_MAX)) <
 		           0) {

@@ -298,6 +298,9 @@ func TestNode1Chart(t *testing.T) {
 		t.Logf("a replica was not Running and Ready at first: %s", first)
 	}
 	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
 		c := p.Spec.Containers[0]
 		if c.ReadinessProbe == nil || c.LivenessProbe == nil {
 			t.Errorf("%s: container %s has no readiness/liveness probe", p.Name, c.Name)

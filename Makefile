@@ -2,7 +2,7 @@
 #   make            build ./distenv-webhook
 #   make test       unit tests, golden fixtures, HTTPS integration tier
 #   make check      the same under ASan/UBSan (separate build dir)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (also kubectl-distenv, the kubectl plugin)
 #   make V=1        show commands
 
 PREFIX  ?= /usr/local
@@ -99,12 +99,16 @@ valgrind: $(BUILD)/distenv-webhook $(TEST_BINS)
 	$(Q)fail=0; for t in $(TEST_BINS); do valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite ./$$t >/dev/null || fail=1; done; exit $$fail
 	$(Q)python3 test/integration/run.py --binary $(BUILD)/distenv-webhook --valgrind
 
+# kubectl-distenv is the same program: kubectl runs `kubectl-<name>` from PATH
+# for `kubectl <name> ...` (its plugin convention), so `kubectl distenv doctor
+# sts/ddp` is `distenv-webhook doctor sts/ddp`.
 install: distenv-webhook
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 distenv-webhook $(DESTDIR)$(BINDIR)/distenv-webhook
+	ln -sf distenv-webhook $(DESTDIR)$(BINDIR)/kubectl-distenv
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/distenv-webhook
+	rm -f $(DESTDIR)$(BINDIR)/distenv-webhook $(DESTDIR)$(BINDIR)/kubectl-distenv
 
 deps:
 	bash scripts/deps.sh

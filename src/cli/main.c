@@ -16,6 +16,8 @@
 #include "annotation.h"
 #include "arena.h"
 #include "devcerts.h"
+#include "doctor.h"
+#include "doctor_cmd.h"
 #include "config.h"
 #include "framework.h"
 #include "kind.h"
@@ -117,13 +119,34 @@ static const char usage_wait[] =
     "what it waits for every 5 s. DURATION is 30s, 5m, 1h (or 1h30m), default 10m.\n"
     "Exit 0 when ready, 1 when the time is up, 2 on bad arguments or environment.\n";
 
+static const char usage_doctor[] =
+    "usage: distenv-webhook doctor KIND/NAME [-n NAMESPACE] [--kubeconfig FILE] [-o text|json]\n"
+    "       kubectl distenv doctor KIND/NAME [-n NAMESPACE] [--kubeconfig FILE] [-o text|json]\n"
+    "\n"
+    "Reads a running job from the API server as a person would (the workload, its\n"
+    "pods and events, the Service and its EndpointSlices, the namespace and its\n"
+    "NetworkPolicies, distenv's webhook configuration) and prints a checklist in the\n"
+    "order a job forms: distenv installed, pods opted in and injected, every rank\n"
+    "present and running, one world, rank 0 reachable, no mesh in the way, ranks in\n"
+    "step. Each line is OK (\u2713), blocking (\u2717), a warning (!) or not checkable (?),\n"
+    "with what was seen and the fix; the first blocking cause is named first.\n"
+    "KIND: sts (statefulset), job, jobset, lws (leaderworkerset). NAMESPACE: default\n"
+    "'default'. --kubeconfig, else $KUBECONFIG (its first file), else ~/.kube/config,\n"
+    "else the in-cluster service account. The RBAC it needs: docs/troubleshooting.md.\n"
+    "Exit 0 when nothing blocks and everything could be read, 1 when something\n"
+    "blocks, 3 when nothing blocks in what could be read but something could not be\n"
+    "read, 2 on bad arguments or when the API server cannot be used.\n";
+
+/* How errors name the program: "kubectl distenv" when run as the kubectl plugin. */
+static const char *prog = "distenv-webhook";
+
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("distenv-webhook: ", stderr);
+	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -648,6 +671,76 @@ static int cmd_selftest(int argc, char **argv)
 	return failed > 0 ? 1 : 0;
 }
 
+static int cmd_doctor(int argc, char **argv)
+{
+	static const struct option opts[] = {{"namespace", required_argument, NULL, 'n'},
+	                                     {"kubeconfig", required_argument, NULL, 'k'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {NULL, 0, NULL, 0}};
+	struct doctor_opts o = {WORKLOAD_NONE, NULL, "default", 0};
+	const char *kubeconfig = NULL, *home;
+	char name[256], err[1024];
+	struct config cfg;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "n:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (!dns_label_valid(optarg))
+				return fail("-n: '%s' is not a valid namespace", optarg), 2;
+			o.ns = optarg;
+			break;
+		case 'k':
+			kubeconfig = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "json") == 0)
+				o.json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return fail("-o: '%s' is not text or json", optarg), 2;
+			break;
+		default:
+			fputs(usage_doctor, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage_doctor, stderr);
+		return 2;
+	}
+	if (doctor_parse_target(argv[optind], &o.kind, name, sizeof(name), err, sizeof(err)) != 0)
+		return fail("doctor: %s", err), 2;
+	o.name = name;
+	config_defaults(&cfg);
+	cfg.lookup_timeout_ms = 15000; /* a person waits longer than an admission */
+	cfg.cache_ttl_ms = 0;
+	if (kubeconfig != NULL &&
+	    copy_opt(cfg.kubeconfig, sizeof(cfg.kubeconfig), kubeconfig, "--kubeconfig") != 0)
+		return 2;
+	if (serve_kubeconfig_env(&cfg) != 0)
+		return 2;
+	home = getenv("HOME");
+	if (cfg.kubeconfig[0] == '\0' && getenv("KUBERNETES_SERVICE_HOST") == NULL &&
+	    home != NULL) {
+		struct stat st;
+		char def[sizeof(cfg.kubeconfig)];
+		if (bounded_printf(def, sizeof(def), "%s/.kube/config", home) == 0 &&
+		    stat(def, &st) == 0)
+			memcpy(cfg.kubeconfig, def, sizeof(def));
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return fail("doctor: cannot initialise libcurl"), 2;
+	log_set_level(LOG_ERROR); /* the client's start-up line is for serve's log, not here */
+	err[0] = '\0';
+	rc = doctor_cmd_run(&o, &cfg, stdout, err, sizeof(err));
+	curl_global_cleanup();
+	if (rc == 2)
+		fail("doctor: %s", err[0] ? err : "failed");
+	if (fflush(stdout) != 0)
+		return 2;
+	return rc;
+}
+
 /* The annotation table as the README's Markdown rows, and the frameworks (render --help). */
 static void print_annotations(FILE *out)
 {
@@ -671,14 +764,21 @@ int main(int argc, char **argv)
 		int (*run)(int, char **);
 		const char *usage;
 	} cmds[] = {
-	    {"serve", cmd_serve, usage_serve}, {"render", cmd_render, usage_render},
-	    {"certs", cmd_certs, usage_certs}, {"check-config", cmd_check_config, usage_check},
-	    {"wait", cmd_wait, usage_wait},    {"selftest", cmd_selftest, usage_selftest},
-	    {"version", NULL, usage_version},
+	    {"serve", cmd_serve, usage_serve},    {"render", cmd_render, usage_render},
+	    {"certs", cmd_certs, usage_certs},    {"check-config", cmd_check_config, usage_check},
+	    {"wait", cmd_wait, usage_wait},       {"selftest", cmd_selftest, usage_selftest},
+	    {"doctor", cmd_doctor, usage_doctor}, {"version", NULL, usage_version},
 	};
 	size_t i;
 
 	arena_init(); /* cJSON's hooks, before any thread uses cJSON */
+	{
+		/* kubectl-distenv (make install's link): kubectl's plugin convention */
+		const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+		base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
+		if (strcmp(base, "kubectl-distenv") == 0)
+			prog = "kubectl distenv";
+	}
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -763,3 +763,45 @@ int kube_get_object(void *ctx, enum workload_kind kind, const char *ns, const ch
 	strbuf_free(&b);
 	return rc_out;
 }
+
+int kube_get_json(struct kube_client *kc, const char *path, const char *what, cJSON **out,
+                  char *err, size_t errlen)
+{
+	char errbuf[CURL_ERROR_SIZE], msg[256];
+	struct strbuf b;
+	long status = 0;
+	CURLcode rc;
+	int rc_out = -1;
+
+	*out = NULL;
+	strbuf_init_max(&b, KUBE_MAX_BODY);
+	if (errlen)
+		err[0] = '\0';
+	rc = api_get(kc, path, deadline_from_now(kc->timeout_ms), &b, &status, errbuf);
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		errf(err, errlen, "timeout after %ldms: %s", kc->timeout_ms, what);
+	} else if (rc == CURLE_FILESIZE_EXCEEDED || (rc == CURLE_WRITE_ERROR && b.too_big)) {
+		errf(err, errlen, "the answer is larger than %ld bytes: %s", KUBE_MAX_BODY, what);
+	} else if (rc != CURLE_OK) {
+		errf(err, errlen, "cannot reach the API server at %s: %s", kc->k.server,
+		     errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	} else if (status == 404) {
+		rc_out = 0;
+	} else if (status != 200) {
+		status_message(&b, msg, sizeof(msg));
+		errf(err, errlen, "%s: you may not %s (HTTP %ld%s%s)",
+		     status == 403   ? "forbidden"
+		     : status == 401 ? "unauthorized"
+		                     : "failed",
+		     what, status, msg[0] ? ": " : "", msg);
+	} else if ((*out = cJSON_ParseWithLength(b.buf ? b.buf : "", b.len)) == NULL ||
+	           !cJSON_IsObject(*out)) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		errf(err, errlen, "the API server's answer is not a JSON object: %s", what);
+	} else {
+		rc_out = 1;
+	}
+	strbuf_free(&b);
+	return rc_out;
+}

@@ -73,6 +73,16 @@ int kube_get_object(void *kc, enum workload_kind kind, const char *ns, const cha
                     cJSON **out, char *err, size_t errlen);
 
 /*
+ * GETs path (an API path, query included) for `doctor`. Returns 1 and *out
+ * (the answer; caller frees with cJSON_Delete) on 200, 0 when the object does
+ * not exist (404), -1 with err otherwise; what ("list pods in namespace ml")
+ * is the request in words, and err names it ("forbidden: you may not list
+ * pods in namespace ml (HTTP 403: ...)").
+ */
+int kube_get_json(struct kube_client *kc, const char *path, const char *what, cJSON **out,
+                  char *err, size_t errlen);
+
+/*
  * Caps the look-ups this thread makes from now on: they end by deadline_ms
  * (CLOCK_MONOTONIC, milliseconds) even when lookups.timeoutMs would allow
  * more; 0 removes the cap. The server sets it from an admission's arrival, so

@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Writes the doctor fixtures (test/data/doctor/*.json): one healthy job and the
+broken ones, each the objects `distenv-webhook doctor` reads, shaped as
+kube-apiserver v1.36 returns them (Lists with apiVersion/kind/metadata, pods as
+the StatefulSet controller, the kubelet and distenv made them; Istio pods as
+Istio's injector shapes them: manifests/charts/istio-control/istio-discovery/
+files/injection-template.yaml). Run it after changing a case; test_doctor reads
+the files. Keys: workload, pods, events, service, endpointslices, namespace,
+networkpolicies, mutatingwebhookconfigurations, webhookendpointslices; a key
+that is absent was not found (404); "unread:KEY" names one that was forbidden.
+"""
+import copy
+import json
+import os
+
+NS = "ml"
+HERE = os.path.dirname(os.path.abspath(__file__))
+T0 = "2026-11-30T10:00:00Z"
+DOMAIN = "ml.example"
+
+
+def lst(kind, items, api="v1"):
+    return {"apiVersion": api, "kind": kind + "List", "metadata": {"resourceVersion": "4242"}, "items": items}
+
+
+def master(name="ddp", svc="ddp", port=29500):
+    return f"{name}-0.{svc}.{NS}.svc.{DOMAIN}"
+
+
+def env_for(rank, world, name="ddp", svc="ddp", port=29500):
+    a = master(name, svc, port)
+    return [
+        {"name": "MASTER_ADDR", "value": a}, {"name": "MASTER_PORT", "value": str(port)},
+        {"name": "RANK", "value": str(rank)}, {"name": "WORLD_SIZE", "value": str(world)},
+        {"name": "NODE_RANK", "value": str(rank)}, {"name": "NNODES", "value": str(world)},
+        {"name": "PET_MASTER_ADDR", "value": a}, {"name": "PET_MASTER_PORT", "value": str(port)},
+        {"name": "PET_NNODES", "value": str(world)}, {"name": "PET_NODE_RANK", "value": str(rank)},
+        {"name": "PET_NPROC_PER_NODE", "value": "1"},
+    ]
+
+
+def sts(replicas=3, name="ddp"):
+    return {
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": NS, "uid": "6d1f2a3b-0000-4000-8000-00000000a001",
+                     "resourceVersion": "4100", "generation": 1, "creationTimestamp": T0},
+        "spec": {
+            "replicas": replicas, "serviceName": name, "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name, "distenv.dev/inject": "true"}},
+                "spec": {"containers": [{"name": "trainer", "image": "train:1", "resources": {},
+                                         "imagePullPolicy": "Never"}],
+                         "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+                         "terminationGracePeriodSeconds": 30, "schedulerName": "default-scheduler"}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+            "revisionHistoryLimit": 10,
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+        },
+        "status": {"replicas": replicas, "availableReplicas": replicas, "readyReplicas": replicas,
+                   "currentReplicas": replicas, "updatedReplicas": replicas, "observedGeneration": 1,
+                   "currentRevision": f"{name}-7c9d8f6b5", "updateRevision": f"{name}-7c9d8f6b5",
+                   "collisionCount": 0},
+    }
+
+
+def pod(i, world=3, name="ddp", ready=True, ip=None, extra_env=None, node="distenv-node"):
+    pn = f"{name}-{i}"
+    ip = ip or f"198.19.0.{20 + i}"
+    env = env_for(i, world, name) + (extra_env or [])
+    cond_status = "True" if ready else "False"
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": pn, "generateName": f"{name}-", "namespace": NS,
+            "uid": f"0b7e5c1d-0000-4000-8000-00000000b00{i}", "resourceVersion": str(4200 + i),
+            "creationTimestamp": T0,
+            "labels": {"app": name, "distenv.dev/inject": "true", "apps.kubernetes.io/pod-index": str(i),
+                       "controller-revision-hash": f"{name}-7c9d8f6b5",
+                       "statefulset.kubernetes.io/pod-name": pn},
+            "annotations": {"distenv.dev/injected": f"rank={i},world-size={world},master={master(name)}:29500"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name,
+                                 "uid": "6d1f2a3b-0000-4000-8000-00000000a001",
+                                 "controller": True, "blockOwnerDeletion": True}],
+        },
+        "spec": {
+            "containers": [{"name": "trainer", "image": "train:1", "env": env, "resources": {},
+                            "imagePullPolicy": "Never",
+                            "terminationMessagePath": "/dev/termination-log",
+                            "terminationMessagePolicy": "File"}],
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "nodeName": node,
+            "hostname": pn, "subdomain": name, "schedulerName": "default-scheduler",
+            "serviceAccountName": "default", "enableServiceLinks": True,
+            "preemptionPolicy": "PreemptLowerPriority", "priority": 0,
+            "terminationGracePeriodSeconds": 30,
+        },
+        "status": {
+            "phase": "Running", "hostIP": "198.19.0.1", "podIP": ip, "podIPs": [{"ip": ip}],
+            "qosClass": "BestEffort", "startTime": T0,
+            "conditions": [
+                {"type": "PodReadyToStartContainers", "status": "True", "lastTransitionTime": T0},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": T0},
+                {"type": "Ready", "status": cond_status, "lastTransitionTime": T0},
+                {"type": "ContainersReady", "status": cond_status, "lastTransitionTime": T0},
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": T0},
+            ],
+            "containerStatuses": [{
+                "name": "trainer", "image": "docker.io/library/train:1",
+                "imageID": "sha256:5f0c1f3e9b2a7d6c4e8f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d",
+                "containerID": f"containerd://{i:064d}", "ready": ready, "restartCount": 0,
+                "started": True, "state": {"running": {"startedAt": T0}}, "lastState": {}}],
+        },
+    }
+
+
+def service(name="ddp", selector=None, headless=True, pnr=True):
+    spec = {"selector": selector or {"app": name}, "ports": [{"name": "rdzv", "port": 29500, "protocol": "TCP",
+                                                             "targetPort": 29500}],
+            "type": "ClusterIP", "sessionAffinity": "None", "ipFamilies": ["IPv4"],
+            "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster",
+            "clusterIP": "None" if headless else "198.19.128.40",
+            "clusterIPs": ["None" if headless else "198.19.128.40"]}
+    if pnr:
+        spec["publishNotReadyAddresses"] = True
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": NS, "uid": "1c2d3e4f-0000-4000-8000-00000000c001",
+                         "resourceVersion": "4000", "creationTimestamp": T0},
+            "spec": spec, "status": {"loadBalancer": {}}}
+
+
+def slices(pods, svc="ddp", pnr=True):
+    eps = []
+    for p in pods:
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"])
+        eps.append({"addresses": [p["status"]["podIP"]], "hostname": p["spec"]["hostname"],
+                    "nodeName": p["spec"].get("nodeName"),
+                    "conditions": {"ready": ready or pnr, "serving": ready or pnr, "terminating": False},
+                    "targetRef": {"kind": "Pod", "namespace": NS, "name": p["metadata"]["name"],
+                                  "uid": p["metadata"]["uid"]}})
+    if not pnr:
+        eps = [e for e in eps if e["conditions"]["ready"]]
+    return lst("EndpointSlice", [{
+        "metadata": {"name": f"{svc}-x7k2p", "namespace": NS, "generateName": f"{svc}-",
+                     "labels": {"kubernetes.io/service-name": svc,
+                                "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+                     "uid": "2d3e4f50-0000-4000-8000-00000000d001", "resourceVersion": "4300"},
+        "addressType": "IPv4", "endpoints": eps,
+        "ports": [{"name": "rdzv", "port": 29500, "protocol": "TCP"}]}], api="discovery.k8s.io/v1")
+
+
+def mwc(ca="LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJkakNDQVJ1Z0F3SUJBZ0lRCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K",
+        excluded=("kube-system", "distenv-system")):
+    cc = {"service": {"namespace": "distenv-system", "name": "distenv", "path": "/mutate", "port": 443}}
+    if ca:
+        cc["caBundle"] = ca
+    return lst("MutatingWebhookConfiguration", [{
+        "metadata": {"name": "distenv", "uid": "3e4f5061-0000-4000-8000-00000000e001",
+                     "resourceVersion": "3000", "generation": 1,
+                     "labels": {"app.kubernetes.io/name": "distenv", "app.kubernetes.io/managed-by": "Helm"}},
+        "webhooks": [{"name": "pods.distenv.dev", "clientConfig": cc,
+                      "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                 "resources": ["pods"], "scope": "Namespaced"}],
+                      "failurePolicy": "Fail", "matchPolicy": "Equivalent",
+                      "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                                  "operator": "NotIn",
+                                                                  "values": list(excluded)}]},
+                      "objectSelector": {"matchLabels": {"distenv.dev/inject": "true"}},
+                      "sideEffects": "None", "timeoutSeconds": 10, "admissionReviewVersions": ["v1"],
+                      "reinvocationPolicy": "IfNeeded"}]}], api="admissionregistration.k8s.io/v1")
+
+
+def webhook_slices(ready=True):
+    return lst("EndpointSlice", [{
+        "metadata": {"name": "distenv-5fz9q", "namespace": "distenv-system",
+                     "labels": {"kubernetes.io/service-name": "distenv"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["198.19.0.11"], "conditions": {"ready": ready, "serving": ready,
+                                                                    "terminating": False},
+                       "targetRef": {"kind": "Pod", "namespace": "distenv-system",
+                                     "name": "distenv-6c7d8-abcde"}}],
+        "ports": [{"name": "https", "port": 8443, "protocol": "TCP"}]}], api="discovery.k8s.io/v1")
+
+
+def namespace(labels=None):
+    lab = {"kubernetes.io/metadata.name": NS}
+    lab.update(labels or {})
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": NS, "uid": "4f506172-0000-4000-8000-00000000f001", "labels": lab,
+                         "resourceVersion": "10", "creationTimestamp": T0},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+
+
+def event(on_kind, on_name, reason, message, etype="Warning", count=1, comp="statefulset-controller"):
+    return {"metadata": {"name": f"{on_name}.18a3f0c2d1e4b5a6", "namespace": NS},
+            "involvedObject": {"kind": on_kind, "namespace": NS, "name": on_name, "apiVersion": "apps/v1"},
+            "reason": reason, "message": message, "source": {"component": comp},
+            "firstTimestamp": T0, "lastTimestamp": "2026-11-30T10:01:00Z", "count": count, "type": etype,
+            "reportingComponent": comp}
+
+
+def healthy():
+    pods = [pod(i) for i in range(3)]
+    return {"workload": sts(), "pods": lst("Pod", pods), "events": lst("Event", []),
+            "service": service(), "endpointslices": slices(pods), "namespace": namespace(),
+            "networkpolicies": lst("NetworkPolicy", [], api="networking.k8s.io/v1"),
+            "mutatingwebhookconfigurations": mwc(), "webhookendpointslices": webhook_slices()}
+
+
+def istio(p, exclude_in=None):
+    """p as Istio's injector (sidecar mode, no CNI) leaves it."""
+    p = copy.deepcopy(p)
+    a = p["metadata"]["annotations"]
+    a["sidecar.istio.io/status"] = json.dumps({"initContainers": ["istio-init"], "containers": ["istio-proxy"],
+                                               "volumes": ["workload-socket", "credential-socket",
+                                                           "workload-certs", "istio-envoy", "istio-data",
+                                                           "istio-podinfo", "istio-token", "istiod-ca-cert"],
+                                               "imagePullSecrets": None, "revision": "default"},
+                                              separators=(",", ":"))
+    a["kubectl.kubernetes.io/default-container"] = "trainer"
+    a["kubectl.kubernetes.io/default-logs-container"] = "trainer"
+    a["prometheus.io/path"] = "/stats/prometheus"
+    a["prometheus.io/port"] = "15020"
+    a["prometheus.io/scrape"] = "true"
+    p["metadata"]["labels"]["security.istio.io/tlsMode"] = "istio"
+    p["metadata"]["labels"]["service.istio.io/canonical-name"] = "ddp"
+    p["metadata"]["labels"]["service.istio.io/canonical-revision"] = "latest"
+    d = "15090,15021,15020" + ("," + exclude_in if exclude_in else "")
+    p["spec"]["initContainers"] = [{
+        "name": "istio-init", "image": "docker.io/istio/proxyv2:1.28.0",
+        "args": ["istio-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT",
+                 "-i", "*", "-x", "", "-b", "*", "-d", d, "--log_output_level=default:info"],
+        "securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
+                            "capabilities": {"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]},
+                            "readOnlyRootFilesystem": False, "runAsGroup": 0, "runAsNonRoot": False,
+                            "runAsUser": 0}}]
+    p["spec"]["containers"].append({
+        "name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.28.0",
+        "args": ["proxy", "sidecar", "--domain", "$(POD_NAMESPACE).svc.cluster.local",
+                 "--proxyLogLevel=warning", "--proxyComponentLogLevel=misc:error", "--log_output_level=default:info"],
+        "ports": [{"containerPort": 15090, "name": "http-envoy-prom", "protocol": "TCP"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz/ready", "port": 15021}, "periodSeconds": 15,
+                           "timeoutSeconds": 3, "failureThreshold": 4}})
+    return p
+
+
+def cases():
+    out = {"healthy": healthy()}
+
+    c = healthy()
+    del c["service"]
+    c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
+    out["service-missing"] = c
+
+    c = healthy()
+    c["service"] = service(selector={"app": "ddp-wrong"})
+    c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
+    out["service-selector"] = c
+
+    c = healthy()
+    c["service"] = service(headless=False)
+    out["service-not-headless"] = c
+
+    c = healthy()
+    pods = [pod(0, ready=False), pod(1), pod(2)]
+    c["pods"] = lst("Pod", pods)
+    c["service"] = service(pnr=False)
+    c["endpointslices"] = slices(pods, pnr=False)
+    out["rank0-not-ready"] = c
+
+    c = healthy()
+    p0 = pod(0)
+    p0["spec"].pop("nodeName")
+    p0["status"] = {"phase": "Pending", "qosClass": "Burstable", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": T0,
+         "message": "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+                    "1 No preemption victims found for incoming pod."}]}
+    c["pods"] = lst("Pod", [p0, pod(1), pod(2)])
+    c["events"] = lst("Event", [event("Pod", "ddp-0", "FailedScheduling",
+                                      "0/1 nodes are available: 1 Insufficient cpu.", comp="default-scheduler")])
+    out["rank0-pending"] = c
+
+    c = healthy()
+    c["workload"] = sts(replicas=4)
+    c["pods"] = lst("Pod", [pod(i) for i in range(3)] + [pod(3, world=4)])
+    out["scaled"] = c
+
+    c = healthy()
+    c["pods"] = lst("Pod", [pod(0), pod(1, extra_env=[{"name": "RANK", "value": "0"}]), pod(2)])
+    # the user's RANK wins: distenv did not write its own, the pod has the user's only
+    pl = c["pods"]["items"][1]["spec"]["containers"][0]["env"]
+    c["pods"]["items"][1]["spec"]["containers"][0]["env"] = [e for e in pl if not (e["name"] == "RANK" and e["value"] == "1")]
+    out["own-rank"] = c
+
+    c = healthy()
+    c["networkpolicies"] = lst("NetworkPolicy", [{
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": "web-only", "namespace": NS, "uid": "5a6b7c8d-0000-4000-8000-000000000101",
+                     "resourceVersion": "4050", "generation": 1},
+        "spec": {"podSelector": {"matchLabels": {"app": "ddp"}}, "policyTypes": ["Ingress"],
+                 "ingress": [{"ports": [{"protocol": "TCP", "port": 8080}]}]}}], api="networking.k8s.io/v1")
+    out["netpol"] = c
+
+    c = healthy()
+    c["mutatingwebhookconfigurations"] = lst("MutatingWebhookConfiguration", [], api="admissionregistration.k8s.io/v1")
+    del c["webhookendpointslices"]
+    c["pods"] = lst("Pod", [])
+    for p in healthy()["pods"]["items"]:
+        q = copy.deepcopy(p)
+        del q["metadata"]["annotations"]
+        q["spec"]["containers"][0].pop("env")
+        c["pods"]["items"].append(q)
+    out["not-installed"] = c
+
+    c = healthy()
+    c["mutatingwebhookconfigurations"] = mwc(ca="")
+    c["pods"] = lst("Pod", [])
+    c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
+    c["events"] = lst("Event", [event(
+        "StatefulSet", "ddp", "FailedCreate",
+        'create Pod ddp-0 in StatefulSet ddp failed error: Internal error occurred: failed calling webhook '
+        '"pods.distenv.dev": failed to call webhook: Post "https://distenv.distenv-system.svc:443/mutate?timeout=10s": '
+        'tls: failed to verify certificate: x509: certificate signed by unknown authority', count=12)])
+    out["ca-missing"] = c
+
+    c = healthy()
+    c["webhookendpointslices"] = webhook_slices(ready=False)
+    out["webhook-down"] = c
+
+    c = healthy()
+    c["pods"] = lst("Pod", [])
+    c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
+    c["events"] = lst("Event", [event(
+        "StatefulSet", "ddp", "FailedCreate",
+        'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" denied the '
+        'request: distenv: distenv.dev/world-size "many" is not a whole number', count=5)])
+    out["denied"] = c
+
+    c = healthy()
+    c["pods"] = lst("Pod", [istio(p) for p in healthy()["pods"]["items"]])
+    c["namespace"] = namespace({"istio-injection": "enabled"})
+    out["istio"] = c
+
+    c = healthy()
+    ps = []
+    for p in healthy()["pods"]["items"]:
+        q = istio(p, exclude_in="29500")
+        q["metadata"]["annotations"]["traffic.sidecar.istio.io/excludeInboundPorts"] = "29500"
+        q["metadata"]["annotations"]["traffic.sidecar.istio.io/excludeOutboundPorts"] = "29500"
+        q["spec"]["initContainers"][0]["args"][-1:-1] = ["-o", "29500"]
+        ps.append(q)
+    c["pods"] = lst("Pod", ps)
+    out["istio-excluded"] = c
+
+    c = healthy()
+    ps = [pod(i) for i in range(3)]
+    for p in ps:
+        p["spec"]["hostNetwork"] = True
+        p["status"]["podIP"] = "198.19.0.1"
+    c["pods"] = lst("Pod", ps)
+    out["hostnetwork"] = c
+
+    c = healthy()
+    ps = [pod(i) for i in range(3)]
+    ps[2]["status"]["containerStatuses"][0]["state"] = {"waiting": {
+        "reason": "ImagePullBackOff", "message": 'Back-off pulling image "train:2": ErrImageNeverPull'}}
+    ps[2]["status"]["containerStatuses"][0]["ready"] = False
+    c["pods"] = lst("Pod", ps)
+    out["image-pull"] = c
+
+    c = healthy()
+    ps = [pod(i) for i in range(3)]
+    ps[1]["status"]["containerStatuses"][0]["restartCount"] = 2
+    ps[1]["status"]["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error",
+                                                                          "startedAt": T0, "finishedAt": T0}}
+    ps[2]["status"]["containerStatuses"][0]["imageID"] = "sha256:" + "9" * 64
+    c["pods"] = lst("Pod", ps)
+    out["out-of-step"] = c
+
+    c = healthy()
+    c["pods"] = lst("Pod", [pod(0), pod(2)])
+    out["rank-missing"] = c
+
+    c = healthy()
+    c["unread:pods"] = 'forbidden: you may not list pods in namespace ml (HTTP 403: pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "ml")'
+    c["unread:mutatingwebhookconfigurations"] = 'forbidden: you may not list mutatingwebhookconfigurations.admissionregistration.k8s.io (cluster-wide) (HTTP 403)'
+    out["forbidden"] = c
+    return out
+
+
+if __name__ == "__main__":
+    for name, c in cases().items():
+        with open(os.path.join(HERE, name + ".json"), "w") as f:
+            json.dump(c, f, indent=1, sort_keys=True)
+            f.write("\n")

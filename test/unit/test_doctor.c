@@ -1,0 +1,394 @@
+/*
+ * doctor's rules on recorded API objects (the JSON files of test/data/doctor, written by
+ * gen.py in the API server's shapes): each broken job is diagnosed with its
+ * own first cause, the healthy one with none; then KIND/NAME parsing, the pod
+ * selector and Service name, and Istio's redirection read back from pods
+ * shaped as its injector shapes them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+#include "json.h"
+#include "mesh.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+#define DIR "test/data/doctor/"
+
+static const char *const keys[] = {"workload",
+                                   "pods",
+                                   "events",
+                                   "service",
+                                   "endpointslices",
+                                   "namespace",
+                                   "networkpolicies",
+                                   "mutatingwebhookconfigurations",
+                                   "webhookendpointslices"};
+
+static struct doctor_obj obj_of(const cJSON *fx, const char *key)
+{
+	char uk[64];
+	struct doctor_obj o = {NULL, NULL};
+
+	snprintf(uk, sizeof(uk), "unread:%s", key);
+	o.obj = json_get(fx, key);
+	if (json_str(fx, uk) != NULL) {
+		o.obj = NULL;
+		o.unread = json_str(fx, uk);
+	}
+	return o;
+}
+
+/* Runs doctor on fixture name; *fx is the parsed fixture (caller frees). */
+static int run(const char *name, cJSON **fx, struct doctor_input *in, struct doctor_report *r)
+{
+	char path[256], svc[256] = "";
+	size_t len = 0;
+	char *text;
+
+	snprintf(path, sizeof(path), DIR "%s.json", name);
+	text = test_read(path, &len);
+	*fx = text ? cJSON_ParseWithLength(text, len) : NULL;
+	free(text);
+	if (*fx == NULL)
+		return -1;
+	memset(in, 0, sizeof(*in));
+	in->kind = WORKLOAD_STATEFULSET;
+	in->ns = "ml";
+	in->name = "ddp";
+	in->workload = obj_of(*fx, keys[0]);
+	in->pods = obj_of(*fx, keys[1]);
+	in->events = obj_of(*fx, keys[2]);
+	doctor_service_name(in->kind, in->workload.obj, in->pods.obj, in->name, svc, sizeof(svc));
+	in->service_name = strdup(svc);
+	in->service = obj_of(*fx, keys[3]);
+	in->slices = obj_of(*fx, keys[4]);
+	in->namespace_ = obj_of(*fx, keys[5]);
+	in->netpols = obj_of(*fx, keys[6]);
+	in->mwcs = obj_of(*fx, keys[7]);
+	in->webhook_slices = obj_of(*fx, keys[8]);
+	doctor_run(in, r);
+	return 0;
+}
+
+static void test_cases(void)
+{
+	static const struct {
+		const char *fixture;
+		const char *first;   /* the first blocking check; "" for none */
+		const char *says;    /* in its title or evidence */
+		int warns, unknowns; /* how many ! and ? lines */
+	} cases[] = {
+	    {"healthy", "", "", 0, 0},
+	    {"service-missing", "service", "Service ddp does not exist", 0, 0},
+	    {"service-selector", "service", "selector app=ddp-wrong; the pod has app=ddp", 0, 0},
+	    {"service-not-headless", "service", "spec.clusterIP: 198.19.128.40", 0, 0},
+	    {"rank0-not-ready", "endpoint", "does not publish not-ready addresses", 0, 0},
+	    {"rank0-pending", "scheduling", "1 Insufficient cpu", 0, 0},
+	    {"scaled", "world", "they wait for a world of 3, it now has 4", 0, 0},
+	    {"own-rank", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},
+	    {"netpol", "netpol", "NetworkPolicy web-only drops connections to rank 0 on port 29500",
+	     0, 0},
+	    {"not-installed", "webhook", "no MutatingWebhookConfiguration has the webhook", 0, 0},
+	    {"ca-missing", "webhook", "clientConfig.caBundle is empty", 0, 0},
+	    {"webhook-down", "webhook", "no ready endpoint", 0, 0},
+	    {"denied", "opt-in", "denied the request: distenv: distenv.dev/world-size", 0, 0},
+	    {"istio", "mesh", "ddp-0: istio-proxy redirects inbound and outbound", 0, 0},
+	    {"istio-excluded", "", "", 0, 0},
+	    {"hostnetwork", "hostnetwork", "ddp-0 (dnsPolicy ClusterFirst)", 0, 0},
+	    {"image-pull", "containers", "container trainer is ImagePullBackOff", 0, 0},
+	    {"out-of-step", "", "", 2, 0},
+	    {"rank-missing", "ranks", "missing: 1 (ddp-1)", 0, 0},
+	    {"forbidden", "", "", 0, 2},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct doctor_report *r = calloc(1, sizeof(*r));
+		struct doctor_input in;
+		cJSON *fx = NULL;
+		const struct doctor_finding *f;
+		struct strbuf sb;
+
+		if (run(cases[i].fixture, &fx, &in, r) != 0) {
+			CHECK(0, "%s: fixture not read", cases[i].fixture);
+			free(r);
+			continue;
+		}
+		if (cases[i].first[0] == '\0') {
+			CHECK(r->n_fail == 0, "%s: %d blocking, first: %s", cases[i].fixture,
+			      r->n_fail, r->first_fail >= 0 ? r->f[r->first_fail].title : "");
+		} else {
+			CHECK(r->first_fail >= 0, "%s: nothing blocking found", cases[i].fixture);
+			if (r->first_fail >= 0) {
+				f = &r->f[r->first_fail];
+				CHECK_STR(f->check, cases[i].first, cases[i].fixture);
+				CHECK(strstr(f->title, cases[i].says) ||
+				          strstr(f->evidence, cases[i].says),
+				      "%s: '%s' not in '%s' / '%s'", cases[i].fixture,
+				      cases[i].says, f->title, f->evidence);
+				CHECK(f->fix[0] != '\0', "%s: no fix", cases[i].fixture);
+			}
+		}
+		CHECK(r->n_warn == cases[i].warns, "%s: %d warnings, want %d", cases[i].fixture,
+		      r->n_warn, cases[i].warns);
+		CHECK(r->n_unknown == cases[i].unknowns, "%s: %d unknown, want %d",
+		      cases[i].fixture, r->n_unknown, cases[i].unknowns);
+		/* the text says the first cause first, or that nothing was found, and what it
+		 * cannot see */
+		strbuf_init(&sb);
+		doctor_print_text(&in, r, &sb);
+		CHECK(sb.buf != NULL && strstr(sb.buf, "cannot see: the training code"),
+		      "%s: text lacks what it cannot see", cases[i].fixture);
+		if (cases[i].first[0] && r->first_fail >= 0) {
+			char line[300];
+			const char *at;
+			snprintf(line, sizeof(line), "first blocking cause: %s\n",
+			         r->f[r->first_fail].title);
+			at = sb.buf ? strstr(sb.buf, line) : NULL;
+			/* on the second line, above the checklist */
+			CHECK(at != NULL && strchr(sb.buf, '\n') + 1 == at,
+			      "%s: text lacks the first cause on its second line",
+			      cases[i].fixture);
+		} else if (cases[i].unknowns == 0)
+			CHECK(sb.buf != NULL && strstr(sb.buf, "nothing wrong found"),
+			      "%s: text does not say nothing was found", cases[i].fixture);
+		else
+			CHECK(sb.buf != NULL && strstr(sb.buf, "could not be made") &&
+			          strstr(sb.buf, "may not list pods"),
+			      "%s: text does not name what it could not read", cases[i].fixture);
+		if (getenv("DOCTOR_PRINT") != NULL && sb.buf != NULL)
+			fputs(sb.buf, stdout);
+		strbuf_reset(&sb);
+		doctor_print_json(&in, r, &sb);
+		{
+			cJSON *j = sb.buf ? cJSON_Parse(sb.buf) : NULL;
+			CHECK(j != NULL && cJSON_IsBool(json_get(j, "blocked")) &&
+			          cJSON_IsTrue(json_get(j, "blocked")) ==
+			              (cases[i].first[0] != '\0') &&
+			          cJSON_GetArraySize(json_get(j, "checks")) == r->n,
+			      "%s: -o json: %.200s", cases[i].fixture, sb.buf ? sb.buf : "");
+			if (j != NULL && cases[i].first[0])
+				CHECK_STR(json_str(j, "firstCause"), cases[i].first,
+				          cases[i].fixture);
+			cJSON_Delete(j);
+		}
+		strbuf_free(&sb);
+		free((char *)in.service_name);
+		cJSON_Delete(fx);
+		free(r);
+	}
+}
+
+/* The healthy job's checklist, in the order a job forms. */
+static void test_order(void)
+{
+	static const char *const want[] = {"webhook", "opt-in",  "ranks",    "world",
+	                                   "own-env", "service", "endpoint", "netpol",
+	                                   "mesh",    "step",    "dns"};
+	struct doctor_report *r = calloc(1, sizeof(*r));
+	struct doctor_input in;
+	cJSON *fx = NULL;
+	size_t i;
+
+	CHECK(run("healthy", &fx, &in, r) == 0, "healthy fixture");
+	CHECK(r->n == (int)(sizeof(want) / sizeof(want[0])), "healthy: %d lines", r->n);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && (int)i < r->n; i++) {
+		CHECK_STR(r->f[i].check, want[i], "healthy order");
+		CHECK(r->f[i].state == DOCTOR_OK, "healthy: %s is not OK: %s", r->f[i].check,
+		      r->f[i].title);
+	}
+	CHECK(r->n > 10 && strstr(r->f[10].title, "cluster domain ml.example"), "dns line: %s",
+	      r->n > 10 ? r->f[10].title : "");
+	free((char *)in.service_name);
+	cJSON_Delete(fx);
+	free(r);
+}
+
+static void test_targets(void)
+{
+	static const struct {
+		const char *arg;
+		int ok;
+		enum workload_kind kind;
+		const char *name;
+	} cases[] = {
+	    {"sts/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
+	    {"statefulset.apps/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
+	    {"StatefulSet/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
+	    {"job/train", 1, WORKLOAD_JOB, "train"},
+	    {"jobs.batch/train", 1, WORKLOAD_JOB, "train"},
+	    {"jobset/js", 1, WORKLOAD_JOBSET, "js"},
+	    {"lws/vllm", 1, WORKLOAD_LWS, "vllm"},
+	    {"leaderworkerset/vllm", 1, WORKLOAD_LWS, "vllm"},
+	    {"deploy/web", 0, WORKLOAD_NONE, ""}, /* not a kind distenv injects */
+	    {"ddp", 0, WORKLOAD_NONE, ""},        /* no kind */
+	    {"sts/", 0, WORKLOAD_NONE, ""},       /* no name */
+	    {"/ddp", 0, WORKLOAD_NONE, ""},       /* no kind */
+	    {"sts/a/b", 0, WORKLOAD_NONE, ""},    /* two slashes */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum workload_kind k = WORKLOAD_NONE;
+		char name[64] = "", err[256] = "";
+		int rc =
+		    doctor_parse_target(cases[i].arg, &k, name, sizeof(name), err, sizeof(err));
+		CHECK((rc == 0) == cases[i].ok, "%s: rc %d (%s)", cases[i].arg, rc, err);
+		if (cases[i].ok) {
+			CHECK(k == cases[i].kind, "%s: kind %d", cases[i].arg, (int)k);
+			const char *got = name;
+			CHECK_STR(got, cases[i].name, cases[i].arg);
+		} else {
+			CHECK(err[0] != '\0', "%s: no reason", cases[i].arg);
+		}
+	}
+}
+
+static void test_selector(void)
+{
+	static const struct {
+		enum workload_kind kind;
+		const char *workload, *want; /* want NULL: refused */
+	} cases[] = {
+	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"ddp\"}}}}",
+	     "app=ddp"},
+	    {WORKLOAD_STATEFULSET,
+	     "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"ddp\",\"tier\":\"a\"}}}}",
+	     "app=ddp,tier=a"},
+	    {WORKLOAD_STATEFULSET,
+	     "{\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":"
+	     "\"Exists\"}]}}}",
+	     NULL},
+	    {WORKLOAD_JOB, "{}", "batch.kubernetes.io/job-name=ddp"},
+	    {WORKLOAD_JOBSET, "{}", "jobset.sigs.k8s.io/jobset-name=ddp"},
+	    {WORKLOAD_LWS, "{}", "leaderworkerset.sigs.k8s.io/name=ddp"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *w = cJSON_Parse(cases[i].workload);
+		char out[256] = "", err[256] = "";
+		int rc = doctor_pod_selector(cases[i].kind, w, "ddp", out, sizeof(out), err,
+		                             sizeof(err));
+		if (cases[i].want == NULL)
+			CHECK(rc == -1 && err[0], "case %zu: accepted '%s'", i, out);
+		else
+			CHECK(rc == 0 && strcmp(out, cases[i].want) == 0, "case %zu: '%s' (%s)", i,
+			      out, err);
+		cJSON_Delete(w);
+	}
+}
+
+static void test_service_name(void)
+{
+	static const struct {
+		enum workload_kind kind;
+		const char *workload, *pods, *want;
+	} cases[] = {
+	    /* the pods' subdomain first: it is the name in their DNS records */
+	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"serviceName\":\"a\"}}",
+	     "{\"items\":[{\"spec\":{\"subdomain\":\"b\"}}]}", "b"},
+	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"serviceName\":\"a\"}}", "{\"items\":[]}", "a"},
+	    {WORKLOAD_JOB,
+	     "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"distenv.dev/"
+	     "service\":\"s\"}}}}}",
+	     "{\"items\":[]}", "s"},
+	    {WORKLOAD_JOBSET, "{\"spec\":{\"network\":{\"subdomain\":\"net\"}}}", "{\"items\":[]}",
+	     "net"},
+	    {WORKLOAD_JOBSET, "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
+	    {WORKLOAD_LWS, "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *w = cJSON_Parse(cases[i].workload), *p = cJSON_Parse(cases[i].pods);
+		char out[64];
+		const char *got = out;
+		doctor_service_name(cases[i].kind, w, p, "ddp", out, sizeof(out));
+		CHECK_STR(got, cases[i].want, "service name");
+		cJSON_Delete(w);
+		cJSON_Delete(p);
+	}
+}
+
+/* Istio's injector output (sidecar mode; CNI mode: istio-validation and annotations). */
+static void test_mesh(void)
+{
+#define INIT(args)                                                                                 \
+	"{\"metadata\":{},\"spec\":{\"initContainers\":[{\"name\":\"istio-init\",\"args\":[" args  \
+	"]}],\"containers\":[{\"name\":\"t\"},{\"name\":\"istio-proxy\"}]}}"
+#define STD                                                                                        \
+	"\"istio-iptables\",\"-p\",\"15001\",\"-z\",\"15006\",\"-u\",\"1337\",\"-m\","             \
+	"\"REDIRECT\",\"-i\",\"*\",\"-x\",\"\",\"-b\",\"*\""
+	static const struct {
+		const char *pod;
+		long port;
+		int want;
+	} cases[] = {
+	    {"{\"spec\":{\"containers\":[{\"name\":\"t\"}]}}", 29500, 0}, /* no mesh */
+	    {INIT(STD ",\"-d\",\"15090,15021,15020\""), 29500, MESH_IN | MESH_OUT},
+	    {INIT(STD ",\"-d\",\"15090,15021,15020,29500\""), 29500, MESH_OUT},
+	    {INIT(STD ",\"-d\",\"15090,15021,15020,29500\",\"-o\",\"29500\""), 29500, 0},
+	    {INIT(STD ",\"-d\",\"15090,15021,15020\",\"-o\",\"29500\""), 29500, MESH_IN},
+	    {INIT(STD ",\"-d\",\"15090,15021,15020,29501\""), 29500, MESH_IN | MESH_OUT},
+	    {INIT("\"istio-iptables\",\"-m\",\"NONE\""), 29500, 0},
+	    /* includeInboundPorts listing others only; no outbound IP ranges */
+	    {INIT("\"istio-iptables\",\"-b\",\"8080\",\"-i\",\"\""), 29500, 0},
+	    /* -q includes the port outbound even with no IP ranges */
+	    {INIT("\"istio-iptables\",\"-b\",\"8080\",\"-i\",\"\",\"-q\",\"29500\""), 29500,
+	     MESH_OUT},
+	    /* CNI: istio-validation, the rules from the annotations */
+	    {"{\"metadata\":{\"annotations\":{\"sidecar.istio.io/status\":\"{}\","
+	     "\"traffic.sidecar.istio.io/excludeInboundPorts\":\"15020,29500\"}},\"spec\":{"
+	     "\"initContainers\":[{\"name\":\"istio-validation\",\"args\":[\"istio-iptables\","
+	     "\"--run-validation\",\"--skip-rule-apply\"]}],\"containers\":[{\"name\":\"istio-"
+	     "proxy\"}]}}",
+	     29500, MESH_OUT},
+	    /* a native sidecar (restartPolicy Always in initContainers), defaults */
+	    {"{\"spec\":{\"initContainers\":[{\"name\":\"istio-proxy\",\"restartPolicy\":"
+	     "\"Always\"}],"
+	     "\"containers\":[{\"name\":\"t\"}]}}",
+	     29500, MESH_IN | MESH_OUT},
+	    /* the status annotation alone, interception NONE */
+	    {"{\"metadata\":{\"annotations\":{\"sidecar.istio.io/status\":\"{}\","
+	     "\"sidecar.istio.io/interceptionMode\":\"NONE\"}},\"spec\":{}}",
+	     29500, 0},
+	};
+	static const struct {
+		const char *list;
+		long port;
+		int want;
+	} lists[] = {
+	    {"*", 1, 1},           {"29500", 29500, 1},  {"15090, 29500", 29500, 1},
+	    {"295000", 29500, 0},  {"2950", 29500, 0},   {"", 29500, 0},
+	    {"a,29500", 29500, 1}, {"29501,", 29500, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *p = cJSON_Parse(cases[i].pod);
+		const char *who = NULL;
+		int got = mesh_redirects(p, cases[i].port, &who);
+		CHECK(p != NULL && got == cases[i].want, "mesh case %zu: %d, want %d", i, got,
+		      cases[i].want);
+		cJSON_Delete(p);
+	}
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		CHECK(mesh_port_listed(lists[i].list, lists[i].port) == lists[i].want,
+		      "list '%s' port %ld", lists[i].list, lists[i].port);
+#undef INIT
+#undef STD
+}
+
+int main(void)
+{
+	test_cases();
+	test_order();
+	test_targets();
+	test_selector();
+	test_service_name();
+	test_mesh();
+	TEST_MAIN_END("doctor");
+}

@@ -34,7 +34,55 @@ static int manifest_get(void *ctx, const struct workload_ref *ref, int fresh,
 	return 0;
 }
 
-/* Appends one rank's plan to out (text or a JSON array item). */
+/* Target k's own entry of name in plan, or NULL: distenv's value is what it gets. */
+static const struct plan_own *own_of(const struct pod_plan *plan, int k, const char *name)
+{
+	int i;
+
+	for (i = 0; i < plan->n_own; i++)
+		if (plan->own[i].target == k && strcmp(plan->own[i].name, name) == 0)
+			return &plan->own[i];
+	return NULL;
+}
+
+/* "its own" with where it came from and how it stands against distenv's. */
+static void own_note(const struct plan_own *o, char *out, size_t outlen)
+{
+	if (o->value == NULL)
+		snprintf(out, outlen, "its own, set by a reference read at run time");
+	else
+		snprintf(out, outlen, "its own%s%s", o->how[0] ? "," : "",
+		         o->how[0] ? o->how + 1 : "");
+	if (o->differs)
+		snprintf(out + strlen(out), outlen - strlen(out), ", not distenv's");
+}
+
+/* The init container distenv adds, in one line: its command (the program's base name) and env. */
+static void wait_line(struct strbuf *out, const cJSON *wait)
+{
+	const cJSON *cmd = json_get(wait, "command"), *it;
+
+	strbuf_printf(out, "  (init container %s, added by distenv)", json_str(wait, "name"));
+	cJSON_ArrayForEach(it, cmd)
+	{
+		const char *a = cJSON_GetStringValue(it);
+		const char *slash = a != NULL && it == cmd->child ? strrchr(a, '/') : NULL;
+		strbuf_printf(out, " %s", slash != NULL ? slash + 1 : a != NULL ? a : "");
+	}
+	strbuf_puts(out, ":");
+	cJSON_ArrayForEach(it, json_get(wait, "env"))
+	{
+		strbuf_printf(out, " %s=%s", json_str(it, "name"), json_str(it, "value"));
+	}
+	strbuf_puts(out, "\n");
+}
+
+/*
+ * Appends one rank's plan to out (text or a JSON array item): distenv's
+ * variables for the pod, then what differs in each target container (its own
+ * values, marked; the address variables that follow its own MASTER_ADDR), then
+ * the init container distenv adds.
+ */
 static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *o, const cJSON *pod,
                      const struct pod_plan *plan)
 {
@@ -42,6 +90,7 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const char *pname = json_str(meta, "name");
 	const char *host = json_str(spec, "hostname");
+	char note[300];
 	size_t i;
 	int k;
 
@@ -64,21 +113,31 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		for (i = 0; i < plan->env.n; i++)
 			strbuf_printf(out, "%s=%s\n", plan->env.vars[i].name,
 			              plan->env.vars[i].value);
-		/* A container with its own MASTER_ADDR/MASTER_PORT: what differs for it. */
+		/* What a container runs with that differs from the lines above. */
 		for (k = 0; k < plan->topo.n_targets; k++) {
-			const struct env_list *own = pod_plan_target_env(plan, k);
+			const struct env_list *l = pod_plan_target_env(plan, k);
 			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
-			if (own == &plan->env)
-				continue;
-			for (i = 0; i < own->n && i < plan->env.n; i++)
-				if (strcmp(own->vars[i].value, plan->env.vars[i].value) != 0)
-					strbuf_printf(out, "  (container %s) %s=%s\n",
-					              json_str(c, "name"), own->vars[i].name,
-					              own->vars[i].value);
+			for (i = 0; i < l->n; i++) {
+				const struct plan_own *ow = own_of(plan, k, l->vars[i].name);
+				const char *v =
+				    ow != NULL && ow->value != NULL ? ow->value : l->vars[i].value;
+				if (ow == NULL && (l == &plan->env || i >= plan->env.n ||
+				                   strcmp(v, plan->env.vars[i].value) == 0))
+					continue;
+				if (ow != NULL)
+					own_note(ow, note, sizeof(note));
+				strbuf_printf(out, "  (container %s) %s=%s%s%s%s\n",
+				              json_str(c, "name"), l->vars[i].name,
+				              ow != NULL && ow->value == NULL ? "" : v,
+				              ow != NULL ? " (" : "", ow != NULL ? note : "",
+				              ow != NULL ? ")" : "");
+			}
 		}
+		if (plan->wait != NULL)
+			wait_line(out, plan->wait);
 		return out->oom ? -1 : 0;
 	} else {
-		cJSON *r = cJSON_CreateObject(), *env, *ctrs;
+		cJSON *r = cJSON_CreateObject(), *env, *ctrs, *eff;
 		if (r == NULL)
 			return -1;
 		cJSON_AddItemToArray(jarr, r); /* jarr owns r */
@@ -94,7 +153,8 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		    (plan->topo.group >= 0 &&
 		     !cJSON_AddNumberToObject(r, "group", (double)plan->topo.group)) ||
 		    !(ctrs = cJSON_AddArrayToObject(r, "containers")) ||
-		    !(env = cJSON_AddArrayToObject(r, "env")))
+		    !(env = cJSON_AddArrayToObject(r, "env")) ||
+		    !(eff = cJSON_AddArrayToObject(r, "effective")))
 			return -1;
 		for (k = 0; k < plan->topo.n_targets; k++) {
 			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
@@ -108,6 +168,57 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 			if (!cJSON_AddStringToObject(e, "name", plan->env.vars[i].name) ||
 			    !cJSON_AddStringToObject(e, "value", plan->env.vars[i].value))
 				return -1;
+		}
+		/* each target container's env as its process gets it, its own values marked */
+		for (k = 0; k < plan->topo.n_targets; k++) {
+			const struct env_list *l = pod_plan_target_env(plan, k);
+			const cJSON *c = topology_target_container(spec, &plan->topo.targets[k]);
+			cJSON *ce = cJSON_CreateObject(), *cenv;
+			if (ce == NULL)
+				return -1;
+			cJSON_AddItemToArray(eff, ce); /* eff owns ce */
+			if (!cJSON_AddStringToObject(ce, "container", json_str(c, "name")) ||
+			    !cJSON_AddBoolToObject(ce, "init", plan->topo.targets[k].init) ||
+			    !(cenv = cJSON_AddArrayToObject(ce, "env")))
+				return -1;
+			for (i = 0; i < l->n; i++) {
+				const struct plan_own *ow = own_of(plan, k, l->vars[i].name);
+				cJSON *e = cJSON_CreateObject();
+				if (e == NULL)
+					return -1;
+				cJSON_AddItemToArray(cenv, e); /* cenv owns e */
+				if (!cJSON_AddStringToObject(e, "name", l->vars[i].name) ||
+				    (ow == NULL &&
+				     !cJSON_AddStringToObject(e, "value", l->vars[i].value)) ||
+				    (ow != NULL && ow->value != NULL &&
+				     !cJSON_AddStringToObject(e, "value", ow->value)) ||
+				    !cJSON_AddStringToObject(e, "source",
+				                             ow == NULL ? "distenv" : "own"))
+					return -1;
+				if (ow != NULL && ow->how[0] != '\0') {
+					/* " (from metadata...)" -> "metadata..." */
+					snprintf(note, sizeof(note), "%s", ow->how + 7);
+					note[strlen(note) - 1] = '\0';
+					if (!cJSON_AddStringToObject(e, "from", note))
+						return -1;
+				}
+				if (ow != NULL && ow->value == NULL &&
+				    !cJSON_AddStringToObject(e, "from",
+				                             "a reference read at run time"))
+					return -1;
+				if (ow != NULL && ow->differs &&
+				    !cJSON_AddStringToObject(e, "distenv", l->vars[i].value))
+					return -1;
+			}
+		}
+		if (plan->wait != NULL) {
+			cJSON *inits = cJSON_AddArrayToObject(r, "initContainers"),
+			      *w = cJSON_Duplicate(plan->wait, 1);
+			if (inits == NULL || w == NULL) {
+				cJSON_Delete(w);
+				return -1;
+			}
+			cJSON_AddItemToArray(inits, w); /* inits owns w */
 		}
 		return 0;
 	}
@@ -135,7 +246,28 @@ struct rctx {
 	/* the pods' warnings, each once with its ranks (printed by warn_flush) */
 	struct rank_warning *rw;
 	size_t n_rw, cap_rw;
+	const struct validation *said; /* what /validate said of the workload, or NULL */
 };
+
+/*
+ * 1 when /validate said w already (the same text, or after a template's name:
+ * "distenv: replicated Job x: <w>"): each warning is printed once.
+ */
+static int said_before(const struct rctx *c, const char *w)
+{
+	const char *tail = strncmp(w, "distenv: ", 9) == 0 ? w + 9 : w;
+	size_t n = strlen(tail);
+	int i;
+
+	for (i = 0; c->said != NULL && i < c->said->n_warnings; i++) {
+		const char *s = c->said->warnings[i];
+		size_t m = strlen(s);
+		if (strcmp(s, w) == 0 || (m > n + 2 && strcmp(s + m - n, tail) == 0 &&
+		                          strncmp(s + m - n - 2, ": ", 2) == 0))
+			return 1;
+	}
+	return 0;
+}
 
 /* Notes that rank got the warning text. Returns 0, or -1 when memory ran out. */
 static int warn_rank(struct rctx *c, long rank, const char *text)
@@ -174,6 +306,8 @@ static void warn_flush(struct rctx *c)
 
 	for (i = 0; c->warn != NULL && i < c->n_rw; i++) {
 		const struct rank_warning *w = &c->rw[i];
+		if (said_before(c, w->text))
+			continue;
 		if (w->n == 1)
 			strbuf_printf(c->warn, "warning: rank %ld: %s\n", w->lo, w->text);
 		else if (w->n == w->hi - w->lo + 1)
@@ -204,7 +338,7 @@ static int render_pod(struct rctx *c, const cJSON *pod, const char *ns,
 		rc = warn_rank(c, plan.topo.rank, plan.warnings[w]);
 	if (rc == 0 && plan.n_more > 0) {
 		char more[64];
-		snprintf(more, sizeof(more), "distenv: %d more warnings not kept", plan.n_more);
+		snprintf(more, sizeof(more), "distenv: %d more warnings not shown", plan.n_more);
 		rc = warn_rank(c, plan.topo.rank, more);
 	}
 	if (rc == 0)
@@ -294,8 +428,8 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct rctx c = {cfg,  o,    out,  jarr, warn, err,  errlen, 0,
-	                 NULL, NULL, NULL, NULL, 0,    NULL, 0,      0};
+	struct rctx c = {cfg,  o,    out,  jarr, warn, err, errlen, 0,   NULL,
+	                 NULL, NULL, NULL, 0,    NULL, 0,   0,      NULL};
 	struct pod_sink sink = {emit, &c, o->world_size, err, errlen};
 	char what[320];
 	struct validation *v;
@@ -347,19 +481,20 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		for (w = 0; warn != NULL && w < v->n_warnings; w++)
 			strbuf_printf(warn, "warning: %s: %s\n", what, v->warnings[w]);
 		if (warn != NULL && v->n_more > 0)
-			strbuf_printf(warn, "warning: %s: distenv: %d more warnings not kept\n",
+			strbuf_printf(warn, "warning: %s: distenv: %d more warnings not shown\n",
 			              what, v->n_more);
 		if (v->n_problems > 0) {
 			snprintf(err, errlen, "%s %s/%s: %s", kind, ns, name, v->denial);
 			free(v);
 			return -1;
 		}
-		free(v);
 		c.kind = kind;
 		c.name = name;
 		c.ns = ns;
+		c.said = v;
 		rc = k->make_pods(doc, name, ns, &sink);
 		warn_flush(&c);
+		free(v);
 		return rc;
 	}
 	return 1; /* not a workload: Services and the like are skipped */

@@ -39,6 +39,8 @@ const struct annotation_def annotation_defs[] = {
      "MASTER_ADDR to resolve and, on ranks but 0, MASTER_PORT to accept connections",
      "off"},
     {ANNOTATION_PREFIX "injected", ANNOT_OUTPUT, 0, 0, "", "set by distenv: what it injected", "-"},
+    {ANNOTATION_PREFIX "warnings", ANNOT_OUTPUT, 0, 0, "",
+     "set by distenv: the warnings of its answer, one a line", "-"},
 };
 const size_t annotation_ndefs = sizeof(annotation_defs) / sizeof(annotation_defs[0]);
 
@@ -254,6 +256,15 @@ static void join(char *buf, size_t len, const char *sep, const char *s)
 		snprintf(buf + used, len - used, "%s%s", used ? sep : "", s);
 }
 
+/* As join, but s goes in whole or not at all (a list item is never cut). */
+static void join_whole(char *buf, size_t len, const char *sep, const char *s)
+{
+	size_t used = strlen(buf);
+
+	if (used + (used ? strlen(sep) : 0) + strlen(s) < len)
+		join(buf, len, sep, s);
+}
+
 int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err, size_t errlen,
                          char *unknown, size_t unknownlen, int *n_unknown)
 {
@@ -274,10 +285,18 @@ int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err,
 		d = annotation_find(a->string);
 		if (d == NULL) {
 			const char *near = annotation_nearest(a->string);
-			if (near != NULL)
+			if (strcmp(a->string, ANNOTATION_PREFIX "inject") == 0)
+				/* the opt-in is a label: as an annotation it opts nothing in */
+				snprintf(one, sizeof(one),
+				         "%s (a label, not an annotation: put it under "
+				         "metadata.labels)",
+				         a->string);
+			else if (near != NULL)
 				snprintf(one, sizeof(one), "%.200s (did you mean %s?)", a->string,
 				         near + strlen(ANNOTATION_PREFIX));
-			join(unknown, unknownlen, ", ", near != NULL ? one : a->string);
+			else
+				snprintf(one, sizeof(one), "%.250s", a->string);
+			join_whole(unknown, unknownlen, "\n", one);
 			(*n_unknown)++;
 			continue;
 		}

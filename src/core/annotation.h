@@ -23,6 +23,7 @@
 #define ANN_SERVICE         "distenv.dev/service"
 #define ANN_WAIT_FOR_MASTER "distenv.dev/wait-for-master"
 #define ANN_INJECTED        "distenv.dev/injected"
+#define ANN_WARNINGS        "distenv.dev/warnings"
 #define LABEL_INJECT        "distenv.dev/inject"
 
 #define ANNOTATION_PREFIX "distenv.dev/"
@@ -76,8 +77,10 @@ int annotation_duration(const char *v, long max, long *seconds);
 
 /*
  * Every distenv.dev/ annotation of anns: each bad value (in err, joined by
- * "; ") and each unknown key (in unknown, joined by ", "). Returns the number of
- * bad values; *n_unknown gets the number of unknown keys.
+ * "; ") and each unknown key (in unknown, one a line, each whole with a hint:
+ * the nearest known name, or that distenv.dev/inject is a label; one that
+ * does not fit is left out but counted). Returns the number of bad values;
+ * *n_unknown gets the number of unknown keys.
  */
 int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err, size_t errlen,
                          char *unknown, size_t unknownlen, int *n_unknown);

@@ -436,11 +436,15 @@ static void first_init_op(struct writer *w, const cJSON *spec, const cJSON *firs
 	op_end(w);
 }
 
-/* The injected-marker annotation, unless the pod carries it. */
+/*
+ * The injected-marker annotation and the warnings' (when there are any),
+ * unless the pod carries the marker.
+ */
 static enum patch_status marker_op(struct writer *w, const cJSON *meta, const char *marker,
-                                   char *err, size_t errlen)
+                                   const char *warnings, char *err, size_t errlen)
 {
 	const cJSON *anns = json_get(meta, "annotations");
+	int warn = warnings != NULL && warnings[0] != '\0';
 	char path[96];
 
 	if (!cJSON_IsObject(meta)) {
@@ -454,6 +458,12 @@ static enum patch_status marker_op(struct writer *w, const cJSON *meta, const ch
 		put_str(w->sb, ANN_INJECTED);
 		strbuf_putc(w->sb, ':');
 		put_str(w->sb, marker);
+		if (warn) {
+			strbuf_putc(w->sb, ',');
+			put_str(w->sb, ANN_WARNINGS);
+			strbuf_putc(w->sb, ':');
+			put_str(w->sb, warnings);
+		}
 		strbuf_putc(w->sb, '}');
 		op_end(w);
 	} else if (!cJSON_HasObjectItem(anns, ANN_INJECTED)) {
@@ -462,14 +472,21 @@ static enum patch_status marker_op(struct writer *w, const cJSON *meta, const ch
 			return PATCH_NOMEM;
 		fmt_printf(path, sizeof(path), "/metadata/annotations/%s", tok);
 		op_string(w, "add", path, marker);
+		if (warn) {
+			if (patch_pointer_escape(ANN_WARNINGS, tok, sizeof(tok)) != 0)
+				return PATCH_NOMEM;
+			fmt_printf(path, sizeof(path), "/metadata/annotations/%s", tok);
+			/* "add" replaces a value the pod template carried over */
+			op_string(w, "add", path, warnings);
+		}
 	}
 	return PATCH_OK;
 }
 
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               const struct env_list *const *envs, const cJSON *first_init,
-                              const char *marker, long max_env, struct strbuf *out, int *n_ops,
-                              char *err, size_t errlen)
+                              const char *marker, const char *warnings, long max_env,
+                              struct strbuf *out, int *n_ops, char *err, size_t errlen)
 {
 	const cJSON *spec = json_get(pod, "spec");
 	const cJSON *meta = json_get(pod, "metadata");
@@ -491,7 +508,7 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
 		wait_volume_op(&w, spec);
 		first_init_op(&w, spec, first_init);
 	}
-	if ((rc = marker_op(&w, meta, marker, err, errlen)) != PATCH_OK)
+	if ((rc = marker_op(&w, meta, marker, warnings, err, errlen)) != PATCH_OK)
 		return rc;
 	strbuf_putc(out, ']');
 	if (out->oom)

@@ -28,7 +28,8 @@ enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
  * whole array. On PATCH_OK out holds the array's text, "[]" when there is
  * nothing to do (reinvocation), and *n_ops its operations; otherwise out holds
  * nothing of use (the caller frees it). marker is the value of the
- * distenv.dev/injected annotation.
+ * distenv.dev/injected annotation; warnings (NULL or "": none) of the
+ * distenv.dev/warnings annotation, added with it.
  * envs[i] is the environment of target i (t->targets[i]). first_init (may be
  * NULL; copied) becomes the first init container unless one of its name is
  * there already. max_env bounds the
@@ -36,8 +37,9 @@ enum patch_status { PATCH_OK = 0, PATCH_DENY = 1, PATCH_NOMEM = -1 };
  */
 enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               const struct env_list *const *envs, const cJSON *first_init,
-                              const char *marker, long max_env, struct strbuf *out, int *n_ops,
-                              char *err, size_t errlen) __attribute__((warn_unused_result));
+                              const char *marker, const char *warnings, long max_env,
+                              struct strbuf *out, int *n_ops, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
 
 /* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
 int patch_pointer_escape(const char *token, char *out, size_t outlen);

@@ -12,6 +12,7 @@
 
 #include "annotation.h"
 #include "framework.h"
+#include "ownenv.h"
 #include "patch.h"
 #include "util.h"
 #include "json.h"
@@ -363,14 +364,161 @@ static enum plan_status plan_rdzv_conf(struct pod_plan *plan, const cJSON *spec)
 	return PLAN_OK;
 }
 
+/* The value of name in l, or NULL. */
+static const char *env_value(const struct env_list *l, const char *name)
+{
+	const struct env_var *v = env_find(l, name);
+
+	return v != NULL ? v->value : NULL;
+}
+
+/*
+ * Every target container's own entries of the variables distenv gives the pod
+ * (they win: distenv does not add its own), judged against the world
+ * (ownenv_judge): kept in plan->own for render and the marker, a difference
+ * warned, what is certainly wrong denied. MASTER_ADDR is judged against the
+ * world's; the variables built from it against what the container gets.
+ */
+static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod, const cJSON *spec,
+                                        char *err, size_t errlen)
+{
+	const struct topology *t = &plan->topo;
+	const cJSON *meta = json_get(pod, "metadata");
+	char msg[600];
+	int i;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const cJSON *ctr = topology_target_container(spec, &t->targets[i]);
+		const struct env_list *l = pod_plan_target_env(plan, i);
+		const char *cname = json_str(ctr, "name");
+		size_t k;
+
+		for (k = 0; k < l->n; k++) {
+			const char *name = l->vars[k].name, *own, *world = l->vars[k].value;
+			struct plan_own *o;
+			char how[220];
+			int rc;
+
+			if (l->vars[k].merge || strcmp(name, "PET_RDZV_CONF") == 0 ||
+			    !topology_target_may_define(&t->targets[i], name))
+				continue; /* merged with the container's own (PET_RDZV_CONF), or
+				             absent */
+			/* LeaderWorkerSet's own webhook writes its TPU variables, shorter */
+			if (t->kind == WORKLOAD_LWS && strncmp(name, "TPU_", 4) == 0)
+				continue;
+			rc = ownenv_value(ctr, meta, name, &own, how, sizeof(how));
+			if (rc == 0)
+				continue;
+			/* a literal MASTER_PORT is followed by every address variable: agreed */
+			if (strcmp(name, "MASTER_ADDR") == 0)
+				world = env_value(&plan->env, name);
+			if (plan->n_own % 8 == 0) {
+				struct plan_own *p =
+				    realloc(plan->own, (size_t)(plan->n_own + 8) * sizeof(*p));
+				if (p == NULL)
+					return PLAN_NOMEM;
+				plan->own = p;
+			}
+			o = &plan->own[plan->n_own];
+			memset(o, 0, sizeof(*o));
+			o->target = i;
+			snprintf(o->name, sizeof(o->name), "%s", name);
+			snprintf(o->how, sizeof(o->how), "%s", how);
+			if (rc > 0 && (o->value = strdup(own)) == NULL)
+				return PLAN_NOMEM;
+			plan->n_own++;
+			if (rc < 0 || world == NULL)
+				continue; /* read at run time (MASTER_*: plan_own_master) */
+			switch (
+			    ownenv_judge(t, cname, name, own, how, world, 0, msg, sizeof(msg))) {
+			case OWNENV_AGREES:
+				break;
+			case OWNENV_WARN:
+				o->differs = 1;
+				plan_warn_text(plan, msg);
+				break;
+			case OWNENV_DENY:
+				snprintf(err, errlen, "%s", msg);
+				return PLAN_DENY;
+			}
+		}
+	}
+	return PLAN_OK;
+}
+
+/* The plan's warnings, one a line (the distenv.dev/warnings annotation), into sb. */
+static void plan_warning_lines(const struct pod_plan *plan, struct strbuf *sb)
+{
+	int i;
+
+	for (i = 0; i < plan->n_warnings; i++)
+		strbuf_printf(sb, "%s%s", i ? "\n" : "", plan->warnings[i]);
+	if (plan->n_more > 0)
+		strbuf_printf(sb, "\ndistenv: %d more warnings not shown (render prints them all)",
+		              plan->n_more);
+}
+
+/* The pod's effective MASTER_ADDR and MASTER_PORT: its first target's, else the world's. */
+static void plan_master(const struct pod_plan *plan, const char *addr, const char **a, long *port)
+{
+	const struct env_list *l = plan->topo.n_targets > 0 ? pod_plan_target_env(plan, 0) : NULL;
+	const char *ea = l != NULL ? env_value(l, "MASTER_ADDR") : NULL;
+	const char *ep = l != NULL ? env_value(l, "MASTER_PORT") : NULL;
+	long p;
+	int i;
+
+	*a = ea != NULL ? ea : addr;
+	if (ep == NULL || parse_long(ep, 1, 65535, port) != 0)
+		*port = plan->topo.port;
+	/* a container's own literal MASTER_ADDR/MASTER_PORT is what its process reads */
+	for (i = 0; i < plan->n_own; i++) {
+		const struct plan_own *o = &plan->own[i];
+		if (o->target != 0 || o->value == NULL)
+			continue;
+		if (strcmp(o->name, "MASTER_ADDR") == 0 && o->value[0] != '\0')
+			*a = o->value;
+		else if (strcmp(o->name, "MASTER_PORT") == 0 &&
+		         parse_long(o->value, 1, 65535, &p) == 0)
+			*port = p;
+	}
+}
+
+/*
+ * ",own=NAME=value+NAME" into out: the variables whose own value a target
+ * keeps, where it differs from distenv's or is set by a reference (a value
+ * that is long or holds ',', '+' or '=' is named only).
+ */
+static void own_marker(const struct pod_plan *plan, char *out, size_t outlen)
+{
+	size_t used = 0;
+	int i, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < plan->n_own; i++) {
+		const struct plan_own *o = &plan->own[i];
+		const char *v = o->value;
+		int bare;
+
+		if (o->value != NULL && !o->differs)
+			continue;
+		bare = v == NULL || strlen(v) > 40 || strpbrk(v, ",+=") != NULL;
+		used = strlen(out);
+		if (used + strlen(o->name) + (bare ? 0 : strlen(v) + 1) + 7 >= outlen)
+			break;
+		snprintf(out + used, outlen - used, "%s%s%s%s", n++ ? "+" : ",own=", o->name,
+		         bare ? "" : "=", bare ? "" : v);
+	}
+}
+
 /*
  * The init container of distenv.dev/wait-for-master: `distenv-webhook wait`
  * from the webhook's own image, reading MASTER_ADDR, MASTER_PORT and RANK;
  * non-root, read-only, no privileges, tiny resources (the restricted Pod
- * Security Standard). Returns a new object (caller deletes) or NULL.
+ * Security Standard); addr and port are what the pod's first target reads.
+ * Returns a new object (caller deletes) or NULL.
  */
 static cJSON *wait_container(const struct pod_plan *plan, const struct config *cfg,
-                             const char *addr)
+                             const char *addr, long port)
 {
 	const struct topology *t = &plan->topo;
 	char timeout[32], num[32];
@@ -394,7 +542,7 @@ static cJSON *wait_container(const struct pod_plan *plan, const struct config *c
 	cJSON_AddStringToObject(e, "value", addr);
 	e = cJSON_CreateObject();
 	cJSON_AddItemToArray(env, e);
-	snprintf(num, sizeof(num), "%ld", t->port);
+	snprintf(num, sizeof(num), "%ld", port);
 	cJSON_AddStringToObject(e, "name", "MASTER_PORT");
 	cJSON_AddStringToObject(e, "value", num);
 	e = cJSON_CreateObject();
@@ -534,13 +682,17 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	const cJSON *spec = json_get(pod, "spec");
 	const struct env_list **envs = NULL;
 	cJSON *wait = NULL;
-	char addr[512], marker[700];
+	char addr[512], marker[1100], own[320];
+	struct strbuf warnings;
+	const char *maddr;
+	long mport;
 	enum topology_status ts;
 	enum patch_status ps;
 	enum plan_status rc = PLAN_NOMEM;
 	int i;
 
 	memset(plan, 0, sizeof(*plan));
+	strbuf_init(&warnings);
 	ts = topology_resolve(pod, ns, cfg, lookup, &plan->topo, err, errlen);
 	if (ts != TOPOLOGY_OK)
 		return ts == TOPOLOGY_DENY ? PLAN_DENY : PLAN_NOMEM;
@@ -557,6 +709,11 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		plan->topo.reason = DENY_LIMIT;
 		goto out;
 	}
+	if ((rc = plan_own_values(plan, pod, spec, err, errlen)) != PLAN_OK) {
+		if (rc == PLAN_DENY)
+			plan->topo.reason = DENY_ENV;
+		goto out;
+	}
 	{
 		char lw[2][PLAN_WARNING_LEN], dns[PLAN_WARNING_LEN];
 		int k,
@@ -567,27 +724,37 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		if (topology_dns_warning(spec, dns, sizeof(dns)))
 			plan_warn(plan, "distenv: %s", dns);
 	}
-	if (plan->topo.wait_seconds > 0 && (wait = wait_container(plan, cfg, addr)) == NULL) {
+	plan_master(plan, addr, &maddr, &mport);
+	if (plan->topo.wait_seconds > 0 &&
+	    (wait = wait_container(plan, cfg, maddr, mport)) == NULL) {
 		rc = PLAN_NOMEM;
 		goto out;
 	}
 	rc = PLAN_NOMEM;
-	fmt_printf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s",
-	           plan->topo.rank, plan->topo.world_size, addr, plan->topo.port,
-	           plan->omitted[0] ? ",omitted=" : "", plan->omitted);
+	own_marker(plan, own, sizeof(own));
+	fmt_printf(marker, sizeof(marker), "rank=%ld,world-size=%ld,master=%s:%ld%s%s%s",
+	           plan->topo.rank, plan->topo.world_size, maddr, mport,
+	           plan->omitted[0] ? ",omitted=" : "", plan->omitted, own);
 	envs = calloc((size_t)plan->topo.n_targets, sizeof(*envs));
 	if (envs == NULL)
 		goto out;
 	for (i = 0; i < plan->topo.n_targets; i++)
 		envs[i] = pod_plan_target_env(plan, i);
-	ps = patch_build(pod, &plan->topo, envs, wait, marker, cfg->max_env_per_container,
-	                 &plan->patch, &plan->patch_ops, err, errlen);
+	plan_warning_lines(plan, &warnings);
+	if (warnings.oom)
+		goto out;
+	ps = patch_build(pod, &plan->topo, envs, wait, marker, warnings.buf,
+	                 cfg->max_env_per_container, &plan->patch, &plan->patch_ops, err, errlen);
 	rc = ps == PATCH_OK ? PLAN_OK : ps == PATCH_DENY ? PLAN_DENY : PLAN_NOMEM;
 	if (ps == PATCH_DENY)
 		plan->topo.reason = DENY_LIMIT; /* env entries over the limit */
 out:
 	free(envs);
-	cJSON_Delete(wait);
+	strbuf_free(&warnings);
+	if (rc == PLAN_OK)
+		plan->wait = wait; /* render prints it */
+	else
+		cJSON_Delete(wait);
 	if (rc != PLAN_OK)
 		pod_plan_free(plan);
 	return rc;
@@ -603,6 +770,13 @@ void pod_plan_free(struct pod_plan *plan)
 		env_list_free(&plan->own_env[i]);
 	free(plan->own_env);
 	plan->own_env = NULL;
+	for (i = 0; i < plan->n_own; i++)
+		free(plan->own[i].value);
+	free(plan->own);
+	plan->own = NULL;
+	plan->n_own = 0;
+	cJSON_Delete(plan->wait);
+	plan->wait = NULL;
 	topology_free(&plan->topo);
 	env_list_free(&plan->env);
 	strbuf_free(&plan->patch);

@@ -29,8 +29,20 @@
 #define PLAN_MAX_WARNINGS 8
 #define PLAN_WARNING_LEN  120 /* the API server's guidance for admission warnings */
 
+/* A target container's own entry of a variable distenv gives the pod: it wins. */
+struct plan_own {
+	int target;    /* index into topo.targets */
+	char name[64]; /* the variable */
+	char *value;   /* what the process sees (malloc'd); NULL: set by a reference */
+	char how[220]; /* "" or " (from metadata.labels['...'])" */
+	int differs;   /* 1: not distenv's value for the pod */
+};
+
 struct pod_plan {
 	struct topology topo;
+	struct plan_own *own; /* every target's own entries of distenv's variables */
+	int n_own;
+	cJSON *wait;              /* the init container distenv adds, or NULL */
 	struct env_list env;      /* every variable of the rank, before the user's overrides */
 	struct env_list *own_env; /* per target: non-empty when the container sets MASTER_* */
 	struct strbuf patch;      /* the JSON Patch array as text, "[]" when nothing to add */

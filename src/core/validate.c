@@ -21,6 +21,7 @@
 #include "dns.h"
 #include "json.h"
 #include "netpol.h"
+#include "ownenv.h"
 
 #define KUEUE_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 #define KUEUE_EQUAL           "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -217,7 +218,8 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 
 	for (i = 0; i < w->n_tmpl; i++) {
 		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
-		char err[1024], unknown[512];
+		char err[1024], unknown[4096], *line, *next;
+		int said = 0;
 
 		if (annotation_check_all(anns, cfg, err, sizeof(err), unknown, sizeof(unknown),
 		                         &n_unknown) > 0) {
@@ -226,8 +228,20 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 			if (first)
 				v->reason = DENY_ANNOTATION;
 		}
-		if (n_unknown > 0)
-			view_warn_template(v, w, i, "unknown annotation %.100s (ignored)", unknown);
+		/* one warning each, whole: a list cut short would hide the last typos */
+		for (line = unknown; n_unknown > 0 && line[0] != '\0'; line = next) {
+			next = strchr(line, '\n');
+			if (next != NULL)
+				*next++ = '\0';
+			else
+				next = line + strlen(line);
+			view_warn_template(v, w, i, "unknown annotation %s (ignored)", line);
+			said++;
+		}
+		if (n_unknown > said)
+			view_warn_template(v, w, i,
+			                   "%d more unknown distenv.dev/ annotations (ignored)",
+			                   n_unknown - said);
 		if (json_str(anns, ANN_MAX_RESTARTS) != NULL && json_str(anns, ANN_ELASTIC) == NULL)
 			view_warn_template(v, w, i,
 			                   "%s is ignored without %s: only elastic jobs get "
@@ -550,6 +564,123 @@ static void check_own_master(const struct view *w, const struct config *cfg, str
 	}
 }
 
+/*
+ * The ranks pod template i of w takes in one world of world ranks: a
+ * replicated Job's Jobs times completions, a LeaderWorkerSet's leader one and
+ * its workers the rest of the group, else the whole world.
+ */
+static long template_ranks(const struct view *w, int i, long world)
+{
+	const char *what = w->tmpl_what[i];
+	int r;
+
+	if (strcmp(what, "leader template") == 0)
+		return 1;
+	if (strcmp(what, "worker template") == 0)
+		return world - 1;
+	for (r = 0; r < w->t.n_rjobs; r++)
+		if (strncmp(what, "replicated Job ", 15) == 0 &&
+		    strcmp(what + 15, w->t.rjobs[r].name) == 0)
+			return w->t.rjobs[r].jobs * w->t.rjobs[r].pods;
+	return world;
+}
+
+/* The variables judged at apply time: the same for every pod, or one literal for many ranks. */
+static int judged_at_apply(const char *name, long ranks)
+{
+	static const char *const world_wide[] = {
+	    "WORLD_SIZE",           "NNODES",
+	    "PET_NNODES",           "JAX_NUM_PROCESSES",
+	    "DMLC_NUM_WORKER",      "PADDLE_NNODES",
+	    "MEGASCALE_NUM_SLICES", "MASTER_ADDR",
+	    "PET_MASTER_ADDR",      NULL,
+	};
+	int k;
+
+	if (ownenv_per_rank(name) || strcmp(name, "TF_CONFIG") == 0)
+		return ranks >= 2;
+	for (k = 0; world_wide[k] != NULL; k++)
+		if (strcmp(world_wide[k], name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A target container's own literal value of a variable distenv gives (it
+ * wins) against the world's (ownenv_judge): what every pod of the template
+ * would run with. Values the same for every pod are judged against rank 0's;
+ * a per-rank variable is certainly wrong as one literal for two or more ranks.
+ * Values the controller fills in (fieldRef) are judged per pod by /mutate.
+ */
+static void check_own_values(struct view *w, const struct config *cfg, long world,
+                             struct validation *v)
+{
+	char msg[600];
+	int i;
+
+	if (world < 1 || world > cfg->max_world_size || w->t.domain[0] == '\0')
+		return;
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *spec = json_get(w->tmpl[i], "spec");
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		const char *el = json_str(anns, ANN_ELASTIC), *what = w->tmpl_what[i];
+		long ranks = template_ranks(w, i, world);
+		struct topology t = w->t;
+		struct env_list env;
+		int j, first;
+
+		t.targets = NULL;
+		t.n_targets = 0;
+		t.rank = 0;
+		t.frameworks = topology_template_frameworks(spec, anns, cfg);
+		t.elastic_min = t.elastic_max = 0;
+		if (el != NULL &&
+		    annotation_range(el, cfg->max_world_size, &t.elastic_min, &t.elastic_max) != 0)
+			continue; /* a bad annotation is a problem of its own */
+		t.max_restarts = -1;
+		snprintf(t.nproc, sizeof(t.nproc), "1");
+		if (t.frameworks == 0 || topology_template_targets(spec, anns, cfg, &t) != 0)
+			continue;
+		if (env_build(&t, &env) != 0) {
+			free(t.targets);
+			continue;
+		}
+		for (j = 0; j < t.n_targets; j++) {
+			const cJSON *ctr = topology_target_container(spec, &t.targets[j]);
+			size_t k;
+
+			for (k = 0; k < env.n; k++) {
+				const char *own;
+				char how[220];
+
+				if (!judged_at_apply(env.vars[k].name, ranks) ||
+				    ownenv_value(ctr, NULL, env.vars[k].name, &own, how,
+				                 sizeof(how)) <= 0)
+					continue;
+				switch (ownenv_judge(&t, json_str(ctr, "name"), env.vars[k].name,
+				                     own, how, env.vars[k].value, ranks, msg,
+				                     sizeof(msg))) {
+				case OWNENV_AGREES:
+					break;
+				case OWNENV_WARN:
+					view_warn_template(v, w, i, "%s",
+					                   msg + strlen("distenv: "));
+					break;
+				case OWNENV_DENY:
+					first = v->n_problems == 0;
+					view_problem(v, "%s%s%s", what, what[0] ? ": " : "",
+					             msg + strlen("distenv: "));
+					if (first)
+						v->reason = DENY_ENV;
+					break;
+				}
+			}
+		}
+		env_list_free(&env);
+		free(t.targets);
+	}
+}
+
 /* What name resolution a pod template gives its pods (topology_dns_warning). */
 static void check_dns(const struct view *w, struct validation *v)
 {
@@ -638,6 +769,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		world = w->count;
 	check_world(w, cfg, world, v);
 	check_own_master(w, cfg, v);
+	check_own_values(w, cfg, world, v);
 	check_launchers(w, cfg, v);
 	check_dns(w, v);
 	check_service(w, lookup, services, v);

@@ -655,7 +655,7 @@ class Suite:
               % (json.dumps(got, sort_keys=True)[:1500], json.dumps(want, sort_keys=True)[:1500]))
 
     def case_sts_all_frameworks(self):
-        user = [{"name": "RANK", "value": "99"},
+        user = [{"name": "RANK", "value": "12"},  # the pod's own: kept, not duplicated
                 {"name": "URL", "value": "$(MASTER_ADDR):$(MASTER_PORT)"},
                 {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
         pod = sts_pod("gpt-neo", 12, ns="train", subdomain="gpt-neo-hl", index_label=False,
@@ -872,7 +872,7 @@ class Suite:
         pod = job_pod("bert", 3, annotations={
             "distenv.dev/world-size": "4", "distenv.dev/service": "bert-svc",
             "distenv.dev/frameworks": "jax", "distenv.dev/containers": "main,init-data"},
-            containers=[container("main", env=[{"name": "JAX_PROCESS_ID", "value": "7"}]),
+            containers=[container("main", env=[{"name": "JAX_PROCESS_ID", "value": "3"}]),
                         container("sidecar")],
             init_containers=[container("init-data")])
         check("name" not in pod["metadata"] and "namespace" not in pod["metadata"],
@@ -882,9 +882,81 @@ class Suite:
               "spec.subdomain = %r, want bert-svc" % patched["spec"].get("subdomain"))
         exp = expected_env("bert-0.bert-svc.nlp.svc.cluster.local", [], 29500, 3, 4, 1, ("jax",))
         check_env(patched["spec"]["containers"][0]["env"], exp,
-                  [{"name": "JAX_PROCESS_ID", "value": "7"}], "main")
+                  [{"name": "JAX_PROCESS_ID", "value": "3"}], "main")
         check_env(patched["spec"]["initContainers"][0].get("env"), exp, [], "init-data")
         check("env" not in patched["spec"]["containers"][1], "sidecar was not named but changed")
+
+    def case_own_env(self):
+        """A container's own values of distenv's variables, over HTTPS: what differs is
+        warned with both values (and recorded on the pod), what is certainly wrong is
+        denied with the fix, at /mutate and at /validate."""
+        ann = {"distenv.dev/world-size": "4", "distenv.dev/frameworks": "pytorch"}
+        # WORLD_SIZE left from a glue script: allowed, warned, kept, recorded on the pod
+        own = [{"name": "WORLD_SIZE", "value": "32"}, {"name": "MASTER_ADDR", "value": "ddp-0.ddp"}]
+        pod = sts_pod("ddp", 1, ns="ml", annotations=ann, containers=[container("train", env=own)])
+        resp = self.admit(pod, ns="ml")
+        check(resp.get("allowed") is True, "not allowed: %r" % resp.get("status"))
+        want = ("distenv: container train: WORLD_SIZE=32, not distenv's 4: env:// waits for that "
+                "many; torchrun sets its own")
+        check(resp.get("warnings") == [want], "warnings %r, want [%r]" % (resp.get("warnings"), want))
+        patched, _ = self.admit_and_apply(pod, ns="ml")
+        anns = patched["metadata"]["annotations"]
+        check(anns["distenv.dev/injected"] ==
+              "rank=1,world-size=4,master=ddp-0.ddp:29500,own=WORLD_SIZE=32",
+              "injected %r" % anns["distenv.dev/injected"])
+        check(anns.get("distenv.dev/warnings") == want, "warnings annotation %r"
+              % anns.get("distenv.dev/warnings"))
+        env = {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
+        check(env["WORLD_SIZE"] == "32" and env["RANK"] == "1" and
+              [e["name"] for e in patched["spec"]["containers"][0]["env"]].count("WORLD_SIZE") == 1,
+              "env %r" % env)
+        # a literal RANK on rank 1, a MASTER_ADDR of another pod of the world: denied
+        for env_, what in (([{"name": "RANK", "value": "0"}], ("RANK=0", "rank 1", "remove RANK")),
+                           ([{"name": "NODE_RANK", "value": "0"}], ("NODE_RANK=0", "remove NODE_RANK")),
+                           ([{"name": "MASTER_ADDR", "value": "ddp-3.ddp.ml"}],
+                            ("MASTER_ADDR=ddp-3.ddp.ml", "not rank 0's pod",
+                             "ddp-0.ddp.ml.svc.cluster.local")),
+                           ([{"name": "MASTER_ADDR", "value": "localhost"}],
+                            ("MASTER_ADDR=localhost", "remove it"))):
+            self.denied(sts_pod("ddp", 1, ns="ml", annotations=ann,
+                                containers=[container("train", env=env_)]), ns="ml", contains=what)
+        # RANK from the Job's completion index is the pod's own rank in a Job: allowed
+        fr = [{"name": "RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]
+        jp = job_pod("bert", 2, annotations={"distenv.dev/world-size": "4",
+                                             "distenv.dev/frameworks": "pytorch"},
+                     containers=[container("main", env=fr)], subdomain="bert")
+        resp = self.admit(jp, ns="nlp")
+        check(resp.get("allowed") is True and not resp.get("warnings"), "Job pod: %r" % resp)
+        # /validate: the same template, every problem at apply
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+               "metadata": {"name": "ddp", "namespace": "ml"},
+               "spec": {"replicas": 4, "serviceName": "ddp", "podManagementPolicy": "Parallel",
+                        "selector": {"matchLabels": {"app": "ddp"}},
+                        "template": {"metadata": {"labels": {"app": "ddp",
+                                                             "distenv.dev/inject": "true"},
+                                                  "annotations": {"distenv.dev/frameworks":
+                                                                  "pytorch"}},
+                                     "spec": {"containers": [container("train", env=[
+                                         {"name": "WORLD_SIZE", "value": "32"},
+                                         {"name": "RANK", "value": "0"}])]}}}}
+        req = review(sts, self.uid(), namespace="ml")
+        req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+        req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                      "resource": "statefulsets"}
+        st, _, out = self.post(req, path="/validate")
+        check(st == 200, "HTTP %d" % st)
+        r = json.loads(out)["response"]
+        msg = (r.get("status") or {}).get("message", "")
+        check(r.get("allowed") is False and "sets RANK=0 for each of its 4 ranks" in msg,
+              "validate: %r" % r)
+        # without the RANK: allowed, the WORLD_SIZE warned as the pods' answers warn it
+        del req["request"]["object"]["spec"]["template"]["spec"]["containers"][0]["env"][1]
+        req["request"]["uid"] = self.uid()
+        st, _, out = self.post(req, path="/validate")
+        r = json.loads(out)["response"]
+        check(st == 200 and r.get("allowed") is True, "validate: %r" % r)
+        check(want in r.get("warnings", []), "validate warnings %r" % r.get("warnings"))
 
     def case_skips(self):
         pod = sts_pod("w", 0, annotations={"distenv.dev/world-size": "2"})
@@ -2222,6 +2294,8 @@ def main():
                  suite.case_render_strict)
         run_case("README's sample render output is the binary's", suite.case_readme_render_sample)
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
+        run_case("own env: a differing value warned and recorded, a certainly wrong one "
+                 "denied, at /mutate and /validate", suite.case_own_env)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)

@@ -605,11 +605,11 @@ static const struct {
      "'29500'},{'name':'PET_NNODES','value':'2'},{'name':'PET_NODE_RANK','value':'1'},{'name':"
      "'PET_NPROC_PER_NODE','value':'1'}]},{'op':'add','path':'/metadata/annotations','value':{"
      "'distenv.dev/injected':'rank=1,world-size=2,master=" A_ ":29500'}}]"},
-    {"user env kept, injected inserted before it, user's RANK wins",
+    {"user env kept (its RANK, the pod's own), injected inserted before it, not duplicated",
      "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
      "},'annotations':{'x':'y'}," STS_OWNER
      "},'spec':{'subdomain':'ddp','containers':[{'name':'c','env':[{'name':'RANK',"
-     "'value':'7'},{'name':'A','value':'$(MASTER_ADDR)'}]}]}}",
+     "'value':'0'},{'name':'A','value':'$(MASTER_ADDR)'}]}]}}",
      "[{'op':'add','path':'/spec/containers/0/env/0','value':{'name':'MASTER_ADDR','value':'" A_
      "'}},{'op':'add','path':'/spec/containers/0/env/1','value':{'name':'MASTER_PORT','value':"
      "'29500'}},{'op':'add','path':'/spec/containers/0/env/2','value':{'name':'WORLD_SIZE',"

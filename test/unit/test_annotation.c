@@ -92,7 +92,7 @@ static void test_check_all(void)
 	      "both named once joined: '%s'", err);
 	CHECK(n_unknown == 2 &&
 	          strcmp(unknown,
-	                 "distenv.dev/wolrd-size (did you mean world-size?), distenv.dev/typo") ==
+	                 "distenv.dev/wolrd-size (did you mean world-size?)\ndistenv.dev/typo") ==
 	              0,
 	      "unknown keys: '%s'", unknown);
 	cJSON_Delete(anns);

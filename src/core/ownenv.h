@@ -1,0 +1,59 @@
+/*
+ * A container's own values of the variables distenv gives a pod: what its
+ * process will really see (a container's own entry wins over distenv's, which
+ * is then not added), and whether that contradicts the world. Pure: values in,
+ * a verdict and a message out; nothing is kept.
+ */
+#ifndef DISTENV_OWNENV_H
+#define DISTENV_OWNENV_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "topology.h"
+
+/* The longest own value ownenv_value reads back (a fieldRef's label or annotation). */
+#define OWNENV_VALUE_MAX 4096
+
+/*
+ * The container ctr's first env entry named name, as its process will see
+ * it: a literal value, or a valueFrom.fieldRef of the pod's metadata.name,
+ * metadata.namespace, metadata.labels['k'] or metadata.annotations['k'],
+ * read from meta (the pod's metadata; NULL for a pod template, whose fields
+ * the controller fills in later). Returns 1 with the value in *value
+ * (pointing into ctr or meta), 0 when ctr has no entry of that name, -1 when
+ * the value cannot be known at admission (another valueFrom, a $(reference),
+ * a field the pod does not carry); *value is then NULL. *how says where the
+ * value came from ("", or "from metadata.annotations['...']"), into a buffer
+ * of howlen bytes.
+ */
+int ownenv_value(const cJSON *ctr, const cJSON *meta, const char *name, const char **value,
+                 char *how, size_t howlen);
+
+enum ownenv_verdict {
+	OWNENV_AGREES = 0, /* the same value, or one that names the same pod */
+	OWNENV_WARN = 1,   /* differs: the job runs with it; msg says what it will do */
+	OWNENV_DENY = 2,   /* certainly wrong: msg says why and what to do */
+};
+
+/*
+ * Judges container cname's own value own of variable name against world,
+ * distenv's value for the pod (t: its topology, rank included). ranks: for a
+ * pod, 0; for a pod template at apply time, how many ranks its pods take
+ * (then a per-rank variable set to one literal for two or more ranks is
+ * certainly wrong, whatever world says). Certainly wrong: a per-rank variable
+ * (RANK, NODE_RANK, PET_NODE_RANK, JAX_PROCESS_ID, DMLC_TASK_ID, PADDLE_RANK,
+ * TPU_WORKER_ID, MEGASCALE_SLICE_ID) that is not the pod's; TF_CONFIG that is
+ * not the pod's in a world of two or more; a MASTER_ADDR or PET_MASTER_ADDR
+ * that names a pod under the world's own Service other than rank 0's, or
+ * loopback in a world of two or more. Every other difference is warned with
+ * what the launchers do with it (the README's table). Writes "distenv: ..."
+ * into msg (under 120 characters for a warning) unless OWNENV_AGREES.
+ */
+enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, const char *name,
+                                 const char *own, const char *how, const char *world, long ranks,
+                                 char *msg, size_t len);
+
+/* 1 when name is a variable that differs from rank to rank (the list above). */
+int ownenv_per_rank(const char *name);
+
+#endif

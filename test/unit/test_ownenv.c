@@ -1,0 +1,202 @@
+/*
+ * A container's own values of distenv's variables: how each is read
+ * (ownenv_value) and how it stands against the world (ownenv_judge), one row
+ * per edge.
+ */
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "ownenv.h"
+#include "testutil.h"
+
+/* Rank 1 of StatefulSet ml/ddp, world 4, Service ddp. */
+static void world(struct topology *t, long rank, long size)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = WORKLOAD_STATEFULSET;
+	snprintf(t->ns, sizeof(t->ns), "ml");
+	snprintf(t->workload, sizeof(t->workload), "ddp");
+	snprintf(t->service, sizeof(t->service), "ddp");
+	snprintf(t->domain, sizeof(t->domain), ".ddp.ml.svc.cluster.local");
+	t->rank = rank;
+	t->world_size = size;
+	t->group = -1;
+	t->port = 29500;
+}
+
+#define A0 "ddp-0.ddp.ml.svc.cluster.local"
+
+static const struct {
+	const char *name;
+	const char *var, *own, *world;
+	long rank, size, ranks;
+	enum ownenv_verdict want;
+	const char *want_msg; /* the whole message, or a part of it ("~..."), or NULL */
+} judge_cases[] = {
+    {"RANK the pod's own: agrees", "RANK", "1", "1", 1, 4, 0, OWNENV_AGREES, NULL},
+    {"RANK of another pod: denied with both and the fix", "RANK", "0", "1", 1, 4, 0, OWNENV_DENY,
+     "distenv: container train sets RANK=0, but this pod is rank 1 of StatefulSet ml/ddp (world "
+     "size 4), so two pods would claim one rank: remove RANK from its env (distenv gives each "
+     "pod its own)"},
+    {"NODE_RANK literal in a template of 4 ranks: denied whatever it is", "NODE_RANK", "0", "0", 0,
+     4, 4, OWNENV_DENY, "~sets NODE_RANK=0 for each of its 4 ranks"},
+    {"RANK literal in a template of one rank: left to the pod", "RANK", "3", "0", 0, 4, 1,
+     OWNENV_AGREES, NULL},
+    {"PET_NODE_RANK, JAX_PROCESS_ID, DMLC_TASK_ID, PADDLE_RANK are per rank", "PADDLE_RANK", "0",
+     "2", 2, 4, 0, OWNENV_DENY, "~remove PADDLE_RANK"},
+    {"WORLD_SIZE counted in processes: warned with both values and the effect", "WORLD_SIZE", "32",
+     "4", 1, 4, 0, OWNENV_WARN,
+     "distenv: container train: WORLD_SIZE=32, not distenv's 4: env:// waits for that many; "
+     "torchrun sets its own"},
+    {"WORLD_SIZE the same: agrees", "WORLD_SIZE", "4", "4", 1, 4, 0, OWNENV_AGREES, NULL},
+    {"PET_NNODES: torchrun waits", "PET_NNODES", "8", "4", 1, 4, 0, OWNENV_WARN,
+     "~torchrun waits for that many nodes"},
+    {"a variable without an effect of its own: generic", "PET_RDZV_ID", "x", "ml-ddp", 1, 4, 0,
+     OWNENV_WARN, "~its own value is used, not distenv's"},
+    {"MASTER_ADDR rank 0 by its short name: agrees", "MASTER_ADDR", "ddp-0.ddp", A0, 1, 4, 0,
+     OWNENV_AGREES, NULL},
+    {"MASTER_ADDR rank 0, namespace form: agrees", "MASTER_ADDR", "ddp-0.ddp.ml", A0, 1, 4, 0,
+     OWNENV_AGREES, NULL},
+    {"MASTER_ADDR rank 0, with the root's dot: agrees", "MASTER_ADDR", A0 ".", A0, 1, 4, 0,
+     OWNENV_AGREES, NULL},
+    {"MASTER_ADDR another pod of the world: denied", "MASTER_ADDR", "ddp-3.ddp", A0, 1, 4, 0,
+     OWNENV_DENY, "~which is not rank 0's pod of StatefulSet ml/ddp (ddp-3"},
+    {"MASTER_ADDR no pod of the world under its Service: denied", "PET_MASTER_ADDR",
+     "mnist-master-0.ddp.ml.svc.cluster.local", A0, 1, 4, 0, OWNENV_DENY, "~(distenv gives " A0},
+    {"MASTER_ADDR a pod under another subdomain: cannot be told", "MASTER_ADDR", "ddp-0.other", A0,
+     1, 4, 0, OWNENV_WARN, "~is not a name of rank 0's pod: every rank meets there; check it"},
+    {"MASTER_ADDR a Service's name: cannot be told", "MASTER_ADDR", "mnist-master-0", A0, 1, 4, 0,
+     OWNENV_WARN, "~MASTER_ADDR=mnist-master-0"},
+    {"MASTER_ADDR an IP: cannot be told", "MASTER_ADDR", "10.0.0.7", A0, 1, 4, 0, OWNENV_WARN,
+     NULL},
+    {"MASTER_ADDR localhost in a world of 4: denied", "MASTER_ADDR", "localhost", A0, 1, 4, 0,
+     OWNENV_DENY, "~which is each pod itself"},
+    {"MASTER_ADDR 127.0.0.1 in a world of 1: warned, not denied", "MASTER_ADDR", "127.0.0.1", A0, 0,
+     1, 0, OWNENV_WARN, NULL},
+    {"TF_CONFIG not the pod's in a world of 4: denied", "TF_CONFIG", "{\"task\":{}}", "{}", 1, 4, 0,
+     OWNENV_DENY, "~gives them all one task"},
+    {"TF_CONFIG literal in a template of 4 ranks: denied even if rank 0's", "TF_CONFIG", "{}", "{}",
+     0, 4, 4, OWNENV_DENY, NULL},
+    {"TF_CONFIG not distenv's in a world of 1: warned", "TF_CONFIG", "{\"task\":{}}", "{}", 0, 1, 0,
+     OWNENV_WARN, "~TensorFlow uses its cluster and task"},
+    {"a long value: the warning names the variable, under 120", "TF_CONFIG",
+     "{\"cluster\":{\"worker\":[\"a-very-long-host-name-0.example:2222\"]},\"task\":{\"type\":"
+     "\"worker\",\"index\":0}}",
+     "{}", 0, 1, 0, OWNENV_WARN, "~keeps its own TF_CONFIG (render shows both)"},
+};
+
+static void test_judge(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(judge_cases) / sizeof(judge_cases[0]); i++) {
+		struct topology t;
+		char msg[600] = "";
+		enum ownenv_verdict v;
+
+		world(&t, judge_cases[i].rank, judge_cases[i].size);
+		v = ownenv_judge(&t, "train", judge_cases[i].var, judge_cases[i].own, "",
+		                 judge_cases[i].world, judge_cases[i].ranks, msg, sizeof(msg));
+		CHECK(v == judge_cases[i].want, "%s: verdict %d, want %d (%s)", judge_cases[i].name,
+		      (int)v, (int)judge_cases[i].want, msg);
+		if (v == OWNENV_WARN)
+			CHECK(strlen(msg) < 120 && strncmp(msg, "distenv: ", 9) == 0,
+			      "%s: warning not a whole distenv: line under 120: '%s'",
+			      judge_cases[i].name, msg);
+		if (judge_cases[i].want_msg == NULL)
+			continue;
+		if (judge_cases[i].want_msg[0] == '~')
+			CHECK(strstr(msg, judge_cases[i].want_msg + 1) != NULL,
+			      "%s: '%s' lacks '%s'", judge_cases[i].name, msg,
+			      judge_cases[i].want_msg + 1);
+		else
+			CHECK(strcmp(msg, judge_cases[i].want_msg) == 0, "%s: got '%s'",
+			      judge_cases[i].name, msg);
+	}
+}
+
+static const struct {
+	const char *name;
+	const char *ctr, *meta; /* JSON; meta NULL: a pod template */
+	int want;
+	const char *want_value, *want_how;
+} value_cases[] = {
+    {"absent", "{\"env\":[{\"name\":\"X\",\"value\":\"1\"}]}", "{}", 0, NULL, ""},
+    {"no env at all", "{}", "{}", 0, NULL, ""},
+    {"literal", "{\"env\":[{\"name\":\"RANK\",\"value\":\"3\"}]}", "{}", 1, "3", ""},
+    {"literal without value: empty", "{\"env\":[{\"name\":\"RANK\"}]}", "{}", 1, "", ""},
+    {"the first entry counts",
+     "{\"env\":[{\"name\":\"RANK\",\"value\":\"3\"},{\"name\":\"RANK\","
+     "\"value\":\"4\"}]}",
+     "{}", 1, "3", ""},
+    {"a $(reference): read at run time", "{\"env\":[{\"name\":\"RANK\",\"value\":\"$(IDX)\"}]}",
+     "{}", -1, NULL, ""},
+    {"the completion index annotation",
+     "{\"env\":[{\"name\":\"RANK\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata."
+     "annotations['batch.kubernetes.io/job-completion-index']\"}}}]}",
+     "{\"annotations\":{\"batch.kubernetes.io/job-completion-index\":\"2\"}}", 1, "2",
+     " (from metadata.annotations['batch.kubernetes.io/job-completion-index'])"},
+    {"the pod-index label",
+     "{\"env\":[{\"name\":\"NODE_RANK\",\"valueFrom\":{\"fieldRef\":{"
+     "\"fieldPath\":\"metadata.labels['apps.kubernetes.io/pod-index']\"}}}]}",
+     "{\"labels\":{\"apps.kubernetes.io/pod-index\":\"5\"}}", 1, "5",
+     " (from metadata.labels['apps.kubernetes.io/pod-index'])"},
+    {"metadata.name",
+     "{\"env\":[{\"name\":\"MASTER_ADDR\",\"valueFrom\":{\"fieldRef\":{"
+     "\"fieldPath\":\"metadata.name\"}}}]}",
+     "{\"name\":\"ddp-1\"}", 1, "ddp-1", " (from metadata.name)"},
+    {"a label the pod lacks: not known",
+     "{\"env\":[{\"name\":\"RANK\",\"valueFrom\":{\"fieldRef\":{"
+     "\"fieldPath\":\"metadata.labels['x']\"}}}]}",
+     "{\"labels\":{}}", -1, NULL, ""},
+    {"a fieldRef in a template: filled in later",
+     "{\"env\":[{\"name\":\"RANK\",\"valueFrom\":{"
+     "\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}]}",
+     NULL, -1, NULL, ""},
+    {"status.podIP: not known at admission",
+     "{\"env\":[{\"name\":\"MASTER_ADDR\",\"valueFrom\":{"
+     "\"fieldRef\":{\"fieldPath\":\"status.podIP\"}}}]}",
+     "{}", -1, NULL, ""},
+    {"a Secret: not known",
+     "{\"env\":[{\"name\":\"WORLD_SIZE\",\"valueFrom\":{\"secretKeyRef\":{"
+     "\"name\":\"s\",\"key\":\"k\"}}}]}",
+     "{}", -1, NULL, ""},
+};
+
+static void test_value(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(value_cases) / sizeof(value_cases[0]); i++) {
+		cJSON *ctr = cJSON_Parse(value_cases[i].ctr);
+		cJSON *meta = value_cases[i].meta ? cJSON_Parse(value_cases[i].meta) : NULL;
+		const char *var = strstr(value_cases[i].ctr, "NODE_RANK")     ? "NODE_RANK"
+		                  : strstr(value_cases[i].ctr, "MASTER_ADDR") ? "MASTER_ADDR"
+		                  : strstr(value_cases[i].ctr, "WORLD_SIZE")  ? "WORLD_SIZE"
+		                                                              : "RANK";
+		const char *v = "unset";
+		char how[256];
+		int rc;
+
+		CHECK(ctr != NULL, "%s: fixture JSON", value_cases[i].name);
+		rc = ownenv_value(ctr, meta, var, &v, how, sizeof(how));
+		CHECK(rc == value_cases[i].want, "%s: %d, want %d", value_cases[i].name, rc,
+		      value_cases[i].want);
+		if (value_cases[i].want_value != NULL)
+			CHECK_STR(v, value_cases[i].want_value, value_cases[i].name);
+		else
+			CHECK(v == NULL, "%s: value '%s', want none", value_cases[i].name, v);
+		CHECK(strcmp(how, value_cases[i].want_how) == 0, "%s: how '%s'",
+		      value_cases[i].name, how);
+		cJSON_Delete(ctr);
+		cJSON_Delete(meta);
+	}
+}
+
+int main(void)
+{
+	test_judge();
+	test_value();
+	TEST_MAIN_END("ownenv");
+}

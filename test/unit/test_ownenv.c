@@ -41,6 +41,8 @@ static const struct {
      "pod its own)"},
     {"NODE_RANK literal in a template of 4 ranks: denied whatever it is", "NODE_RANK", "0", "0", 0,
      4, 4, OWNENV_DENY, "~sets NODE_RANK=0 for each of its 4 ranks"},
+    {"RANK literal in a template of 2 ranks, right for rank 0: denied", "RANK", "0", "0", 0, 2, 2,
+     OWNENV_DENY, "~for each of its 2 ranks"},
     {"RANK literal in a template of one rank: left to the pod", "RANK", "3", "0", 0, 4, 1,
      OWNENV_AGREES, NULL},
     {"PET_NODE_RANK, JAX_PROCESS_ID, DMLC_TASK_ID, PADDLE_RANK are per rank", "PADDLE_RANK", "0",

@@ -82,6 +82,7 @@ static const struct key keys[] = {
     {"server", "drainTimeoutSeconds", K_INT, NUM(drain_timeout_s), 0, 3600},
     {"server", "maxQueuedAdmissions", K_INT, NUM(max_queued), 1, 100000},
     {"server", "headerTimeoutSeconds", K_INT, NUM(header_timeout_s), 1, 300},
+    {"server", "handshakeTimeoutSeconds", K_INT, NUM(handshake_timeout_s), 1, 300},
     {"server", "requestTimeoutSeconds", K_INT, NUM(request_timeout_s), 1, 3600},
     {"server", "maxConnectionsPerIP", K_INT, NUM(max_conns_per_ip), 1, 100000},
     {"server", "probeListen", K_LISTEN_OPT, STR(probe_listen), 0, 0},
@@ -106,6 +107,7 @@ void config_defaults(struct config *cfg)
 	cfg->drain_timeout_s = 25;
 	cfg->max_queued = 1024;
 	cfg->header_timeout_s = 10;
+	cfg->handshake_timeout_s = 5;
 	cfg->request_timeout_s = 30;
 	cfg->max_conns_per_ip = 768;
 	cfg->cert_check_interval_s = 5;

@@ -26,6 +26,7 @@ struct config {
 	long cert_check_interval_s;     /* how often cert files are checked for change, default 5 */
 	long max_queued;                /* admissions waiting for a look-up worker, default 1024 */
 	long header_timeout_s;          /* TLS handshake + request head, default 10 */
+	long handshake_timeout_s;       /* the TLS handshake alone, from the accept, default 5 */
 	long request_timeout_s;         /* a request's body, from its head, default 30 */
 	long max_conns_per_ip;          /* connections from one client address, default 768 */
 	char probe_listen[256]; /* plain-HTTP /healthz, /readyz listener; "" (default): none */

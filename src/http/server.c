@@ -83,11 +83,10 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
  */
 static struct MHD_Daemon *daemon_start(struct server *s)
 {
+	/* Suspend and resume: admissions waiting on look-ups, handshakes waiting on a flight. */
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	                 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-
-	if (s->pool != NULL)
-		flags |= MHD_ALLOW_SUSPEND_RESUME;
+	                 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET |
+	                 MHD_ALLOW_SUSPEND_RESUME;
 	unsigned threads = (unsigned)(s->cfg->threads > 0 ? s->cfg->threads : 1);
 
 	return MHD_start_daemon(
@@ -316,6 +315,10 @@ static int probes_start(struct server *s, char *err, size_t errlen)
 static int threads_start(struct server *s, char *err, size_t errlen)
 {
 	atomic_store(&s->started, 1);
+	if (tls_wait_start(s) != 0) {
+		snprintf(err, errlen, "cannot start the TLS handshake wait thread");
+		return -1;
+	}
 	if (tlscert_store_watch(s->certs) != 0) {
 		snprintf(err, errlen, "cannot start the certificate watcher thread");
 		return -1;
@@ -345,7 +348,8 @@ static void log_listening(const struct server *s, const struct bind_addr *la,
 	log_kvn(LOG_INFO, "server_config", "port", (long long)port, "threads",
 	        (long long)cfg->threads, "max_connections", (long long)s->max_connections,
 	        "idle_timeout_s", (long long)cfg->idle_timeout_s, "header_timeout_s",
-	        (long long)cfg->header_timeout_s, "request_timeout_s",
+	        (long long)cfg->header_timeout_s, "handshake_timeout_s",
+	        (long long)cfg->handshake_timeout_s, "request_timeout_s",
 	        (long long)cfg->request_timeout_s, "max_connections_per_ip",
 	        (long long)cfg->max_conns_per_ip, "max_body_bytes", (long long)cfg->max_body_bytes,
 	        "cert_check_interval_s", (long long)cfg->cert_check_interval_s, LOG_END);
@@ -414,7 +418,9 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 	s.listen_fd = -1;
 	s.stop_fd = -1;
 	s.accepting_fd = -1;
+	s.wait_ep = s.wait_stop = -1;
 	pthread_mutex_init(&s.conns_lock, NULL);
+	pthread_mutex_init(&s.wait_lock, NULL);
 
 	if (listen_resolve(cfg->listen, &la, err, errlen) != 0 ||
 	    limits_check(&s, err, errlen) != 0)
@@ -436,6 +442,7 @@ int server_run(const struct config *cfg, const struct workload_lookup *lookup, c
 
 out_daemon:
 	acceptor_stop(&s);
+	tls_wait_stop(&s); /* no connection is left suspended in its handshake */
 	tlscert_store_unwatch(s.certs);
 	/*
 	 * Runs every queued admission, resuming its connection, before the daemon
@@ -462,6 +469,7 @@ out_cert:
 	if (rc == 0)
 		log_kv(LOG_INFO, "stopped", LOG_END);
 out_locks:
+	pthread_mutex_destroy(&s.wait_lock);
 	pthread_mutex_destroy(&s.conns_lock);
 	return rc;
 }

@@ -65,31 +65,27 @@ int conn_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_rd
                        gnutls_privkey_t *privkey)
 {
 	struct server *s = g_server;
-	struct conn_ctx *c;
-	struct tlscert *h, *old = NULL;
+	struct MHD_Connection *connection = gnutls_session_get_ptr(session);
+	struct conn_ctx *c = connection != NULL ? conn_of(connection) : NULL;
+	struct tlscert *h, *old;
 
 	(void)req_ca_rdn;
 	(void)nreqs;
 	(void)pk_algos;
 	(void)pk_algos_length;
-	if (s == NULL)
+	/*
+	 * The session's pointer is its connection (libmicrohttpd sets it), whose
+	 * context is ours; without one, refuse rather than hand out an unowned
+	 * reference. The holder is read and written on the connection's network
+	 * thread only (here and at its close).
+	 */
+	if (s == NULL || c == NULL || c->session != session)
 		return -1;
-	pthread_mutex_lock(&s->conns_lock);
-	for (c = s->conns; c != NULL && c->session != session; c = c->next)
-		;
-	if (c == NULL) {
-		/* Not a connection we track: refuse rather than hand out an unowned reference. */
-		pthread_mutex_unlock(&s->conns_lock);
-		return -1;
-	}
 	h = tlscert_store_acquire(s->certs);
-	if (h == NULL) {
-		pthread_mutex_unlock(&s->conns_lock);
+	if (h == NULL)
 		return -1;
-	}
 	old = c->holder; /* a renegotiation on the same connection */
 	c->holder = h;
-	pthread_mutex_unlock(&s->conns_lock);
 	tlscert_release(old);
 	*pcert = h->pcerts;
 	*pcert_length = h->n_pcerts;
@@ -192,6 +188,7 @@ static void conn_add_pending(struct server *s, const struct ip_key *k)
 	c->peer = *k;
 	c->pending = 1;
 	conn_enter(c, CONN_HEAD); /* the header deadline runs from the accept */
+	c->accepted_ms = atomic_load(&c->since_ms);
 	c->next = s->conns;
 	if (s->conns != NULL)
 		s->conns->prev = c;
@@ -288,6 +285,7 @@ void conn_reap(struct server *s)
 	    METRICS_TIMEOUT_HEAD, METRICS_TIMEOUT_BODY, METRICS_TIMEOUT_COUNT,
 	    METRICS_TIMEOUT_IDLE};
 	long long now = mono_ms(), limit_ms[CONN_PHASE_COUNT];
+	long long hs_ms = s->cfg->handshake_timeout_s * 1000;
 	unsigned long long refused, refused_ip, evicted;
 	struct conn_ctx *c, *next;
 	int ph;
@@ -309,6 +307,13 @@ void conn_reap(struct server *s)
 		}
 		if (c->shut)
 			continue;
+		/* The handshake's own deadline, from the accept (a parked connection has no other).
+		 */
+		if (!atomic_load(&c->hs_done) && now - c->accepted_ms >= hs_ms) {
+			conn_shut(s, c);
+			metrics_conn_timeout(METRICS_TIMEOUT_HANDSHAKE);
+			continue;
+		}
 		ph = atomic_load(&c->phase); /* before since_ms: see conn_enter */
 		if (ph < 0 || ph >= CONN_PHASE_COUNT || limit_ms[ph] == 0 ||
 		    now - atomic_load(&c->since_ms) < limit_ms[ph])
@@ -373,6 +378,7 @@ void conn_on_notify(void *cls, struct MHD_Connection *connection, void **socket_
 			c->sndbuf = sndbuf;
 			pthread_mutex_unlock(&s->conns_lock);
 			*socket_context = c;
+			tls_conn_started(s, c, connection);
 			return;
 		}
 		pthread_mutex_unlock(&s->conns_lock);
@@ -387,6 +393,7 @@ void conn_on_notify(void *cls, struct MHD_Connection *connection, void **socket_
 		ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		ip_key_of(ci != NULL ? ci->client_addr : NULL, &c->peer);
 		conn_enter(c, CONN_HEAD);
+		c->accepted_ms = atomic_load(&c->since_ms);
 		pthread_mutex_lock(&s->conns_lock);
 		c->next = s->conns;
 		if (s->conns != NULL)
@@ -394,6 +401,7 @@ void conn_on_notify(void *cls, struct MHD_Connection *connection, void **socket_
 		s->conns = c;
 		pthread_mutex_unlock(&s->conns_lock);
 		*socket_context = c;
+		tls_conn_started(s, c, connection);
 		return;
 	}
 	atomic_fetch_sub(&s->open_conns, 1);

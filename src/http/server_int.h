@@ -72,6 +72,16 @@ struct conn_ctx {
 	/* One TLS record per answer (network thread only; see cork_answer). */
 	int corked; /* the session holds the answer until http_on_completed */
 	int sndbuf; /* SO_SNDBUF when the connection started; 0: not known */
+	/* The handshake (server_tls.c): its reads go through tls_pull until the client's Finished.
+	 */
+	struct server *srv;
+	struct MHD_Connection *mhd;
+	long long accepted_ms; /* when accepted: server.handshakeTimeoutSeconds runs from it */
+	atomic_int hs_done;    /* the client's Finished is in (network thread writes) */
+	unsigned hs_reads, hs_waits; /* socket reads and parked waits before it */
+	int watched;                 /* the socket is in the wait thread's epoll set */
+	int waiting;                 /* parked: suspended, in the waiting list (wait_lock) */
+	struct conn_ctx *wait_prev, *wait_next;
 };
 
 struct server {
@@ -94,6 +104,15 @@ struct server {
 	int accepting_fd;     /* the socket being handed to the library (acceptor only) */
 	int acceptor_started; /* acceptor joined by acceptor_stop */
 	pthread_t acceptor;
+
+	/* the handshake-wait thread (server_tls.c) and the connections parked on it */
+	pthread_mutex_t wait_lock; /* guards waiting, each conn_ctx's waiting links, wait_closing */
+	struct conn_ctx *waiting;
+	int wait_closing; /* stopping: nothing parks any more */
+	int wait_ep;      /* epoll set of the parked sockets and wait_stop; -1 when closed */
+	int wait_stop;    /* eventfd: the wait thread ends when it is readable */
+	int waiter_started;
+	pthread_t waiter;
 
 	/* connection-limit events, for the periodic warning (main thread reads) */
 	atomic_ullong refused, refused_ip, evicted;
@@ -144,6 +163,11 @@ int listen_open(const struct bind_addr *, int, char *, size_t);
 int acceptor_start(struct server *) __attribute__((warn_unused_result));
 void acceptor_stop(struct server *);
 long fd_fit_connections(long, long, int, char *, size_t);
+
+/* server_tls.c */
+void tls_conn_started(struct server *, struct conn_ctx *, struct MHD_Connection *);
+int tls_wait_start(struct server *) __attribute__((warn_unused_result));
+void tls_wait_stop(struct server *);
 
 /* server_http.c */
 enum MHD_Result http_on_request(void *, struct MHD_Connection *, const char *, const char *,

@@ -62,6 +62,8 @@ static struct histogram m_lookup_latency = {lookup_le, N_LOOKUP_LE, m_lookup_cou
 static atomic_ullong m_http[METRICS_PATH_COUNT][N_CODES + 2];
 static atomic_llong m_inflight, m_connections;
 static atomic_ullong m_connections_total; /* every connection opened on the webhook port */
+static atomic_ullong m_hs_total, m_hs_reads,
+    m_hs_waits; /* TLS handshakes done, their reads, waits */
 static atomic_ullong m_lookup_ok, m_lookup_error, m_lookup_cached;
 static atomic_llong m_cert_expiry;
 static atomic_ullong m_reload_ok, m_reload_fail;
@@ -69,7 +71,8 @@ static atomic_ullong m_overload[METRICS_OVERLOAD_COUNT];
 static const char *const overload_names[METRICS_OVERLOAD_COUNT] = {
     "queue_full", "body_budget", "connection_limit", "per_ip_limit", "evicted"};
 static atomic_ullong m_timeouts[METRICS_TIMEOUT_COUNT];
-static const char *const timeout_names[METRICS_TIMEOUT_COUNT] = {"head", "body", "idle"};
+static const char *const timeout_names[METRICS_TIMEOUT_COUNT] = {"head", "body", "idle",
+                                                                 "handshake"};
 static atomic_llong m_buffered;
 /* Set once at start, before any thread that scrapes exists (metrics_cluster_domain). */
 static char m_domain[254], m_domain_source[16];
@@ -159,6 +162,13 @@ void metrics_overload(enum metrics_overload r)
 {
 	if ((unsigned)r < METRICS_OVERLOAD_COUNT)
 		inc(&m_overload[r]);
+}
+
+void metrics_tls_handshake(unsigned reads, unsigned waits)
+{
+	inc(&m_hs_total);
+	atomic_fetch_add_explicit(&m_hs_reads, reads, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m_hs_waits, waits, memory_order_relaxed);
 }
 
 void metrics_conn_timeout(enum metrics_timeout p)
@@ -409,6 +419,16 @@ static void load_render(FILE *f)
 	header(f, "distenv_connections_total", "counter",
 	       "Connections opened on the webhook port (each one TLS handshake).");
 	fprintf(f, "distenv_connections_total %llu\n", rd(&m_connections_total));
+
+	header(f, "distenv_tls_handshakes_total", "counter",
+	       "TLS handshakes on the webhook port that reached the client's Finished.");
+	fprintf(f, "distenv_tls_handshakes_total %llu\n", rd(&m_hs_total));
+	header(f, "distenv_tls_handshake_reads_total", "counter",
+	       "Socket reads those handshakes took (a few each; many: the handshake loop spins).");
+	fprintf(f, "distenv_tls_handshake_reads_total %llu\n", rd(&m_hs_reads));
+	header(f, "distenv_tls_handshake_waits_total", "counter",
+	       "Times those handshakes waited for the client's next flight (one wake-up each).");
+	fprintf(f, "distenv_tls_handshake_waits_total %llu\n", rd(&m_hs_waits));
 
 	gauge(f, "distenv_buffered_body_bytes",
 	      "Bytes of request bodies held in memory now (limits.maxBufferedBodyBytes).",

@@ -36,6 +36,12 @@ void metrics_http_request(enum metrics_path path, int status);
 /* Open connections on the webhook port (TCP accepted, not yet closed). */
 void metrics_connections(int delta);
 
+/*
+ * One TLS handshake whose client Finished came in: the socket reads it took
+ * and the times it waited for the client's next flight (each one wake-up).
+ */
+void metrics_tls_handshake(unsigned reads, unsigned waits);
+
 /* Bytes of request bodies held in memory now (the capacity of their buffers). */
 void metrics_buffered_bytes(long long delta);
 
@@ -63,9 +69,10 @@ void metrics_overload(enum metrics_overload r);
 
 /* Why a connection was closed for passing a deadline (the phase it was in). */
 enum metrics_timeout {
-	METRICS_TIMEOUT_HEAD = 0, /* handshake and request head */
-	METRICS_TIMEOUT_BODY,     /* request body */
-	METRICS_TIMEOUT_IDLE,     /* kept alive without a next request */
+	METRICS_TIMEOUT_HEAD = 0,  /* handshake and request head */
+	METRICS_TIMEOUT_BODY,      /* request body */
+	METRICS_TIMEOUT_IDLE,      /* kept alive without a next request */
+	METRICS_TIMEOUT_HANDSHAKE, /* the TLS handshake: server.handshakeTimeoutSeconds */
 	METRICS_TIMEOUT_COUNT
 };
 

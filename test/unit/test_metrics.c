@@ -26,7 +26,7 @@ static double sample(const char *text, const char *series)
 }
 
 /* Metric families rendered (distenv_* and process_*). */
-#define FAMILIES 22
+#define FAMILIES 25
 
 static int count_lines_starting(const char *text, const char *prefix)
 {
@@ -58,6 +58,10 @@ static const struct {
     {"distenv_overload_rejections_total{reason=\"per_ip_limit\"}", 0, "zero rendered"},
     {"distenv_connection_timeouts_total{phase=\"head\"}", 2, "two head timeouts"},
     {"distenv_connection_timeouts_total{phase=\"idle\"}", 0, "zero rendered"},
+    {"distenv_connection_timeouts_total{phase=\"handshake\"}", 1, "one handshake timeout"},
+    {"distenv_tls_handshakes_total", 2, "two handshakes"},
+    {"distenv_tls_handshake_reads_total", 10, "their reads summed"},
+    {"distenv_tls_handshake_waits_total", 1, "their waits summed"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"skipped\"}", 2,
      "a quick one and one of 45 s"},
     {"distenv_admission_requests_total{webhook=\"mutate\",outcome=\"patched\"}", 3,
@@ -176,6 +180,9 @@ int main(void)
 	metrics_overload(METRICS_OVERLOAD_EVICTED);
 	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
 	metrics_conn_timeout(METRICS_TIMEOUT_HEAD);
+	metrics_conn_timeout(METRICS_TIMEOUT_HANDSHAKE);
+	metrics_tls_handshake(7, 1);
+	metrics_tls_handshake(3, 0);
 	metrics_conn_timeout(METRICS_TIMEOUT_COUNT); /* ignored */
 
 	text = metrics_render(&len);

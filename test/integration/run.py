@@ -63,6 +63,7 @@ SNI = "distenv.distenv-system.svc"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "test", "lib"))
 import httpwire  # noqa: E402
+import tlsflights  # noqa: E402
 DATA = os.path.join(REPO, "test", "data")
 MAX_BODY = 7 * 1024 * 1024
 
@@ -1299,6 +1300,78 @@ class Suite:
                 vals[k] = float(v)
         return vals
 
+    def case_handshake_flights(self):
+        """Handshakes whose client pauses before each flight (half a ClientHello, then
+        the rest, then its own Finished), TLS 1.2 and 1.3: each takes a bounded number
+        of socket reads and waits (distenv_tls_handshake_*), however long the client
+        pauses; a loop that ran the handshake again while the client paused would
+        read thousands of times. Each is then served on the same connection."""
+        m0 = self.metrics()
+        n = 0
+        for ver in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            for pause in (0.05, 0.4):
+                ctx = tls_context(self.ca, min_version=ver, max_version=ver)
+                sock = socket.create_connection(("127.0.0.1", self.server.port), timeout=10 * SLOW)
+                try:
+                    obj, inc, out = tlsflights.handshake_slowly(sock, ctx, SNI, pause=pause)
+                    resp = tlsflights.request(sock, obj, inc, out,
+                                              b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                finally:
+                    sock.close()
+                check(resp.startswith(b"HTTP/1.1 200"), "%s, pauses of %.2f s: %r"
+                      % (ver.name, pause, resp[:80]))
+                n += 1
+        m1 = self.metrics()
+        # The two scrapes' own connections are handshakes too (the second's counted).
+        hs = m1["distenv_tls_handshakes_total"] - m0["distenv_tls_handshakes_total"]
+        reads = m1["distenv_tls_handshake_reads_total"] - m0["distenv_tls_handshake_reads_total"]
+        waits = m1["distenv_tls_handshake_waits_total"] - m0["distenv_tls_handshake_waits_total"]
+        check(hs == n + 1, "%d handshakes counted, want %d" % (hs, n + 1))
+        log("     %d handshakes: %d socket reads, %d waits" % (hs, reads, waits))
+        check(reads <= 16 * hs, "%d socket reads for %d handshakes (bound: 16 each)" % (reads, hs))
+        check(waits <= 4 * hs, "%d waits for %d handshakes (bound: 4 each)" % (waits, hs))
+        check(waits >= 2 * n, "%d waits for %d paused handshakes: each paused twice" % (waits, n))
+
+    def case_handshake_timeout(self):
+        """server.handshakeTimeoutSeconds: a client that sends half a ClientHello, or
+        a whole one and no Finished, is closed at that deadline (counted as a
+        handshake timeout), while other clients are served."""
+        crt = os.path.join(self.certs1, "tls.crt")
+        key = os.path.join(self.certs1, "tls.key")
+        ctx = tls_context([os.path.join(self.certs1, "ca.crt")])
+        srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
+                     extra=["--no-lookups"], config="server:\n  handshakeTimeoutSeconds: 1\n")
+        try:
+            srv.wait_ready(ctx)
+            _, _, _, hello = tlsflights.client_hello(ctx, SNI)
+            half = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            half.sendall(hello[:len(hello) // 2])
+            whole = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            whole.sendall(hello)
+            t0 = time.monotonic()
+            c = Conn(srv.port, ctx)
+            st, _, _ = c.call("GET", "/healthz")
+            c.close()
+            check(st == 200, "served beside the stalled handshakes: HTTP %d" % st)
+            for name, sock in (("half a ClientHello", half), ("a ClientHello, no Finished", whole)):
+                # Well before server.headerTimeoutSeconds (10), which would close it too.
+                took = tlsflights.closed_within(sock, 4 * SLOW)
+                sock.close()
+                check(took is not None, "%s: still open after %d s" % (name, 4 * SLOW))
+                waited = time.monotonic() - t0
+                check(waited >= 0.9, "%s: closed after %.2f s, before the 1 s deadline"
+                      % (name, waited))
+            c = Conn(srv.port, ctx)
+            st, _, out = c.call("GET", "/metrics")
+            c.close()
+            got = re.search(rb'^distenv_connection_timeouts_total\{phase="handshake"\} (\S+)$', out,
+                            re.M)
+            check(got is not None and float(got.group(1)) == 2,
+                  "handshake timeouts: %r, want 2" % (got and got.group(1)))
+            check(srv.stop() == 0, "exit status after SIGTERM")
+        finally:
+            srv.kill()
+
     def case_metrics(self):
         m = self.metrics()
         # Exactly the names the chart's rules and dashboard are checked against.
@@ -2312,6 +2385,10 @@ def main():
                  suite.case_one_record)
         run_case("no answer waits for TCP_CORK: the socket is uncorked after every answer, "
                  "whatever the first answer was", suite.case_no_cork_hold)
+        run_case("TLS handshakes paced by a pausing client: bounded reads and waits each, "
+                 "TLS 1.2 and 1.3", suite.case_handshake_flights)
+        run_case("server.handshakeTimeoutSeconds: stalled handshakes closed at it, others "
+                 "served", suite.case_handshake_timeout)
         run_case("metrics: counters, histogram, errors, in-flight, expiry", suite.case_metrics)
         run_case("certificate swap under load: ..data symlink, bad pair kept out, rename",
                  suite.case_cert_swap)

@@ -49,6 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
 import httpwire  # noqa: E402
+import tlsflights  # noqa: E402
 SNI = "distenv.distenv-system.svc"
 
 
@@ -137,6 +138,20 @@ def file_fp(crt):
         pem = f.read()
     first = pem[:pem.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")]
     return hashlib.sha256(ssl.PEM_cert_to_DER_cert(first)).hexdigest()
+
+
+def drained_and_closed(sock):
+    """True when a plain socket's peer has closed (or reset) it, after reading what
+    the peer sent before closing (a server's handshake flight); never blocks."""
+    sock.setblocking(False)
+    try:
+        while True:
+            if not sock.recv(65536):
+                return True
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
 
 
 def closed_by_peer(sock):
@@ -1190,6 +1205,99 @@ class Suite:
         check(st == 200, "after the slow connections: %d" % st)
         check(s.stop() == 0, "exit code")
 
+    def case_stalled_handshakes(self):
+        """Clients that stop mid-handshake: 200 after (half of) a ClientHello, 200 after
+        the server's first flight, each from an address of its own group, and one
+        address that keeps opening such connections. distenv's CPU stays near zero
+        while they wait, every other client is answered, each stalled connection is
+        closed at server.handshakeTimeoutSeconds (the shipped 5 s, before the 10 s
+        header deadline), and the address that keeps opening is held at
+        server.maxConnectionsPerIP."""
+        per_ip = 250
+        s = self.server(config="lookups:\n  enabled: false\nserver:\n  maxConnectionsPerIP: %d\n"
+                        % per_ip, name="stall")
+        ctx = client_ctx()
+        n = 50 if self.a.quick else 100
+
+        def dial(src):
+            c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            c.bind((src, 0))
+            c.settimeout(10)
+            c.connect(("127.0.0.1", s.port))
+            return c
+
+        hello = tlsflights.client_hello(ctx, SNI)[3]
+        stalled = {"half ClientHello": [], "ClientHello": [], "after the server's flight": []}
+        t_open = time.monotonic()
+        for _ in range(n):
+            c = dial("127.0.0.2")
+            c.sendall(hello[:len(hello) // 2])
+            stalled["half ClientHello"].append(c)
+            c = dial("127.0.0.2")
+            c.sendall(hello)
+            stalled["ClientHello"].append(c)
+        for _ in range(2 * n):
+            c = dial("127.0.0.3")
+            obj, inc, out, first = tlsflights.client_hello(ctx, SNI)
+            c.sendall(first)
+            while True:  # the server's whole flight in; the client's Finished never sent
+                inc.write(c.recv(65536))
+                try:
+                    obj.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    pass
+            stalled["after the server's flight"].append(c)
+        # One address that keeps opening stalled handshakes: held at the per-address limit.
+        flood, refused = [], 0
+        for _ in range(per_ip + 150):
+            try:
+                c = dial("127.0.0.4")
+                c.sendall(hello)
+                flood.append(c)
+            except OSError:
+                refused += 1
+        time.sleep(1.0)
+        flood_open = sum(1 for c in flood if not drained_and_closed(c))
+        total = sum(len(v) for v in stalled.values())
+        t_last = time.monotonic()
+        cpu0 = s.cpu_seconds()
+        time.sleep(3.0)
+        cpu = s.cpu_seconds() - cpu0
+        r = self.loadgen(s.port, [self.mix[0]], ["-d", 2, "-c", 8, "-t", 2])
+        log("      %d stalled handshakes (%s) + %d from one address (%d kept open, limit %d): "
+            "distenv used %.2f s of CPU in 3 s; real requests alongside: %.0f req/s, %d failed"
+            % (total, ", ".join("%d %s" % (len(v), k) for k, v in stalled.items()),
+               len(flood) + refused, flood_open, per_ip, cpu, r["rps"], r["failed"]))
+        check(cpu < 0.3, "%.2f s of CPU in 3 s while %d handshakes stalled (want near zero)"
+              % (cpu, total + flood_open))
+        check(r["failed"] == 0 and r["ok"] > 0, "real requests beside them: %s" % r["text"])
+        check(flood_open <= per_ip, "%d connections from one address kept open, limit %d"
+              % (flood_open, per_ip))
+        check(flood_open >= per_ip // 2, "only %d connections from one address kept open: "
+              "the limit is %d" % (flood_open, per_ip))
+        # Closed at the handshake deadline (5 s from each accept), not the header one (10 s).
+        end = t_last + 8.0
+        open_left = {}
+        while time.monotonic() < end:
+            open_left = {k: sum(1 for c in v if not drained_and_closed(c)) for k, v in stalled.items()}
+            if sum(open_left.values()) == 0:
+                break
+            time.sleep(0.25)
+        first_closed = time.monotonic() - t_open
+        for c in flood + [c for v in stalled.values() for c in v]:
+            c.close()
+        log("      all closed %.1f s after the first opened (handshake timeout 5 s); still open: %s"
+            % (first_closed, {k: v for k, v in open_left.items() if v} or "none"))
+        check(sum(open_left.values()) == 0, "stalled handshakes still open %.1f s after the "
+              "last opened: %s" % (time.monotonic() - t_last, open_left))
+        st, body = request(s.port, "GET", "/metrics")
+        got = re.search(rb'^distenv_connection_timeouts_total\{phase="handshake"\} (\S+)$', body,
+                        re.M)
+        check(st == 200 and got is not None and float(got.group(1)) >= total,
+              "handshake timeouts counted: %r, want at least %d" % (got and got.group(1), total))
+        check(s.stop() == 0, "exit code")
+
     def case_tls_refused(self):
         s = self.server(name="tls")
         res = []
@@ -1656,7 +1764,7 @@ class FakeAPI:
         self.httpd.server_close()
 
 
-CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "body_budget", "conn_limit", "conn_flood", "slowloris", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
+CASES = ["signals", "tls_policy", "framing", "tls_refused", "lookups", "lookup_queue", "body_budget", "conn_limit", "conn_flood", "slowloris", "stalled_handshakes", "cert_swap", "cert_validity", "sigterm", "drain_keepalive", "drain_deadline",
          "valgrind", "soak"]
 
 

@@ -409,7 +409,8 @@ static int emit(struct pod_sink *s, cJSON *pod, const struct workload_spec *ws, 
 		cJSON_Delete(pod);
 		return 0;
 	}
-	rc = render_pod(c, pod, c->ns, ws != NULL ? &lk : NULL);
+	/* a config that turns look-ups off renders as /mutate answers with it: no look-up */
+	rc = render_pod(c, pod, c->ns, ws != NULL && c->cfg->lookups ? &lk : NULL);
 	cJSON_Delete(pod);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "%s", c->err);
@@ -532,6 +533,32 @@ static cJSON *collect_services(const cJSON *docs)
 	return arr;
 }
 
+/*
+ * What each kind's defaulting webhook does to its documents (kind.h,
+ * defaults), in place: render judges the objects the API server stores.
+ * Returns 0, or -1 when memory ran out.
+ */
+static int apply_defaults(cJSON *docs)
+{
+	cJSON *doc, *it;
+
+	cJSON_ArrayForEach(doc, docs)
+	{
+		const char *kind = json_str(doc, "kind");
+		cJSON *items = kind != NULL && strcmp(kind, "List") == 0
+		                   ? cJSON_GetObjectItemCaseSensitive(doc, "items")
+		                   : NULL;
+		cJSON *one = items != NULL ? items->child : doc;
+
+		for (it = one; it != NULL; it = items != NULL ? it->next : NULL) {
+			const struct kind *k = kind_named(NULL, json_str(it, "kind"));
+			if (k != NULL && k->defaults != NULL && k->defaults(it) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* "no StatefulSet, Job, ... or Pod in the manifest": every kind render makes pods of. */
 static void no_workload(char *err, size_t errlen)
 {
@@ -563,6 +590,10 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 	if (docs == NULL)
 		return NULL;
 	if (opts->format == RENDER_JSON && (jarr = cJSON_CreateArray()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (apply_defaults(docs) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}

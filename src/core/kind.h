@@ -303,6 +303,13 @@ struct kind {
 	/* 1: a manifest without an object at spec.template is refused before its checks */
 	int needs_spec_template;
 	/*
+	 * What the kind's own defaulting webhook does to a manifest before the API
+	 * server stores it (NULL: nothing distenv reads), so that render judges
+	 * the object /validate and the controllers see. Changes obj in place;
+	 * returns 0, or -1 when memory ran out.
+	 */
+	int (*defaults)(cJSON *obj);
+	/*
 	 * The chart's rules for /validate and RBAC: the API's plural resource name
 	 * ("statefulsets"), and 1 for a custom resource, served only where its CRD
 	 * is installed (its rule takes any version). A kind with api.resource is

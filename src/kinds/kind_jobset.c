@@ -518,6 +518,52 @@ static int make_pods_jobset(const cJSON *doc, const char *name, const char *ns, 
 	return 0;
 }
 
+/* obj[key] = v when obj has no key. Returns 0, or -1 when memory ran out. */
+static int default_str(cJSON *obj, const char *key, const char *v)
+{
+	if (!cJSON_IsObject(obj) || cJSON_HasObjectItem(obj, key))
+		return 0;
+	return cJSON_AddStringToObject(obj, key, v) != NULL ? 0 : -1;
+}
+
+static int default_bool(cJSON *obj, const char *key)
+{
+	if (!cJSON_IsObject(obj) || cJSON_HasObjectItem(obj, key))
+		return 0;
+	return cJSON_AddTrueToObject(obj, key) != NULL ? 0 : -1;
+}
+
+/*
+ * JobSet's defaulting webhook, sigs.k8s.io/jobset v0.12.0
+ * pkg/webhooks/jobset_webhook.go Default(): every replicated Job's
+ * completionMode Indexed and its pods' restartPolicy OnFailure when unset;
+ * network.enableDNSHostnames and publishNotReadyAddresses true when unset.
+ */
+static int defaults_jobset(cJSON *obj)
+{
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec"), *rj, *net;
+
+	if (!cJSON_IsObject(spec))
+		return 0;
+	cJSON_ArrayForEach(rj, cJSON_GetObjectItemCaseSensitive(spec, "replicatedJobs"))
+	{
+		cJSON *jspec = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(rj, "template"), "spec");
+		cJSON *pspec = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(jspec, "template"), "spec");
+		if (default_str(jspec, "completionMode", "Indexed") != 0 ||
+		    default_str(pspec, "restartPolicy", "OnFailure") != 0)
+			return -1;
+	}
+	net = cJSON_GetObjectItemCaseSensitive(spec, "network");
+	if (net == NULL && (net = cJSON_AddObjectToObject(spec, "network")) == NULL)
+		return -1;
+	if (default_bool(net, "enableDNSHostnames") != 0 ||
+	    default_bool(net, "publishNotReadyAddresses") != 0)
+		return -1;
+	return 0;
+}
+
 const struct kind kind_jobset = {
     .kind = WORKLOAD_JOBSET,
     .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
@@ -538,6 +584,7 @@ const struct kind kind_jobset = {
     .host_run = run_jobset,
     .view = view_jobset,
     .make_pods = make_pods_jobset,
+    .defaults = defaults_jobset,
     .plural = "jobsets",
     .crd = 1,
     .supported = "a JobSet (jobset.x-k8s.io)",

@@ -21,6 +21,8 @@
 #define LWS_SIZE         "leaderworkerset.sigs.k8s.io/size"
 #define LWS_LEADER_NAME  "leaderworkerset.sigs.k8s.io/leader-name"
 #define LWS_SUBDOMAIN    "leaderworkerset.sigs.k8s.io/subdomainPolicy"
+/* pkg/utils/accelerators/tpu.go, LeaderRequestsTPUsAnnotationKey */
+#define LWS_LEADER_TPUS "leaderworkerset.sigs.k8s.io/leader-requests-tpus"
 
 /* Why a LeaderWorkerSet keyed by hashes cannot be read, and what to do. */
 #define LWS_HASH_HINT                                                                              \
@@ -162,6 +164,44 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 
 /* -- the pods render makes -- */
 
+/* A quantity other than zero ("0", "0m" and the like are zero). */
+static int nonzero(const cJSON *q)
+{
+	const char *v = cJSON_GetStringValue(q);
+
+	if (cJSON_IsNumber(q))
+		return q->valuedouble != 0;
+	if (v == NULL)
+		return 0;
+	while (*v == '0' || *v == '.' || *v == '+')
+		v++;
+	return *v != '\0' && *v != 'm' && *v != 'k' && *v != 'M' && *v != 'G' && *v != 'K';
+}
+
+/*
+ * Whether a pod template's containers or init containers request
+ * google.com/tpu (LWS pkg/utils/accelerators/tpu.go, PodRequestsTPUs: a
+ * limit, else a request, that is not zero).
+ */
+static int requests_tpus(const cJSON *tmpl)
+{
+	static const char *const arrays[] = {"containers", "initContainers"};
+	const cJSON *c;
+	int a;
+
+	for (a = 0; a < 2; a++)
+		cJSON_ArrayForEach(c, json_get(json_get(tmpl, "spec"), arrays[a]))
+		{
+			const cJSON *res = json_get(c, "resources");
+			const cJSON *lim = json_get(json_get(res, "limits"), "google.com/tpu");
+			if (lim != NULL
+			        ? nonzero(lim)
+			        : nonzero(json_get(json_get(res, "requests"), "google.com/tpu")))
+				return 1;
+		}
+	return 0;
+}
+
 /*
  * A LeaderWorkerSet: per group g the leader pod <lws>-<g> of StatefulSet <lws>
  * and workers <lws>-<g>-<i> of StatefulSet <lws>-<g> (ordinals from 1), as
@@ -174,7 +214,7 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 	const cJSON *wt = json_get(lwt, "workerTemplate");
 	const cJSON *lt = json_get(lwt, "leaderTemplate");
 	const char *policy = json_str(json_get(spec, "networkConfig"), "subdomainPolicy");
-	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0;
+	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0, leader_tpus;
 	long groups = json_long(spec, "replicas", 1000000000, 1),
 	     size = json_long(lwt, "size", 1000000000, 1), g, i;
 	char sz[32], leader[320], gs[32], which[352];
@@ -186,6 +226,8 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 	}
 	if (!cJSON_IsObject(lt))
 		lt = wt;
+	/* the controller's AddTPUAnnotations: workers learn that their leader is a TPU host */
+	leader_tpus = requests_tpus(lt);
 	snprintf(sz, sizeof(sz), "%ld", size);
 	for (g = 0; g < groups; g++) {
 		cJSON *pod = kind_statefulset_pod(lt, name, ns, name, g);
@@ -203,10 +245,12 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 			return -1;
 		for (i = 1; i < size; i++) {
 			pod = kind_statefulset_pod(wt, leader, ns, unique ? leader : name, i);
-			if (pod != NULL && (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
-			                    kind_pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
-			                    kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
-			                    kind_pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1))) {
+			if (pod != NULL &&
+			    (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
+			     kind_pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
+			     kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
+			     kind_pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1) ||
+			     (leader_tpus && kind_pod_mark(pod, LWS_LEADER_TPUS, "true", 0, 1)))) {
 				cJSON_Delete(pod);
 				pod = NULL;
 			}

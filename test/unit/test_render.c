@@ -55,6 +55,49 @@ static const struct {
 	const char *want_err;  /* substring of err */
 	const char *want_warn; /* substring of the warnings, or NULL */
 } cases[] = {
+    {"JobSet without completionMode: JobSet's defaulting webhook makes it Indexed",
+     "kind: JobSet\nmetadata: {name: pytorch, namespace: ml}\nspec:\n  replicatedJobs:\n"
+     "  - name: workers\n    replicas: 1\n    template:\n      spec:\n        parallelism: 2\n"
+     "        completions: 2\n        template:\n          metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n          spec: {containers: [{name: t}]}\n",
+     0, RENDER_TEXT,
+     "--- rank 1/2: JobSet ml/pytorch, pod pytorch-workers-0-1, containers t\n"
+     "MASTER_ADDR=pytorch-workers-0-0.pytorch.ml.svc.cluster.local\n",
+     NULL, NULL},
+    {"LeaderWorkerSet of a TPU workerTemplate only: the leader is a TPU host, as the controller "
+     "tells the workers (leader-requests-tpus)",
+     "kind: LeaderWorkerSet\nmetadata: {name: tpu, namespace: ml}\nspec:\n  replicas: 1\n"
+     "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: jax, resources: {limits: "
+     "{google.com/tpu: 4}}}]}\n",
+     0, RENDER_TEXT, "--- rank 1/2: LeaderWorkerSet ml/tpu, group 0, pod tpu-0-1, containers jax\n",
+     NULL, NULL},
+    {"a container's own WORLD_SIZE: warned once, marked in its env",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: [{name: t, env: [{name: WORLD_SIZE, value: '16'}]}]}}}\n",
+     0, RENDER_TEXT, "WORLD_SIZE=2\n", NULL,
+     "warning: StatefulSet ddp: distenv: container t: WORLD_SIZE=16, not distenv's 2: env:// waits "
+     "for that many; torchrun sets its own\n"},
+    {"a container's own WORLD_SIZE: its effective line",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: [{name: t, env: [{name: WORLD_SIZE, value: '16'}]}]}}}\n",
+     0, RENDER_TEXT, "  (container t) WORLD_SIZE=16 (its own, not distenv's)\n", NULL, ""},
+    {"a literal RANK for two ranks: refused, as /validate refuses it",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: [{name: t, env: [{name: RANK, value: '0'}]}]}}}\n",
+     0, RENDER_TEXT, NULL, "container t sets RANK=0 for each of its 2 ranks", NULL},
+    {"wait-for-master: the init container distenv adds is printed",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}, annotations: {distenv.dev/wait-for-master: 5m}}, spec: {containers: [{name: "
+     "t}]}}}\n",
+     0, RENDER_TEXT,
+     "  (init container distenv-wait-for-master, added by distenv) distenv-webhook wait --timeout "
+     "300s: MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local MASTER_PORT=29500 RANK=1\n",
+     NULL, NULL},
     {"statefulset: last rank", STS, 0, RENDER_TEXT,
      "--- rank 2/3: StatefulSet ml/ddp, pod ddp-2, containers t\n"
      "MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=3\n",
@@ -150,9 +193,10 @@ static const struct {
      "--- rank 0/2: JobSet default/js, pod js-w-1-0, containers t\n"
      "MASTER_ADDR=js-w-1-0.net.default.svc.cluster.local\nMASTER_PORT=29500\nRANK=0\n",
      NULL, NULL},
-    {"jobset: a replicated Job that is not Indexed",
+    {"jobset: a replicated Job that says NonIndexed (no default then)",
      "kind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n  - name: w\n"
      "    template:\n      spec:\n        completions: 2\n        parallelism: 2\n"
+     "        completionMode: NonIndexed\n"
      "        template:\n          metadata: {labels: {distenv.dev/inject: 'true'}}\n"
      "          spec: {containers: [{name: t}]}\n",
      0, RENDER_TEXT, NULL, "JobSet default/js: distenv: replicated Job w is not an Indexed Job",
@@ -217,6 +261,36 @@ static const struct {
  * opt in, so the webhook leaves them) are not, and /validate's warning names the
  * worker template, whose pods the world counts.
  */
+/*
+ * A config that turns look-ups off: render refuses what /mutate refuses with
+ * it (the world of a JobSet its pods' labels do not give), not what a look-up
+ * of the manifest would give.
+ */
+static void test_no_lookups(void)
+{
+	static const char js[] =
+	    "kind: JobSet\nmetadata: {name: pytorch, namespace: ml}\nspec:\n  replicatedJobs:\n"
+	    "  - name: workers\n    replicas: 1\n    template:\n      spec:\n        parallelism: "
+	    "2\n        completions: 2\n        template:\n          metadata: {labels: "
+	    "{distenv.dev/inject: 'true'}}\n          spec: {containers: [{name: t}]}\n";
+	struct config cfg;
+	struct render_opts o = {NULL, 0, RENDER_TEXT};
+	char err[512] = "", *out;
+
+	config_defaults(&cfg);
+	cfg.lookups = 0;
+	out = render_manifest(js, strlen(js), &cfg, &o, NULL, err, sizeof(err));
+	CHECK(out == NULL && strstr(err, "the world size of JobSet ml/pytorch is not known") &&
+	          strstr(err, "look-ups of the workload are turned off"),
+	      "look-ups off: err '%s'", err);
+	free(out);
+	cfg.lookups = 1;
+	out = render_manifest(js, strlen(js), &cfg, &o, NULL, err, sizeof(err));
+	CHECK(out != NULL && strstr(out, "--- rank 1/2: JobSet ml/pytorch"),
+	      "look-ups on: err '%s'", err);
+	free(out);
+}
+
 /* 1 when no line of text appears twice. */
 static int lines_distinct(const char *text)
 {
@@ -265,6 +339,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_leader_only(&cfg);
+	test_no_lookups();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct render_opts o = {NULL, cases[i].world, cases[i].fmt};
 		char err[512] = "", *warn;

@@ -715,6 +715,18 @@ int validate_kind_known(const char *group, const char *kind)
 	return kind_named(group, kind) != NULL;
 }
 
+/* 1 when an opted-in template of w is elastic (distenv.dev/elastic): its world may grow. */
+static int elastic_any(const struct view *w)
+{
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++)
+		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+		             ANN_ELASTIC) != NULL)
+			return 1;
+	return 0;
+}
+
 void validate_workload(const cJSON *obj, const char *kind, const char *ns, const struct config *cfg,
                        const struct workload_lookup *lookup, const cJSON *services,
                        struct validation *v)
@@ -749,6 +761,15 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			view_problem(
 			    v, "annotation %s is %ld, but %s %s has %ld pods per world: remove it",
 			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
+		else if (world > w->count && !elastic_any(w))
+			/* never works: ranks from count never exist, and a fixed world waits for them */
+			view_problem(
+			    v,
+			    "annotation %s is %ld, above the %ld %s of %s %s: ranks %ld to %ld never "
+			    "exist and every pod waits for them for ever: count pods, not processes "
+			    "(set it to %ld or remove it; %s gives the processes of a pod)",
+			    ANN_WORLD_SIZE, world, w->count, k->count_noun, kind, w->name, w->count,
+			    world - 1, w->count, ANN_NPROC);
 		else if (world > w->count)
 			view_warn(
 			    v,

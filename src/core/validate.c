@@ -762,11 +762,14 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    v, "annotation %s is %ld, but %s %s has %ld pods per world: remove it",
 			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
 		else if (world > w->count && !elastic_any(w))
-			/* never works: ranks from count never exist, and a fixed world waits for them */
+			/* never works: ranks from count never exist, and a fixed world waits for
+			 * them */
 			view_problem(
 			    v,
-			    "annotation %s is %ld, above the %ld %s of %s %s: ranks %ld to %ld never "
-			    "exist and every pod waits for them for ever: count pods, not processes "
+			    "annotation %s is %ld, above the %ld %s of %s %s: ranks %ld to %ld "
+			    "never "
+			    "exist and every pod waits for them for ever: count pods, not "
+			    "processes "
 			    "(set it to %ld or remove it; %s gives the processes of a pod)",
 			    ANN_WORLD_SIZE, world, w->count, k->count_noun, kind, w->name, w->count,
 			    world - 1, w->count, ANN_NPROC);

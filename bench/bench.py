@@ -13,10 +13,19 @@
 3. distenv's peak RSS (VmHWM) after all of that.
 4. Instructions per admission of the core as W grows (callgrind on
    bench/core_cost), and the growth per rank.
+5. New connections: every request on a new connection (a full TLS handshake
+   each, as kube-apiserver dials in a burst), for each body, against distenv,
+   nginx and the controller-runtime peer (bench/cluster/peer --standalone),
+   interleaved: server CPU per request, and distenv's socket reads and waits
+   per handshake (its /metrics).
+6. Kept-alive requests with 1,024 idle kept-alive connections open beside
+   them, against the same three: what a server's loop costs per request when
+   many connections sit idle.
 
 Writes OUT/results.md and OUT/results.json and prints the tables.
 """
 import argparse
+import http.client
 import json
 import os
 import platform
@@ -138,7 +147,9 @@ class Distenv:
         cfg = os.path.join(work, "distenv.yaml")
         with open(cfg, "w") as f:
             # The documented defaults, but look-ups off (no API server here).
-            f.write("lookups:\n  enabled: false\n")
+            # Room for the 1,024 idle connections of the idle rows, all from 127.0.0.1.
+            f.write("lookups:\n  enabled: false\nserver:\n  maxConnections: 2048\n"
+                    "  maxConnectionsPerIP: 2048\n")
         self.log_path = os.path.join(work, "distenv.log")
         self.proc = subprocess.Popen(
             [binary, "serve", "--config", cfg, "--no-lookups",
@@ -223,6 +234,121 @@ http {
             self.proc.kill()
 
 
+class Peer:
+    """The controller-runtime peer without an API server (--standalone): it decodes
+    each pod and denies it (its owners are not found), a floor of what it costs."""
+
+    def __init__(self, binary, work, certs):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--standalone", "--listen", "127.0.0.1:%d" % self.port, "--cert-dir", certs],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "peer.log"), "w"))
+        wait_port(self.port, self.proc)
+
+    def pids(self):
+        return [self.proc.pid]
+
+    def path(self, case):
+        return "/mutate"
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def distenv_handshakes(port):
+    """distenv's handshake counters from its /metrics: (handshakes, reads, waits)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode()
+    c.close()
+    vals = []
+    for name in ("distenv_tls_handshakes_total", "distenv_tls_handshake_reads_total",
+                 "distenv_tls_handshake_waits_total"):
+        m = re.search(r"^%s (\S+)$" % name, text, re.M)
+        vals.append(float(m.group(1)) if m else 0.0)
+    return vals
+
+
+def run_loadgen_cpu(loadgen, server, case, body_path, seconds, extra):
+    """loadgen at 16 connections for seconds; the server's CPU per request."""
+    pids = server.pids()
+    t0 = cpu_ticks(pids)
+    out = subprocess.run(
+        [loadgen, "-p", str(server.port), "-P", server.path(case), "-b", body_path,
+         "-c", "16", "-t", "2", "-d", str(seconds), "--no-uid-check"] + extra,
+        capture_output=True, text=True, timeout=seconds + 120)
+    t1 = cpu_ticks(pids)
+    m = re.search(r"^JSON (.*)$", out.stdout, re.M)
+    if m is None:
+        raise SystemExit("bench: loadgen failed: %s %s" % (out.stdout[-500:], out.stderr[-500:]))
+    r = json.loads(m.group(1))
+    r["cpu_us_per_req"] = (t1 - t0) / TICK * 1e6 / max(1, r["ok"])
+    return r
+
+
+def hold_idle(port, n):
+    """Opens n TLS connections, handshakes done, that then sit idle (kept alive)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["http/1.1"])
+    held = []
+    for _ in range(n):
+        held.append(ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                                    server_hostname="distenv.distenv-system.svc"))
+    return held
+
+
+def connection_part(a, work, results, d, n, p, loadgen, seconds):
+    """New connections (a handshake per request) and kept-alive requests beside 1,024
+    idle connections: distenv, nginx and the peer, interleaved."""
+    rounds = int(os.environ.get("BENCH_ROUNDS", "1" if a.quick else "3"))
+    trio = [("nginx", n), ("peer", p), ("distenv", d)]
+    for rnd in range(rounds):
+        for case, _ in CASES:
+            body = os.path.join(work, "bodies", case + ".json")
+            row = {"case": case, "round": rnd + 1}
+            for name, srv in trio[rnd % 3:] + trio[:rnd % 3]:
+                h0 = distenv_handshakes(srv.port) if srv is d else None
+                r = run_loadgen_cpu(loadgen, srv, case, body, seconds, ["-r", "1"])
+                if h0 is not None:
+                    h1 = distenv_handshakes(srv.port)
+                    hs = max(1.0, h1[0] - h0[0])
+                    r["reads_per_handshake"] = (h1[1] - h0[1]) / hs
+                    r["waits_per_handshake"] = (h1[2] - h0[2]) / hs
+                row[name] = r
+                log("new connections round %d %-9s %-7s %6.0f req/s cpu %6.0f us/req failed %d%s" % (
+                    rnd + 1, case, name, r["rps"], r["cpu_us_per_req"], r["failed"],
+                    " reads/handshake %.1f waits/handshake %.2f" % (
+                        r["reads_per_handshake"], r["waits_per_handshake"]) if h0 else ""))
+            results["newconn"].append(row)
+    idle_n = 256 if a.quick else 1024
+    body = os.path.join(work, "bodies", "sts-4k.json")
+    for rnd in range(rounds):
+        for name, srv in trio[rnd % 3:] + trio[:rnd % 3]:
+            row = {"server": name, "round": rnd + 1, "idle": idle_n}
+            row["alone"] = run_loadgen_cpu(loadgen, srv, "sts-4k", body, seconds, [])
+            held = hold_idle(srv.port, idle_n)
+            try:
+                time.sleep(0.5)
+                row["beside_idle"] = run_loadgen_cpu(loadgen, srv, "sts-4k", body, seconds, [])
+            finally:
+                for h in held:
+                    h.close()
+            time.sleep(0.5)
+            log("kept alive round %d %-7s alone %5.1f us/req, beside %d idle %5.1f us/req" % (
+                rnd + 1, name, row["alone"]["cpu_us_per_req"], idle_n,
+                row["beside_idle"]["cpu_us_per_req"]))
+            results["idle"].append(row)
+
+
 def run_wrk(server, case, body_path, conns, seconds):
     threads = 1 if conns == 1 else 2
     env = dict(os.environ, BODY=body_path)
@@ -302,7 +428,8 @@ def http_part(a, work, results, servers, loadgen, seconds, rate_seconds):
 
     # Whole rounds over every case, so that a disturbance of the machine hits one
     # round of a row, not every round of it; the summary gives each row's worst.
-    rounds = int(os.environ.get("BENCH_ROUNDS", "1" if a.quick else "3"))
+    rounds = 0 if a.connections_only else int(os.environ.get("BENCH_ROUNDS",
+                                                                "1" if a.quick else "3"))
     for rnd in range(rounds):
         for case, desc in CASES:
             body = os.path.join(work, "bodies", case + ".json")
@@ -326,7 +453,7 @@ def http_part(a, work, results, servers, loadgen, seconds, rate_seconds):
     # Tail latency is what other processes on the machine disturb most: several
     # alternating rounds, each reported, so a disturbed round shows as one.
     body = os.path.join(work, "bodies", "sts-4k.json")
-    for rnd in range(1 if a.quick else 3):
+    for rnd in range(0 if a.connections_only else 1 if a.quick else 3):
         for name, srv in (("nginx", n), ("distenv", d)):
             r = run_rate(loadgen, srv, "sts-4k", body, rate_seconds)
             r["server"] = name
@@ -336,6 +463,13 @@ def http_part(a, work, results, servers, loadgen, seconds, rate_seconds):
             log("rate %d/s round %d %-7s p50 %s us p99 %s us p99.9 %s us max %s us failed %d" % (
                 RATE, rnd + 1, name, r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"],
                 r["failed"]))
+
+    if a.peer and os.environ.get("BENCH_CONNECTIONS", "1") != "0":
+        p = Peer(a.peer, work, certs)
+        servers.append(p)
+        connection_part(a, work, results, d, n, p, loadgen, seconds)
+    elif os.environ.get("BENCH_CONNECTIONS", "1") != "0":
+        log("no peer binary (--peer): the new-connection rows are left out")
 
     results["rss"] = {"VmHWM_kb": status_kb(d.proc.pid, "VmHWM"),
                       "VmRSS_kb": status_kb(d.proc.pid, "VmRSS")}
@@ -354,6 +488,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--core-only", action="store_true", help="only the callgrind/core tables")
+    ap.add_argument("--peer", help="bench/cluster/peer, for the new-connection rows")
+    ap.add_argument("--connections-only", action="store_true",
+                    help="only the new-connection and idle-connection rows")
     a = ap.parse_args()
     seconds = int(os.environ.get("BENCH_SECONDS", "2" if a.quick else "5"))
     rate_seconds = 4 if a.quick else 10
@@ -363,7 +500,8 @@ def main():
     core_cost = os.path.join(bindir, "core_cost")
     work = tempfile.mkdtemp(prefix="distenv-bench-")
     os.chmod(work, 0o755)  # nginx workers (nobody) read the static answers below it
-    results = {"machine": {}, "http": [], "rate": [], "core": [], "bodies": {}}
+    results = {"machine": {}, "http": [], "rate": [], "core": [], "bodies": {}, "newconn": [],
+               "idle": []}
     md = []
     servers = []
     try:
@@ -384,7 +522,7 @@ def main():
         if not a.core_only:
             http_part(a, work, results, servers, loadgen, seconds, rate_seconds)
         prev = None
-        for w in WORLDS:
+        for w in ([] if a.connections_only else WORLDS):
             instr, _ = callgrind_instr(core_cost, str(w), work)
             row = {"W": w, "instructions": instr}
             if prev is not None:
@@ -393,11 +531,12 @@ def main():
             prev = (w, instr)
             log("core W=%-5d %12d instructions" % (w, instr))
         results["core_files"] = {}
-        for case, _ in CASES:
+        for case, _ in ([] if a.connections_only else CASES):
             instr, _ = callgrind_instr(core_cost, "@" + os.path.join(work, "bodies", case + ".json"),
                                        work)
             results["core_files"][case] = instr
-        wall = subprocess.run([core_cost] + [str(w) for w in WORLDS] +
+        wall = "" if a.connections_only else subprocess.run(
+                              [core_cost] + [str(w) for w in WORLDS] +
                               ["@" + os.path.join(work, "bodies", c + ".json") for c, _ in CASES],
                               capture_output=True, text=True, check=True).stdout
         results["core_wall"] = wall
@@ -456,6 +595,35 @@ def main():
         for name in ("nginx", "distenv"):
             best = min((r["p99_us"] for r in results["rate"] if r["server"] == name), default=0)
             md.append("\nBest p99 of the rounds, %s: %d us." % (name, best))
+        if results["newconn"]:
+            md.append("\nNew connections: every request on a new connection (a full TLS handshake "
+                      "each, as the API server dials in a burst), 16 at a time, %d s each; the "
+                      "peer (controller-runtime, --standalone) decodes each pod and denies it. "
+                      "Server CPU per request, and distenv's socket reads and waits per "
+                      "handshake:\n" % seconds)
+            md.append("| round | case | nginx req/s | peer req/s | distenv req/s | nginx CPU us/req "
+                      "| peer CPU us/req | distenv CPU us/req | distenv / nginx | distenv / peer "
+                      "| reads, waits per handshake | failed |")
+            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+            for r in results["newconn"]:
+                cn, cp, cd = (r[k]["cpu_us_per_req"] for k in ("nginx", "peer", "distenv"))
+                md.append("| %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | "
+                          "%.1f, %.2f | %d |" % (
+                              r["round"], r["case"], r["nginx"]["rps"], r["peer"]["rps"],
+                              r["distenv"]["rps"], cn, cp, cd, cd / max(cn, 1e-9),
+                              cd / max(cp, 1e-9), r["distenv"]["reads_per_handshake"],
+                              r["distenv"]["waits_per_handshake"],
+                              sum(r[k]["failed"] for k in ("nginx", "peer", "distenv"))))
+        if results["idle"]:
+            md.append("\nKept-alive requests (4 KB pod, 16 connections) alone and with %d idle "
+                      "kept-alive TLS connections open beside them: server CPU per request.\n"
+                      % results["idle"][0]["idle"])
+            md.append("| round | server | alone us/req | beside idle us/req |")
+            md.append("|---|---|---|---|")
+            for r in results["idle"]:
+                md.append("| %d | %s | %.1f | %.1f |" % (
+                    r["round"], r["server"], r["alone"]["cpu_us_per_req"],
+                    r["beside_idle"]["cpu_us_per_req"]))
         ra = results.get("rss_after", {})
         md.append("\ndistenv peak RSS (VmHWM): %s; after everything %.1f MiB (VmRSS %.1f MiB).\n" % (
             ", ".join("%.1f MiB after the %s runs" % (ra[c] / 1024, c) for c, _ in CASES if c in ra),

@@ -11,7 +11,11 @@
 // message, as distenv would: pods of other owners, frameworks other than pytorch,
 // a rank not below the world size, a pod whose hostname is not its rank's host.
 //
-//	peer --listen 127.0.0.1:PORT --cert-dir DIR [--cluster-domain cluster.local] [--http2]
+//	peer --listen 127.0.0.1:PORT --cert-dir DIR [--cluster-domain cluster.local] [--http2] [--standalone]
+//
+// --standalone serves without an API server (make bench's new-connection rows):
+// controller-runtime's webhook server alone, every owner read as not found, so
+// each pod is decoded and then denied (a floor of what a patch would cost it).
 //
 // It speaks HTTP/1.1 only, as kubebuilder's scaffold sets it up (enableHTTP2
 // false, since CVE-2023-44487) and as distenv does; --http2 keeps
@@ -270,11 +274,23 @@ func inject(pod *corev1.Pod, w world, addr string) {
 	}
 }
 
+// absent is the reader of --standalone: no object exists.
+type absent struct{}
+
+func (absent) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
+}
+
+func (absent) List(_ context.Context, _ client.ObjectList, _ ...client.ListOption) error {
+	return nil
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:9443", "HOST:PORT to serve HTTPS on")
 	certDir := flag.String("cert-dir", "", "directory holding tls.crt and tls.key")
 	domain := flag.String("cluster-domain", "cluster.local", "DNS suffix of the cluster")
 	http2 := flag.Bool("http2", false, "offer HTTP/2 (controller-runtime's default; kubebuilder's scaffold turns it off)")
+	standalone := flag.Bool("standalone", false, "no API server: every owner is not found, each pod denied")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
 	host, portStr, err := net.SplitHostPort(*listen)
@@ -292,16 +308,26 @@ func main() {
 		fmt.Fprintf(os.Stderr, "peer: scheme: %v\n", err)
 		os.Exit(1)
 	}
+	tlsOpts := []func(*tls.Config){func(c *tls.Config) {
+		if !*http2 {
+			c.NextProtos = []string{"http/1.1"}
+		}
+	}}
+	if *standalone {
+		srv := webhook.NewServer(webhook.Options{Host: host, Port: lport, CertDir: *certDir, TLSOpts: tlsOpts})
+		h := &injector{cache: absent{}, api: absent{}, decoder: admission.NewDecoder(scheme), domain: *domain}
+		srv.Register("/mutate", &webhook.Admission{Handler: h})
+		if err := srv.Start(ctrl.SetupSignalHandler()); err != nil {
+			fmt.Fprintf(os.Stderr, "peer: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		WebhookServer: webhook.NewServer(webhook.Options{Host: host, Port: lport, CertDir: *certDir,
-			TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-				if !*http2 {
-					c.NextProtos = []string{"http/1.1"}
-				}
-			}}}),
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: host, Port: lport, CertDir: *certDir, TLSOpts: tlsOpts}),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "peer: manager: %v\n", err)

@@ -1,7 +1,8 @@
 /*
- * The server's map: what src/server.c, src/server_conn.c and src/server_http.c
- * share, and each file's API, grouped by file (as OpenBSD httpd's httpd.h).
- * Private to those three files; the rest of the program sees only server.h.
+ * The server's map: what src/http/server.c, server_conn.c, server_tls.c and
+ * server_http.c share, and each file's API, grouped by file (as OpenBSD
+ * httpd's httpd.h). Private to those files; the rest of the program sees only
+ * server.h.
  * struct server is made and freed by server_run; its connection registry is
  * server_conn.c's.
  */

@@ -12,6 +12,7 @@
 
 #include "annotation.h"
 #include "framework.h"
+#include "mesh.h"
 #include "ownenv.h"
 #include "patch.h"
 #include "util.h"
@@ -723,6 +724,32 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 			plan_warn_text(plan, lw[k]);
 		if (topology_dns_warning(spec, dns, sizeof(dns)))
 			plan_warn(plan, "distenv: %s", dns);
+		/*
+		 * Istio's injector runs after distenv (webhooks are called in name
+		 * order); reinvoked (IfNeeded), distenv sees its sidecar here.
+		 */
+		switch (mesh_redirects(pod, plan->topo.port, NULL)) {
+		case MESH_IN | MESH_OUT:
+			plan_warn(plan,
+			          "distenv: Istio's sidecar takes port %ld: annotate "
+			          "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports",
+			          plan->topo.port);
+			break;
+		case MESH_IN:
+			plan_warn(plan,
+			          "distenv: Istio's sidecar takes port %ld: annotate "
+			          "traffic.sidecar.istio.io/excludeInboundPorts",
+			          plan->topo.port);
+			break;
+		case MESH_OUT:
+			plan_warn(plan,
+			          "distenv: Istio's sidecar takes port %ld: annotate "
+			          "traffic.sidecar.istio.io/excludeOutboundPorts",
+			          plan->topo.port);
+			break;
+		default:
+			break;
+		}
 	}
 	plan_master(plan, addr, &maddr, &mport);
 	if (plan->topo.wait_seconds > 0 &&

@@ -693,6 +693,49 @@ static void check_dns(const struct view *w, struct validation *v)
 }
 
 /*
+ * Whether a pod spec keeps two of its pods off one node: a required
+ * podAntiAffinity term or a DoNotSchedule spread of maxSkew 1, both over
+ * kubernetes.io/hostname. (Whether the term selects the template's own pods
+ * is not judged: a term on the node is what users write for this.)
+ */
+static int one_per_node(const cJSON *spec)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, json_get(json_get(json_get(spec, "affinity"), "podAntiAffinity"),
+	                               "requiredDuringSchedulingIgnoredDuringExecution"))
+	{
+		const char *k = json_str(t, "topologyKey");
+		if (k != NULL && strcmp(k, "kubernetes.io/hostname") == 0)
+			return 1;
+	}
+	cJSON_ArrayForEach(t, json_get(spec, "topologySpreadConstraints"))
+	{
+		const char *k = json_str(t, "topologyKey"), *u = json_str(t, "whenUnsatisfiable");
+		if (k != NULL && strcmp(k, "kubernetes.io/hostname") == 0 && u != NULL &&
+		    strcmp(u, "DoNotSchedule") == 0 && json_long(t, "maxSkew", 1L << 20, 0) == 1)
+			return 1;
+	}
+	return 0;
+}
+
+/* hostNetwork ranks share the node's ports: two on one node cannot both bind the rendezvous port.
+ */
+static void check_host_spread(const struct view *w, struct validation *v)
+{
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *spec = json_get(w->tmpl[i], "spec");
+		if (cJSON_IsTrue(json_get(spec, "hostNetwork")) && !one_per_node(spec))
+			view_warn_template(
+			    v, w, i,
+			    "hostNetwork ranks may share a node and its ports: add a "
+			    "hostname podAntiAffinity or spread");
+	}
+}
+
+/*
  * Reads workload obj of kind k into the view w (zeroed by the caller): its
  * name, its pod templates, and what the kind's own view makes of its spec
  * (what is the kind's own goes into v).
@@ -796,6 +839,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	check_own_values(w, cfg, world, v);
 	check_launchers(w, cfg, v);
 	check_dns(w, v);
+	check_host_spread(w, v);
 	check_service(w, lookup, services, v);
 	check_netpols(w, cfg, lookup, v);
 	check_kueue(obj, w, v);

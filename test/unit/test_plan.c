@@ -106,8 +106,76 @@ static void test_apply_is_creation(void)
 	}
 }
 
+/*
+ * A pod Istio's injector already shaped (istio-init's istio-iptables arguments,
+ * istio-proxy), reinvoked: a warning naming the annotation that excludes the
+ * port, only for the directions the sidecar takes.
+ */
+static void test_istio_warning(void)
+{
+	static const struct {
+		const char *excl_in, *excl_out, *want; /* want NULL: no mesh warning */
+	} rows[] = {
+	    {"15090,15021,15020", NULL, "exclude{Inbound,Outbound}Ports"},
+	    {"15090,15021,15020,29500", NULL, "excludeOutboundPorts"},
+	    {"15090,15021,15020", "29500", "excludeInboundPorts"},
+	    {"15090,15021,15020,29500", "29500", NULL},
+	};
+	struct config cfg;
+	char buf[3072], err[512];
+	size_t i;
+	int k;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pod_plan plan;
+		enum plan_status ps;
+		cJSON *pod;
+		int found = 0;
+
+		snprintf(
+		    buf, sizeof(buf),
+		    "{\"metadata\":{\"name\":\"ddp-1\",\"namespace\":\"ml\",\"labels\":{"
+		    "\"distenv.dev/inject\":\"true\",\"apps.kubernetes.io/pod-index\":\"1\","
+		    "\"security.istio.io/tlsMode\":\"istio\"},\"annotations\":{"
+		    "\"distenv.dev/world-size\":\"2\",\"sidecar.istio.io/status\":"
+		    "\"{\\\"initContainers\\\":[\\\"istio-init\\\"],\\\"containers\\\":"
+		    "[\\\"istio-proxy\\\"]}\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+		    "\"kind\":\"StatefulSet\",\"name\":\"ddp\",\"controller\":true}]},"
+		    "\"spec\":{\"hostname\":\"ddp-1\",\"subdomain\":\"ddp\",\"initContainers\":"
+		    "[{\"name\":\"istio-init\",\"image\":\"proxyv2\",\"args\":[\"istio-iptables\","
+		    "\"-p\",\"15001\",\"-z\",\"15006\",\"-u\",\"1337\",\"-m\",\"REDIRECT\","
+		    "\"-i\",\"*\",\"-x\",\"\",\"-b\",\"*\",\"-d\",\"%s\"%s%s%s]}],"
+		    "\"containers\":[{\"name\":\"trainer\",\"image\":\"t\"},"
+		    "{\"name\":\"istio-proxy\",\"image\":\"proxyv2\",\"args\":[\"proxy\","
+		    "\"sidecar\"]}]}}",
+		    rows[i].excl_in, rows[i].excl_out ? ",\"-o\",\"" : "",
+		    rows[i].excl_out ? rows[i].excl_out : "", rows[i].excl_out ? "\"" : "");
+		pod = cJSON_Parse(buf);
+		CHECK(pod != NULL, "row %zu: pod JSON", i);
+		ps = pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err));
+		CHECK(ps == PLAN_OK, "row %zu: %d (%s)", i, ps, err);
+		if (ps == PLAN_OK) {
+			for (k = 0; k < plan.n_warnings; k++) {
+				if (strstr(plan.warnings[k], "Istio") == NULL)
+					continue;
+				found = 1;
+				CHECK(rows[i].want != NULL &&
+				          strstr(plan.warnings[k], rows[i].want) &&
+				          strstr(plan.warnings[k], "port 29500") &&
+				          strlen(plan.warnings[k]) < 120,
+				      "row %zu: '%s'", i, plan.warnings[k]);
+			}
+			pod_plan_free(&plan);
+		}
+		CHECK(found == (rows[i].want != NULL), "row %zu: warned %d", i, found);
+		cJSON_Delete(pod);
+	}
+}
+
 int main(void)
 {
 	test_apply_is_creation();
+	test_istio_warning();
 	TEST_MAIN_END("plan");
 }

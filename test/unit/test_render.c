@@ -235,7 +235,9 @@ static const struct {
      "'true'}}, spec: {hostNetwork: true, containers: [{name: t}]}}}\n",
      0, RENDER_TEXT, "--- rank 2/3: StatefulSet ml/ddp, pod ddp-2", NULL,
      "warning: StatefulSet ddp: distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, "
-     "or MASTER_ADDR will not resolve\n"},
+     "or MASTER_ADDR will not resolve\n"
+     "warning: StatefulSet ddp: distenv: hostNetwork ranks may share a node and its ports: add a "
+     "hostname podAntiAffinity or spread\n"},
     {"a JobSet's warnings name their replicated Job; the pods' same ones not again",
      "kind: JobSet\nmetadata: {name: js}\nspec:\n  replicatedJobs:\n" RJOB_GPU8("a") RJOB_GPU8("b"),
      0, RENDER_TEXT, "--- rank 3/4: JobSet default/js, pod js-b-0-1", NULL,

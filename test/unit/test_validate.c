@@ -180,10 +180,33 @@ static const struct {
      "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
      "'Indexed'," TMPL("", "'subdomain':'ddp','hostNetwork':true,'dnsPolicy':'ClusterFirst',") "}}",
      1, NULL, "distenv: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet"},
-    {"hostNetwork with ClusterFirstWithHostNet: the cluster's DNS", "StatefulSet",
+    {"hostNetwork with ClusterFirstWithHostNet, one per node (anti-affinity): nothing to say",
+     "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'hostNetwork':true,'dnsPolicy':'ClusterFirstWithHostNet',"
+                            "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuring"
+                            "Execution':[{'labelSelector':{'matchLabels':{'app':'ddp'}},"
+                            "'topologyKey':'kubernetes.io/hostname'}]}},") "}}",
+     1, NULL, NULL},
+    {"hostNetwork, one per node by a DoNotSchedule hostname spread of maxSkew 1", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("", "'hostNetwork':true,'dnsPolicy':'ClusterFirstWithHostNet',"
+                            "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':"
+                            "'kubernetes.io/hostname','whenUnsatisfiable':'DoNotSchedule',"
+                            "'labelSelector':{'matchLabels':{'app':'ddp'}}}],") "}}",
+     1, NULL, NULL},
+    {"hostNetwork with nothing that keeps two ranks off one node: they may share its ports",
+     "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
      "'Parallel'," TMPL("", "'hostNetwork':true,'dnsPolicy':'ClusterFirstWithHostNet',") "}}",
-     1, NULL, NULL},
+     1, NULL, "distenv: hostNetwork ranks may share a node and its ports"},
+    {"hostNetwork, a spread that only prefers (ScheduleAnyway): may share", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel'," TMPL("",
+                        "'hostNetwork':true,'dnsPolicy':'ClusterFirstWithHostNet',"
+                        "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':"
+                        "'kubernetes.io/hostname','whenUnsatisfiable':'ScheduleAnyway'}],") "}}",
+     1, NULL, "distenv: hostNetwork ranks may share a node and its ports"},
     {"dnsPolicy Default: the node's DNS", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
      "'Parallel'," TMPL("", "'dnsPolicy':'Default',") "}}",

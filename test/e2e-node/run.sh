@@ -14,6 +14,8 @@
 #    fails if the machine is not as it was found (node.sh check), also on failure
 #    or interrupt.
 #
+# Only some scenarios: test/e2e-node/run.sh -run 'TestNode8Doctor' (TestMain
+# installs the chart either way; -run 'TestNode8Doctor/netpol' for one case).
 # Needs root (kubelet, containerd, network). Environment: DISTENV_E2E_KEEP=1
 # keeps the directory and logs; DISTENV_E2E_FIGURES_OUT=FILE also writes the
 # figures to FILE; DISTENV_E2E_MANAGERS (default "jobset lws") as for test/e2e;
@@ -64,6 +66,9 @@ done
 export DISTENV_NODE_IMAGES="${archives[*]}"
 DISTENV_HELM=$(bash "$root/scripts/deps-image.sh" helm)/helm
 export DISTENV_HELM DISTENV_CHART="$root/charts/distenv"
+# `kubectl distenv doctor` (TestNode8Doctor) runs the host's build as the plugin.
+make -C "$root" -s distenv-webhook >/dev/null
+export DISTENV_DOCTOR_BIN="$root/distenv-webhook"
 
 echo "run.sh: compiling the scenarios" >&2
 (cd "$e2e" && go test -c -o /dev/null ./scenarios)

@@ -52,7 +52,7 @@ TESTS    := $(wildcard test/unit/test_*.c)
 TEST_BINS := $(TESTS:test/unit/%.c=$(BUILD)/test/%)
 
 .PHONY: all test unit integration check valgrind install uninstall clean format format-check lint dev dev-review \
-        deps e2e e2e-node conformance bench bench-cluster fuzz mutants faults loadgen chart chart-install image manifests manifests-check FORCE
+        deps e2e e2e-node conformance bench bench-cluster fuzz mutants mutation-score faults loadgen chart chart-install image manifests manifests-check FORCE
 all: distenv-webhook
 
 # Replaced by rename, so a running copy ("text file busy") never blocks a build.
@@ -171,6 +171,18 @@ fuzz:
 mutants:
 	python3 scripts/promises-check.py
 	python3 test/mutants/run.py
+
+# The mutation score, measured by universalmutator (scripts/deps-mutation.sh):
+# its mutants of src/core, src/kinds, src/frameworks and src/kube/lookupcache.c,
+# each compiled alone and run against the unit tests that reach it, then the
+# integration tier; prints the score per file and the survivors (docs/mutants.md).
+#   make mutation-score MUTATION_ARGS="--sample 3 --check"   CI's form (bench)
+#   make mutation-score MUTATION_ARGS="src/kinds/kind_job.c"  one file, every mutant
+MUTATION_ARGS ?=
+mutation-score:
+	$(Q)python3 test/mutants/score.py --cc "$(CC)" \
+		--cflags '$(filter-out -MMD -MP $(OPT),$(CFLAGS)) $(INCLUDES)' \
+		--ldflags "$(LDFLAGS)" --ldlibs "$(LDLIBS)" $(MUTATION_ARGS)
 
 faults: distenv-webhook $(LOADGEN)
 	LOADGEN=$(LOADGEN) bash test/faults/run.sh

@@ -14,6 +14,7 @@
 #   BENCH_CONNECTIONS=0 skip the new-connection and idle-connection rows (they need Go
 #                     for the peer: scripts/deps.sh e2e)
 #   BENCH_CONNECTIONS_ONLY=1 only those rows (no wrk, fixed-rate, callgrind or cluster parts)
+#   BENCH_MUTATION=0  skip the sampled mutation score (quick form only; make mutation-score)
 #   BENCH_CLUSTER=0   skip the quick form of bench/cluster.sh (a 200-pod Indexed Job and
 #                     JobSet on the e2e control plane, beside no webhook and a
 #                     controller-runtime peer; about 2 minutes; needs scripts/deps.sh e2e)
@@ -77,4 +78,11 @@ python3 bench/bench.py --binary "$bin" --out "$out" ${BENCH_QUICK:+--quick} ${BE
 	${BENCH_CONNECTIONS_ONLY:+--connections-only} "${peer[@]}"
 if [ -z "${BENCH_CORE_ONLY:-}" ] && [ -z "${BENCH_CONNECTIONS_ONLY:-}" ] && [ "${BENCH_CLUSTER:-1}" != 0 ]; then
 	BENCH_CLUSTER_QUICK=1 DISTENV_WEBHOOK="$bin" BENCH_OUT="$out" bash bench/cluster.sh
+fi
+# The sampled mutation score (docs/mutants.md), in the quick form CI runs: three
+# universalmutator mutants per file; fails on a survivor neither killed nor listed
+# as equivalent. BENCH_MUTATION=0 leaves it out.
+if [ -n "${BENCH_QUICK:-}" ] && [ -z "${BENCH_CORE_ONLY:-}" ] && [ -z "${BENCH_CONNECTIONS_ONLY:-}" ] &&
+	[ "${BENCH_MUTATION:-1}" != 0 ]; then
+	make -s mutation-score MUTATION_ARGS="--sample 3 --check --time-limit 900"
 fi

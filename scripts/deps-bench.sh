@@ -2,7 +2,8 @@
 # Dependencies of make bench, make fuzz and make faults on Debian bookworm (as root):
 # wrk and nginx (HTTPS comparison), valgrind (callgrind, memcheck), clang with its
 # libFuzzer/sanitizer runtimes, OpenSSL headers (bench/loadgen), Python 3, gnutls-cli
-# (the TLS policy case) and python3-cryptography (certificates with chosen dates).
+# (the TLS policy case) and python3-cryptography (certificates with chosen dates);
+# universalmutator for the sampled mutation score (scripts/deps-mutation.sh).
 # Idempotent: does nothing when everything is installed.
 set -euo pipefail
 
@@ -15,4 +16,5 @@ apt_install deps-bench "${pkgs[@]}"
 if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
 	systemctl stop nginx || true
 fi
+bash "$(dirname "${BASH_SOURCE[0]}")/deps-mutation.sh" >&2
 echo "deps-bench: ok" >&2

@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""make mutation-score: the mutation score of the tests, measured by universalmutator.
+
+    python3 test/mutants/score.py [--sample N] [--seed S] [--check] [FILE[:LINES]...]
+
+The mutants are universalmutator's own (its universal, c and c_like rules, strings
+left alone), over src/core, src/kinds, src/frameworks and src/kube/lookupcache.c
+unless files are named. For each mutant, in a scratch copy of the tracked tree:
+
+1. the mutated file is compiled alone (-O1 -g0); a mutant that does not compile is
+   not counted, nor one whose object code is byte for byte the original's (trivially
+   equivalent: the compiler proves it);
+2. the unit test binaries that reach the file are linked with it and run, those that
+   name one of its public functions first, then the others that reach it through the
+   objects they call (the link map), fastest first; the first that fails (or runs
+   past its timeout) kills it;
+3. one that every unit test let live is run against the HTTPS integration tier
+   (test/integration/run.py) with the real binary linked with it, unless
+   --no-integration.
+
+Prints one line per survivor and the score per file: killed / (killed + survived),
+the survivors written down as equivalent in docs/mutants.md (its `equivalent`
+blocks) left out of both. --sample N takes N counted mutants per file in a fixed
+order (a hash of the seed, the file, the line and its mutation: the same mutants
+from run to run while their lines stand), the full form takes all. --check fails
+(exit 1) on a survivor that is not listed. --time-limit stops starting mutants after
+that many seconds; what was not run is counted and named as not run.
+"""
+import argparse
+import concurrent.futures
+import glob
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, "docs", "mutants.md")
+DEFAULT_FILES = ["src/core/*.c", "src/kinds/*.c", "src/frameworks/*.c", "src/kube/lookupcache.c"]
+RULES = ["universal.rules", "c.rules", "c_like.rules"]  # what `mutate FILE c` uses
+OPT = ["-O1", "-g0"]
+BROAD = ["test_golden", "test_admission", "test_render", "test_validate", "test_plan"]
+SLOW = 10.0  # seconds unmutated
+
+GEN = r"""
+import json, sys
+from universalmutator import mutator
+out = {}
+for path in sys.argv[1:]:
+    with open(path) as f:
+        src = f.readlines()
+    ms = mutator.mutants_regexp(src, ruleFiles=%r, ignorePatterns=[], ignoreStringOnly=True)
+    out[path] = [[ln, m] for (ln, m, _rule, _pair) in ms]
+sys.stdout.write("\n" + json.dumps(out))
+""" % (RULES,)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def mutator_python():
+    venv = os.environ.get("MUTATION_VENV") or os.path.join(
+        os.environ.get("DISTENV_CACHE", "/root/.cache/distenv"), "mutation-venv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.access(py, os.X_OK):
+        return None
+    return py
+
+
+def generate(py, files):
+    """{file: [(line number, original line, mutated line)]} from universalmutator."""
+    p = subprocess.run([py, "-c", GEN] + files, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("mutation-score: universalmutator failed:\n" + p.stderr[-2000:])
+    data = json.loads(p.stdout.rsplit("\n", 1)[1])
+    res = {}
+    for f in files:
+        with open(os.path.join(ROOT, f)) as fh:
+            src = fh.readlines()
+        res[f] = [(ln, src[ln - 1], m) for ln, m in data[f]]
+    return res
+
+
+def parse_equivalents(path):
+    """The `equivalent` fenced blocks of docs/mutants.md: entries of `file:`, `from:`,
+    `to:`, `why:` lines, separated by blank lines; from/to are the stripped lines."""
+    eqs, errors = [], []
+    inside, cur = False, {}
+    with open(path) as f:
+        lines = f.read().splitlines() + [""]
+    for n, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            if not inside and line.strip() == "```equivalent":
+                inside, cur = True, {}
+                continue
+            if inside:
+                if cur:
+                    eqs.append(cur)
+                inside, cur = False, {}
+            continue
+        if not inside:
+            continue
+        if not line.strip():
+            if cur:
+                eqs.append(cur)
+            cur = {}
+            continue
+        k, sep, v = line.partition(": ")
+        if not sep or k not in ("file", "from", "to", "why"):
+            errors.append("%s:%d: want file:/from:/to:/why: lines, got %r" % (path, n, line))
+            continue
+        cur[k] = v.strip()
+    for e in eqs:
+        missing = [k for k in ("file", "from", "to", "why") if k not in e]
+        if missing:
+            errors.append("%s: equivalent entry %r lacks %s" % (path, e, ", ".join(missing)))
+    return eqs, errors
+
+
+def key(seed, f, orig, mut, occ):
+    return hashlib.sha256(("%s|%s|%s|%s|%d" % (seed, f, orig.strip(), mut.strip(), occ))
+                          .encode()).hexdigest()
+
+
+def scratch_copy(dest):
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    for f in files:
+        if not f or not os.path.isfile(os.path.join(ROOT, f)):
+            continue
+        os.makedirs(os.path.join(dest, os.path.dirname(f)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, f), os.path.join(dest, f))
+
+
+class Build:
+    """Objects of the scratch copy, compiled once; a mutant replaces one of them."""
+
+    def __init__(self, tree, cc, cflags, ldflags, ldlibs):
+        self.tree, self.cc = tree, cc
+        self.cflags, self.ldflags, self.ldlibs = cflags, ldflags, ldlibs
+        self.out = os.path.join(tree, "build-mscore")
+        self.srcs = sorted(p for p in glob.glob(os.path.join(tree, "src", "*", "*.c")))
+        self.objs = {}
+        self.tests = sorted(os.path.splitext(os.path.basename(p))[0]
+                            for p in glob.glob(os.path.join(tree, "test", "unit", "test_*.c")))
+        self.base_time = {}
+
+    def rel(self, p):
+        return os.path.relpath(p, self.tree)
+
+    def compile(self, src, obj, extra=()):
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        argv = [self.cc] + self.cflags + OPT + list(extra) + ["-c", "-o", obj, src]
+        p = subprocess.run(argv, cwd=self.tree, capture_output=True, text=True)
+        return p.returncode == 0, p.stderr
+
+    def build_all(self, jobs):
+        work = []
+        for s in self.srcs:
+            o = os.path.join(self.out, "obj", os.path.splitext(self.rel(s))[0] + ".o")
+            self.objs[self.rel(s)] = o
+            work.append((s, o, ()))
+        for t in self.tests:
+            work.append((os.path.join(self.tree, "test", "unit", t + ".c"),
+                         os.path.join(self.out, "tobj", t + ".o"), ("-Itest/unit",)))
+        with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+            for (s, _o, _e), (ok, err) in zip(work, ex.map(lambda w: self.compile(*w), work)):
+                if not ok:
+                    raise SystemExit("mutation-score: %s does not compile unmutated:\n%s"
+                                     % (self.rel(s), err))
+
+    def link(self, out, first, replace=None):
+        objs = [o for s, o in sorted(self.objs.items()) if s != "src/cli/main.c"]
+        if replace:
+            objs = [replace[1] if o == self.objs[replace[0]] else o for o in objs]
+        argv = [self.cc] + self.ldflags + ["-o", out, first] + objs + self.ldlibs
+        p = subprocess.run(argv, cwd=self.tree, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit("mutation-score: link of %s failed:\n%s" % (out, p.stderr[-2000:]))
+
+    def test_bin(self, t, replace=None):
+        out = os.path.join(self.out, "bin" if replace is None else "mbin", t)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        self.link(out, os.path.join(self.out, "tobj", t + ".o"), replace)
+        return out
+
+    def server_bin(self, replace=None):
+        out = os.path.join(self.out, "bin" if replace is None else "mbin", "distenv-webhook")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        self.link(out, self.objs["src/cli/main.c"], replace)
+        return out
+
+
+def symbols(path, defined):
+    argv = ["nm", "-g", "--defined-only" if defined else "--undefined-only", path]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return {ln.split()[-1] for ln in out.splitlines() if ln.strip()}
+
+
+def reach_map(b):
+    """{source: ([tests naming its public symbols], [tests reaching it through others])}."""
+    defs = {s: symbols(o, True) for s, o in b.objs.items()}
+    owner = {}
+    for s, names in defs.items():
+        for n in names:
+            owner[n] = s
+    deps = {s: {owner[n] for n in symbols(o, False) if n in owner} for s, o in b.objs.items()}
+    res = {s: ([], []) for s in b.objs}
+    for t in b.tests:
+        with open(os.path.join(b.tree, "test", "unit", t + ".c")) as f:
+            text = f.read()
+        direct = {owner[n] for n in symbols(os.path.join(b.out, "tobj", t + ".o"), False)
+                  if n in owner}
+        seen, todo = set(direct), list(direct)
+        while todo:
+            for d in deps[todo.pop()]:
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        for s in seen:
+            named = any(re.search(r"\b%s\b" % re.escape(n), text) for n in defs[s])
+            res[s][0 if named else 1].append(t)
+    return res
+
+
+def test_order(f, tests, direct, indirect):
+    """[(test, named)]: the module's own test (test_X for X.c; test_kind for kind_*.c,
+    test_framework for fw_*.c), then those naming its public symbols, then the broad
+    ones (whole reviews), then the rest that reach it."""
+    base = os.path.splitext(os.path.basename(f))[0]
+    own = ["test_" + base, "test_" + base.split("_")[0],
+           {"kind": "test_kind", "fw": "test_framework"}.get(base.split("_")[0], "")]
+    order, seen = [], set()
+    for t, named in ([(t, True) for t in own if t in tests] + [(t, True) for t in direct]
+                     + [(t, False) for t in BROAD if t in indirect]
+                     + [(t, False) for t in sorted(indirect)]):
+        if t not in seen:
+            seen.add(t)
+            order.append((t, named))
+    return order
+
+
+def run(argv, cwd, timeout, logf, env=None):
+    """0 when it passed, its exit status, or 'timeout'."""
+    with open(logf, "ab") as out:
+        out.write(("$ %s\n" % " ".join(argv)).encode())
+        out.flush()
+        p = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True, env=env)
+        try:
+            return p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            return "timeout"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", help="FILE or FILE:A-B (lines A to B); default: "
+                    + " ".join(DEFAULT_FILES))
+    ap.add_argument("--sample", type=int, default=0, help="N counted mutants per file (0: all)")
+    ap.add_argument("--seed", default="distenv")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 on a survivor not listed as equivalent in docs/mutants.md")
+    ap.add_argument("--no-integration", action="store_true",
+                    help="do not run the integration tier for unit survivors")
+    ap.add_argument("--timeout", type=float, default=60,
+                    help="seconds a unit test may run past 4x its unmutated time")
+    ap.add_argument("--integration-timeout", type=float, default=600)
+    ap.add_argument("--time-limit", type=float, default=0, help="seconds (0: none)")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel compiles of the baseline")
+    ap.add_argument("--json", help="write every mutant's outcome here")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--cflags", default="", help="compiler flags and include path (make's)")
+    ap.add_argument("--ldflags", default="")
+    ap.add_argument("--ldlibs", default="")
+    a = ap.parse_args()
+
+    py = mutator_python()
+    if py is None:
+        log("mutation-score: universalmutator is not installed: run scripts/deps-mutation.sh")
+        return 2
+    eqs, errors = parse_equivalents(DOC)
+    if errors:
+        for e in errors:
+            log("mutation-score: " + e)
+        return 2
+    eqset = {(e["file"], e["from"], e["to"]) for e in eqs}
+
+    targets, ranges = [], {}
+    for spec in a.files or DEFAULT_FILES:
+        f, _, rng = spec.partition(":")
+        for p in sorted(glob.glob(os.path.join(ROOT, f))) or [os.path.join(ROOT, f)]:
+            if not os.path.isfile(p):
+                log("mutation-score: no file %s" % f)
+                return 2
+            r = os.path.relpath(p, ROOT)
+            targets.append(r)
+            if rng:
+                lo, _, hi = rng.partition("-")
+                ranges[r] = (int(lo), int(hi or lo))
+    t0 = time.monotonic()
+    muts = generate(py, targets)
+    used_eq = set()
+
+    work = tempfile.mkdtemp(prefix="distenv-mscore-")
+    tree = os.path.join(work, "tree")
+    logs = os.path.join(work, "logs")
+    os.makedirs(logs)
+    survivors_unlisted, results = [], []
+    stopped = False
+    try:
+        scratch_copy(tree)
+        b = Build(tree, a.cc, shlex.split(a.cflags), shlex.split(a.ldflags),
+                  shlex.split(a.ldlibs))
+        b.build_all(a.jobs)
+        reach = reach_map(b)
+        base_obj = {}
+        tmp = os.path.join(work, "tmp")
+        os.makedirs(tmp)
+        env = dict(os.environ, TMPDIR=tmp)
+        env.pop("GOLDEN_UPDATE", None)
+
+        def baseline(t, cap=None):
+            """Its unmutated time; with cap, only whether it is over cap (inf)."""
+            if t not in b.base_time or (cap is None and b.base_time[t] == float("inf")):
+                exe = b.test_bin(t)
+                s = time.monotonic()
+                rc = run([exe], tree, cap or 900, os.path.join(logs, "baseline-%s.log" % t),
+                         env)
+                if rc == "timeout" and cap:
+                    b.base_time[t] = float("inf")
+                    return b.base_time[t]
+                if rc != 0:
+                    raise SystemExit("mutation-score: %s fails unmutated (%s); log %s"
+                                     % (t, rc, os.path.join(logs, "baseline-%s.log" % t)))
+                b.base_time[t] = time.monotonic() - s
+            return b.base_time[t]
+
+        integ_ok = [None]
+
+        def integration(exe, logf):
+            return run([sys.executable, "test/integration/run.py", "--binary", exe], tree,
+                       a.integration_timeout, logf, env)
+
+        totals = {}
+        for f in targets:
+            src_path = os.path.join(tree, f)
+            with open(src_path) as fh:
+                orig_text = fh.read()
+            with open(b.objs[f], "rb") as fh:
+                base_obj[f] = fh.read()
+            order = test_order(f, b.tests, *reach[f])
+            occ, ms = {}, []
+            for ln, o, m in muts[f]:
+                if f in ranges and not ranges[f][0] <= ln <= ranges[f][1]:
+                    continue
+                k = (o.strip(), m.strip())
+                occ[k] = occ.get(k, 0) + 1
+                ms.append((key(a.seed, f, o, m, occ[k]), ln, o, m))
+            if a.sample:
+                ms.sort()
+            else:
+                ms.sort(key=lambda x: x[1])
+            c = totals[f] = dict(generated=len(ms), killed=0, survived=0, equivalent=0,
+                                 invalid=0, same=0, notrun=0)
+            lines = orig_text.splitlines(keepends=True)
+            mobj = os.path.join(b.out, "mobj", f.replace("/", "_") + ".o")
+            for _h, ln, o, m in ms:
+                if a.sample and c["killed"] + c["survived"] + c["equivalent"] >= a.sample:
+                    break
+                if a.time_limit and time.monotonic() - t0 > a.time_limit:
+                    c["notrun"] += 1
+                    stopped = True
+                    continue
+                mut_lines = list(lines)
+                mut_lines[ln - 1] = m
+                with open(src_path, "w") as fh:
+                    fh.write("".join(mut_lines))
+                try:
+                    ok, _err = b.compile(src_path, mobj)
+                finally:
+                    with open(src_path, "w") as fh:
+                        fh.write(orig_text)
+                rec = dict(file=f, line=ln, orig=o.strip(), mutant=m.strip())
+                if not ok:
+                    c["invalid"] += 1
+                    continue
+                with open(mobj, "rb") as fh:
+                    if fh.read() == base_obj[f]:
+                        c["same"] += 1
+                        continue
+                logf = os.path.join(logs, "%s-%d.log" % (f.replace("/", "_"), ln))
+                by = None
+                for t, named in order:
+                    # a slow test (test_config's deep-nesting case) only for the files
+                    # it names: run for every file it reaches it would cost minutes each
+                    if not named and baseline(t, SLOW) > SLOW:
+                        continue
+                    baseline(t)
+                    exe = b.test_bin(t, (f, mobj))
+                    rc = run([exe], tree, 4 * b.base_time[t] + a.timeout, logf, env)
+                    if rc != 0:
+                        by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
+                        break
+                listed = (f, o.strip(), m.strip()) in eqset
+                # a listed equivalent the unit tests let live is not sent to the
+                # integration tier: no test can tell it from the original
+                if by is None and not listed and not a.no_integration:
+                    if integ_ok[0] is None:
+                        rc = integration(b.server_bin(), os.path.join(logs, "baseline-it.log"))
+                        if rc != 0:
+                            raise SystemExit("mutation-score: the integration tier fails "
+                                             "unmutated (%s)" % rc)
+                        integ_ok[0] = True
+                    rc = integration(b.server_bin((f, mobj)), logf)
+                    if rc != 0:
+                        by = "integration (%s)" % ("timeout" if rc == "timeout"
+                                                   else "exit %s" % rc)
+                rec["killed_by"] = by
+                results.append(rec)
+                if by:
+                    c["killed"] += 1
+                    continue
+                if listed:
+                    used_eq.add((f, o.strip(), m.strip()))
+                    c["equivalent"] += 1
+                    rec["equivalent"] = True
+                    continue
+                c["survived"] += 1
+                survivors_unlisted.append(rec)
+                log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s)"
+                    % (f, ln, o.strip(), m.strip(),
+                       ", ".join(t for t, n in order if n or b.base_time.get(t, 0) <= SLOW)
+                       or "no unit test",
+                       "" if a.no_integration else ", integration"))
+            n = c["killed"] + c["survived"]
+            log("mutation-score: %-34s %4d killed %3d survived %3d equivalent: %s"
+                "  (%d generated, %d do not compile, %d same code%s)"
+                % (f, c["killed"], c["survived"], c["equivalent"],
+                   "%5.1f%%" % (100.0 * c["killed"] / n) if n else "    -",
+                   c["generated"], c["invalid"], c["same"],
+                   ", %d not run" % c["notrun"] if c["notrun"] else ""))
+    finally:
+        if a.keep or survivors_unlisted:
+            log("mutation-score: scratch copy and logs kept in %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    if not a.sample and not ranges and not stopped:
+        for e in eqs:
+            if e["file"] in totals and (e["file"], e["from"], e["to"]) not in used_eq:
+                log("mutation-score: note: the equivalent %s `%s` -> `%s` of docs/mutants.md "
+                    "was not met (killed, or its line is gone)" % (e["file"], e["from"], e["to"]))
+    k = sum(c["killed"] for c in totals.values())
+    s = sum(c["survived"] for c in totals.values())
+    e = sum(c["equivalent"] for c in totals.values())
+    log("mutation-score: %d killed, %d survived, %d listed as equivalent: %s over %d files "
+        "in %.0f s%s" % (k, s, e, "%.1f%%" % (100.0 * k / (k + s)) if k + s else "-",
+                         len(totals), time.monotonic() - t0,
+                         "; stopped at the time limit" if stopped else ""))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(dict(totals=totals, mutants=results), fh, indent=1)
+    if a.check and survivors_unlisted:
+        log("mutation-score: FAIL %d survivors neither killed nor listed as equivalent in "
+            "docs/mutants.md" % len(survivors_unlisted))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -379,8 +379,8 @@ static const struct {
     {"job completion index -1, below 0", JOB_POD("-1", "", ",'subdomain':'train'"), "default",
      &JOB3, NULL,
      "annotation batch.kubernetes.io/job-completion-index: \"-1\" is not a completion index"},
-    {"job completion index INT_MAX", JOB_POD("2147483647", "", ",'subdomain':'train'"),
-     "default", &JOB3, NULL, "rank 2147483647 of Job default/train is not below the world size 3"},
+    {"job completion index INT_MAX", JOB_POD("2147483647", "", ",'subdomain':'train'"), "default",
+     &JOB3, NULL, "rank 2147483647 of Job default/train is not below the world size 3"},
     {"job completion index INT_MAX + 1", JOB_POD("2147483648", "", ",'subdomain':'train'"),
      "default", &JOB3, NULL,
      "annotation batch.kubernetes.io/job-completion-index: \"2147483648\" is not a completion "

@@ -479,6 +479,18 @@ static void check_webhook(struct ctx *c)
 		say(f, "its clientConfig names a URL: whether it answers is not checked here");
 }
 
+/* What to do about a FailedCreate event's message: distenv's denial, distenv unreachable, other. */
+static const char *create_fix(const char *msg)
+{
+	if (msg != NULL && strstr(msg, "denied the request") && strstr(msg, "distenv"))
+		return "fix what distenv's denial names (the pod template), then re-apply";
+	if (msg != NULL && strstr(msg, "failed calling webhook"))
+		return "the API server cannot reach distenv: check its pods, Service and CA "
+		       "(kubectl -n <distenv's namespace> get pods,endpointslices)";
+	return "fix what the message names, then delete the workload's pods or let the "
+	       "controller retry";
+}
+
 /* FailedCreate of the workload (a JobSet's Jobs too): 1 and an added finding when there is one. */
 static int failed_create(struct ctx *c, enum doctor_state st, const char *title)
 {
@@ -487,17 +499,10 @@ static int failed_create(struct ctx *c, enum doctor_state st, const char *title)
 	    event_about(&in->events, in->name, in->kind == WORKLOAD_JOBSET, "FailedCreate");
 	const char *msg = json_str(e, "message");
 	struct doctor_finding *f;
-	const char *fix = "fix what the message names, then delete the workload's pods or let "
-	                  "the controller retry";
 
 	if (e == NULL)
 		return 0;
-	if (msg != NULL && strstr(msg, "denied the request") && strstr(msg, "distenv"))
-		fix = "fix what distenv's denial names (the pod template), then re-apply";
-	else if (msg != NULL && strstr(msg, "failed calling webhook"))
-		fix = "the API server cannot reach distenv: check its pods, Service and CA "
-		      "(kubectl -n <distenv's namespace> get pods,endpointslices)";
-	f = add(c->r, st, "opt-in", fix, "%s", title);
+	f = add(c->r, st, "opt-in", create_fix(msg), "%s", title);
 	say(f, "event FailedCreate on %s/%s (x%ld): \"%.700s\"",
 	    json_str(json_get(e, "involvedObject"), "kind")
 	        ? json_str(json_get(e, "involvedObject"), "kind")
@@ -608,10 +613,14 @@ static void check_ranks(struct ctx *c)
 	if (n_missing > 16)
 		say(f, " and %d more", n_missing - 16);
 	if (n_missing > 0) {
+		/* the controller's reason quoted, and what to do about it (a denial: the template)
+		 */
 		const cJSON *e = event_about(&in->events, in->name, 0, "FailedCreate");
-		if (e != NULL)
+		if (e != NULL) {
 			say(f, "; event FailedCreate: \"%.400s\"",
 			    json_str(e, "message") ? json_str(e, "message") : "");
+			snprintf(f->fix, sizeof(f->fix), "%s", create_fix(json_str(e, "message")));
+		}
 	}
 	problems = n_missing + n_dup;
 

@@ -100,6 +100,8 @@ static void test_cases(void)
 	    {"image-pull", "containers", "container trainer is ImagePullBackOff", 0, 0},
 	    {"out-of-step", "", "", 2, 0},
 	    {"rank-missing", "ranks", "missing: 1 (ddp-1)", 0, 0},
+	    {"own-rank-denied", "ranks",
+	     "missing: 1 (ddp-1), 2 (ddp-2); event FailedCreate: \"create Pod ddp-2", 0, 0},
 	    {"forbidden", "", "", 0, 2},
 	};
 	size_t i;
@@ -176,6 +178,40 @@ static void test_cases(void)
 		}
 		strbuf_free(&sb);
 		free((char *)in.service_name);
+		cJSON_Delete(fx);
+		free(r);
+	}
+}
+
+/*
+ * A missing rank's fix follows the workload's FailedCreate: distenv's denial (a
+ * template's own RANK refused for rank 1 on) is fixed in the template; without an
+ * event, the controller's events are where to look.
+ */
+static void test_missing_fix(void)
+{
+	static const struct {
+		const char *fixture, *fix;
+	} cases[] = {
+	    {"own-rank-denied", "fix what distenv's denial names (the pod template)"},
+	    {"rank-missing", "see why the controller did not make it"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct doctor_report *r = calloc(1, sizeof(*r));
+		struct doctor_input in;
+		cJSON *fx = NULL;
+
+		CHECK(r != NULL && run(cases[i].fixture, &fx, &in, r) == 0, "%s: fixture not read",
+		      cases[i].fixture);
+		if (r != NULL && fx != NULL) {
+			CHECK(r->first_fail >= 0 && strncmp(r->f[r->first_fail].fix, cases[i].fix,
+			                                    strlen(cases[i].fix)) == 0,
+			      "%s: fix '%s', want '%s...'", cases[i].fixture,
+			      r->first_fail >= 0 ? r->f[r->first_fail].fix : "", cases[i].fix);
+			free((char *)in.service_name);
+		}
 		cJSON_Delete(fx);
 		free(r);
 	}
@@ -385,6 +421,7 @@ static void test_mesh(void)
 int main(void)
 {
 	test_cases();
+	test_missing_fix();
 	test_order();
 	test_targets();
 	test_selector();

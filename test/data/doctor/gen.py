@@ -291,6 +291,21 @@ def cases():
     c["pods"]["items"][1]["spec"]["containers"][0]["env"] = [e for e in pl if not (e["name"] == "RANK" and e["value"] == "1")]
     out["own-rank"] = c
 
+    # The same template since own RANKs are judged: rank 0's RANK=0 agrees (kept, none
+    # added), ranks 1 and 2 are refused at creation and the controller says why.
+    c = healthy()
+    p0 = pod(0, extra_env=[{"name": "RANK", "value": "0"}])
+    pl = p0["spec"]["containers"][0]["env"]
+    p0["spec"]["containers"][0]["env"] = [e for e in pl if not (e["name"] == "RANK" and e is pl[2])]
+    c["pods"] = lst("Pod", [p0])
+    c["events"] = lst("Event", [event(
+        "StatefulSet", "ddp", "FailedCreate",
+        'create Pod ddp-2 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" denied the '
+        'request: distenv: container trainer sets RANK=0, but this pod is rank 2 of StatefulSet ml/ddp '
+        '(world size 3), so two pods would claim one rank: remove RANK from its env (distenv gives each '
+        'pod its own)', count=7)])
+    out["own-rank-denied"] = c
+
     c = healthy()
     c["networkpolicies"] = lst("NetworkPolicy", [{
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",

@@ -741,12 +741,13 @@ static int cmd_doctor(int argc, char **argv)
 	return rc;
 }
 
-/* The annotation table as the README's Markdown rows, and the frameworks (render --help). */
+/* The annotation table as docs/environment.md's Markdown rows, and the frameworks (render --help).
+ */
 static void print_annotations(FILE *out)
 {
 	size_t i;
 
-	fputs("\nAnnotations on the pod template (the README's table):\n\n"
+	fputs("\nAnnotations on the pod template (docs/environment.md's table):\n\n"
 	      "| annotation | meaning | default |\n| --- | --- | --- |\n",
 	      out);
 	for (i = 0; i < annotation_ndefs; i++)

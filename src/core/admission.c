@@ -248,7 +248,8 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
 
 	memset(v, 0, sizeof(*v));
 	if (k == NULL || name == NULL || lookup == NULL || lookup->get_object == NULL)
-		return; /* not a kind of distenv's, or no look-ups: not checked (README) */
+		return; /* not a kind of distenv's, or no look-ups: not checked (docs/reference.md)
+		         */
 	fmt_printf(res->workload, sizeof(res->workload), "%s/%s", k->api.kind, name);
 	was = arena_pause();
 	if (lookup->get_object(lookup->ctx, k->kind, res->ns, name, &obj, err, sizeof(err)) < 0)

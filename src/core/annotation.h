@@ -1,7 +1,7 @@
 /*
  * The distenv.dev/ annotations as one table: name, what a valid value is, what
  * it means and its default. The core reads every annotation through it, so a
- * bad value's message, the README's table (`distenv-webhook annotations`) and
+ * bad value's message, docs/environment.md's table (`distenv-webhook annotations`) and
  * the validation of unknown keys cannot drift apart. Static data; nothing is
  * allocated.
  */
@@ -44,7 +44,7 @@ struct annotation_def {
 	enum annotation_type type;
 	long min, max;
 	const char *what;    /* "a world size": the noun of the error message */
-	const char *meaning; /* for the README and `distenv-webhook annotations` */
+	const char *meaning; /* for docs/environment.md and `distenv-webhook annotations` */
 	const char *dflt;
 };
 

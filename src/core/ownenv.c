@@ -1,6 +1,6 @@
 /*
  * A container's own values of distenv's variables against the world's. What
- * each launcher does with one (the README's table "A container's own value"):
+ * each launcher does with one (docs/environment.md's table "A container's own value"):
  * torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
  * MASTER_ADDR and MASTER_PORT for the processes it starts (pytorch
  * torch/distributed/elastic/agent/server/local_elastic_agent.py,

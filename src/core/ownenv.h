@@ -46,7 +46,7 @@ enum ownenv_verdict {
  * not the pod's in a world of two or more; a MASTER_ADDR or PET_MASTER_ADDR
  * that names a pod under the world's own Service other than rank 0's, or
  * loopback in a world of two or more. Every other difference is warned with
- * what the launchers do with it (the README's table). Writes "distenv: ..."
+ * what the launchers do with it (docs/environment.md's table). Writes "distenv: ..."
  * into msg (under 120 characters for a warning) unless OWNENV_AGREES.
  */
 enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, const char *name,

@@ -1695,7 +1695,7 @@ def main():
                     help="DeepSpeed's source archive (scripts/deps-frameworks.sh)")
     ap.add_argument("--env-from", choices=["webhook", "spec"], default="webhook",
                     help="'spec' (development only) takes the env from expected_env "
-                         "(the README's tables) instead and always counts one failure")
+                         "(docs/environment.md's tables) instead and always counts one failure")
     ap.add_argument("--only", default="",
                     help="comma list of scenario keys or scenario/run to run")
     ap.add_argument("--ns-prefix", default=f"dfw{os.getpid()}")

@@ -395,7 +395,7 @@ def job_pod(job, index, annotations=None, containers=None, init_containers=None,
 
 def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
                  workload=None, elastic=None, max_restarts=None, one_process=False):
-    """The README's tables ("What a pod gets"), computed independently: list of (name, value).
+    """docs/environment.md's tables ("What a pod gets"), computed independently: list of (name, value).
     one_process: the pod says it runs one process (nproc-per-node 1, or a GPU
     limit of exactly 1), so it gets LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1."""
     a = addr_host0

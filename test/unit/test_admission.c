@@ -1,6 +1,6 @@
 /*
  * The admission core through admission_handle and pod_plan_build, table by
- * table: topology and env (every row of the README's tables), the
+ * table: topology and env (every row of docs/environment.md's tables), the
  * JSON Patch shapes, the AdmissionReview envelope and the bad-input answers.
  * Look-ups are answered from the table through the core's callback interface.
  */
@@ -1076,7 +1076,7 @@ static void test_large_world(void)
 	          strstr(err, "distenv.dev/frameworks"),
 	      "asked tensorflow: '%s'", err);
 
-	/* the largest world whose TF_CONFIG fits, for ddp in ml (the README's figure) */
+	/* the largest world whose TF_CONFIG fits, for ddp in ml (docs/environment.md's figure) */
 	while (lo < hi) {
 		long mid = (lo + hi + 1) / 2;
 		if (plan_sts("ddp", "ml", 0, mid, "", &plan, err, sizeof(err)) != PLAN_OK)
@@ -1088,8 +1088,8 @@ static void test_large_world(void)
 		pod_plan_free(&plan);
 	}
 	printf("core: the largest TF_CONFIG world for StatefulSet ddp in ml is %ld ranks\n", lo);
-	/* the README's figure, exactly: a change of TF_CONFIG's size must change the README */
-	CHECK(lo == 3145, "ddp/ml TF_CONFIG limit %ld, the README says 3,145", lo);
+	/* docs/environment.md's figure, exactly: a change of TF_CONFIG's size must change it */
+	CHECK(lo == 3145, "ddp/ml TF_CONFIG limit %ld, docs/environment.md says 3,145", lo);
 	if (plan_sts("ddp", "ml", 0, lo, "", &plan, err, sizeof(err)) == PLAN_OK) {
 		CHECK(strlen(plan_var(&plan, "TF_CONFIG")) + strlen("TF_CONFIG=") + 1 <=
 		          ENV_STRING_MAX,
@@ -1102,7 +1102,7 @@ static void test_large_world(void)
 		      lo + 1);
 		pod_plan_free(&plan);
 	}
-	/* the README's second figure: llama-pretrain in research */
+	/* docs/environment.md's second figure: llama-pretrain in research */
 	for (lo = 1, hi = 65536; lo < hi;) {
 		long mid = (lo + hi + 1) / 2;
 		if (plan_sts("llama-pretrain", "research", 0, mid, "", &plan, err, sizeof(err)) !=
@@ -1118,9 +1118,11 @@ static void test_large_world(void)
 	    "core: the largest TF_CONFIG world for StatefulSet llama-pretrain in research is %ld "
 	    "ranks\n",
 	    lo);
-	CHECK(lo == 1887, "llama-pretrain/research TF_CONFIG limit %ld, the README says 1,887", lo);
+	CHECK(lo == 1887,
+	      "llama-pretrain/research TF_CONFIG limit %ld, docs/environment.md says 1,887", lo);
 
-	/* 65,536 ranks (the README's maximum): pytorch and jax only, exec-safe, storable */
+	/* 65,536 ranks (docs/environment.md's maximum): pytorch and jax only, exec-safe, storable
+	 */
 	if (plan_sts("ddp", "ml", 65535, 65536, "", &plan, err, sizeof(err)) == PLAN_OK) {
 		CHECK(plan_exec_safe(&plan) && plan_var(&plan, "TF_CONFIG") == NULL,
 		      "65536 ranks: exec-safe");
@@ -1157,7 +1159,7 @@ static void test_pod_budget(void)
 	char err[512];
 	size_t patch, at;
 
-	CHECK(POD_BYTES_MAX == 1152 * 1024, "POD_BYTES_MAX %d, the README says 1.125 MiB",
+	CHECK(POD_BYTES_MAX == 1152 * 1024, "POD_BYTES_MAX %d, docs/environment.md says 1.125 MiB",
 	      POD_BYTES_MAX);
 	if (plan_sts("ddp", "ml", 3, 1024, "", &plan, err, sizeof(err)) != PLAN_OK) {
 		CHECK(0, "1024 ranks: %s", err);

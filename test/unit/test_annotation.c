@@ -1,7 +1,7 @@
 /*
  * The annotation table: each check's accepted and refused values with their
  * messages, the duration grammar, every problem of a pod reported at once, and
- * the README's annotation table kept equal to the table the core reads.
+ * docs/environment.md's annotation table kept equal to the table the core reads.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,15 +128,15 @@ static void test_nearest(void)
 	}
 }
 
-/* The README's table has a row per annotation, with the table's meaning and default. */
+/* docs/environment.md's table has a row per annotation, with the table's meaning and default. */
 static void test_readme(void)
 {
-	FILE *f = fopen("README.md", "r");
+	FILE *f = fopen("docs/environment.md", "r");
 	char line[2048];
 	size_t i, rows = 0;
 	int seen[64] = {0};
 
-	CHECK(f != NULL, "README.md (run from the repository root)");
+	CHECK(f != NULL, "docs/environment.md (run from the repository root)");
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -150,18 +150,20 @@ static void test_readme(void)
 			    line[3 + n] == '`')
 				d = &annotation_defs[i], seen[i] = 1;
 		}
-		CHECK(d != NULL, "README row of an annotation distenv does not have: %s", line);
+		CHECK(d != NULL,
+		      "docs/environment.md row of an annotation distenv does not have: %s", line);
 		if (d == NULL)
 			continue;
 		snprintf(want, sizeof(want), "| `%s` | %s | %s |\n", d->name, d->meaning, d->dflt);
 		CHECK(strcmp(line, want) == 0,
-		      "README row differs from the table:\n  got  %s  want %s", line, want);
+		      "docs/environment.md row differs from the table:\n  got  %s  want %s", line,
+		      want);
 		rows++;
 	}
 	fclose(f);
 	for (i = 0; i < annotation_ndefs; i++)
-		CHECK(seen[i], "README has no row for %s", annotation_defs[i].name);
-	CHECK(rows == annotation_ndefs, "README rows %zu", rows);
+		CHECK(seen[i], "docs/environment.md has no row for %s", annotation_defs[i].name);
+	CHECK(rows == annotation_ndefs, "docs/environment.md rows %zu", rows);
 }
 
 int main(void)

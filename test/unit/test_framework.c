@@ -87,11 +87,12 @@ static void test_chart_schema(void)
 	free(txt);
 }
 
-/* deploy/config.example.yaml and README's framework table name every framework. */
+/* deploy/config.example.yaml, the README's and docs/environment.md's framework tables name
+ * every framework. */
 static void test_docs(void)
 {
 	char *example = test_read("deploy/config.example.yaml", NULL),
-	     *readme = test_read("README.md", NULL);
+	     *readme = test_read("README.md", NULL), *env = test_read("docs/environment.md", NULL);
 	char names[256], want[300];
 	size_t i;
 
@@ -103,9 +104,13 @@ static void test_docs(void)
 		snprintf(want, sizeof(want), "\n| %s |", framework_table[i]->name);
 		CHECK(readme != NULL && strstr(readme, want) != NULL,
 		      "README's framework table has no row '| %s |'", framework_table[i]->name);
+		CHECK(env != NULL && strstr(env, want) != NULL,
+		      "docs/environment.md's framework table has no row '| %s |'",
+		      framework_table[i]->name);
 	}
 	free(example);
 	free(readme);
+	free(env);
 }
 
 /* The config reader knows exactly the table's names. */

@@ -179,8 +179,18 @@ static void warn_text(char *msg, size_t len, const char *cname, const char *name
 	             cname, name, effect);
 	if (n >= 0 && n < 120 && (size_t)n < len)
 		return;
-	snprintf(msg, len, "distenv: container %.20s... keeps its own %s (render shows both): %s",
-	         cname, name, effect);
+	n = snprintf(msg, len,
+	             "distenv: container %.20s... keeps its own %s (render shows both): %s", cname,
+	             name, effect);
+	if (n >= 0 && n < 120 && (size_t)n < len)
+		return;
+	/* the effect is never cut either: render prints both values and it whole */
+	n = snprintf(msg, len, "distenv: container %.20s... keeps its own %s: %s", cname, name,
+	             effect);
+	if (n >= 0 && n < 120 && (size_t)n < len)
+		return;
+	snprintf(msg, len, "distenv: container %.20s... keeps its own %.40s (render shows both)",
+	         cname, name);
 }
 
 enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, const char *name,
@@ -265,4 +275,16 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 	warn_text(msg, len, cname, name, own, how, world,
 	          effect != NULL ? effect : "its own value is used, not distenv's");
 	return OWNENV_WARN;
+}
+
+void ownenv_wrong_warning(const char *cname, const char *name, const char *own, const char *how,
+                          const char *world, char *msg, size_t len)
+{
+	const char *effect = "not this pod's task; remove it";
+
+	if (ownenv_per_rank(name))
+		effect = "another pod has that rank; remove it";
+	else if (strcmp(name, "MASTER_ADDR") == 0 || strcmp(name, "PET_MASTER_ADDR") == 0)
+		effect = "not rank 0's pod; remove it";
+	warn_text(msg, len, cname != NULL ? cname : "?", name, own, how, world, effect);
 }

@@ -53,6 +53,16 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
                                  const char *own, const char *how, const char *world, long ranks,
                                  char *msg, size_t len);
 
+/*
+ * The warning for a pod's answer where ownenv_judge said OWNENV_DENY: the
+ * pod is admitted with the container's own value, which wins (README "A
+ * container's own value"); what is certainly wrong is refused at apply time
+ * (/validate, render), and said here, under 120 characters, with both values
+ * when they fit. Writes into msg of len bytes.
+ */
+void ownenv_wrong_warning(const char *cname, const char *name, const char *own, const char *how,
+                          const char *world, char *msg, size_t len);
+
 /* 1 when name is a variable that differs from rank to rank (the list above). */
 int ownenv_per_rank(const char *name);
 

@@ -377,11 +377,11 @@ static const char *env_value(const struct env_list *l, const char *name)
  * Every target container's own entries of the variables distenv gives the pod
  * (they win: distenv does not add its own), judged against the world
  * (ownenv_judge): kept in plan->own for render and the marker, a difference
- * warned, what is certainly wrong denied. MASTER_ADDR is judged against the
+ * warned, and what is certainly wrong warned too (ownenv_wrong_warning): the
+ * user's value wins in a pod, and /validate refuses it at apply. MASTER_ADDR is judged against the
  * world's; the variables built from it against what the container gets.
  */
-static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod, const cJSON *spec,
-                                        char *err, size_t errlen)
+static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod, const cJSON *spec)
 {
 	const struct topology *t = &plan->topo;
 	const cJSON *meta = json_get(pod, "metadata");
@@ -439,8 +439,12 @@ static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod,
 				plan_warn_text(plan, msg);
 				break;
 			case OWNENV_DENY:
-				snprintf(err, errlen, "%s", msg);
-				return PLAN_DENY;
+				/* the user's value wins: refused at apply, warned here */
+				o->differs = 1;
+				ownenv_wrong_warning(cname, name, own, how, world, msg,
+				                     sizeof(msg));
+				plan_warn_text(plan, msg);
+				break;
 			}
 		}
 	}
@@ -710,11 +714,8 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 		plan->topo.reason = DENY_LIMIT;
 		goto out;
 	}
-	if ((rc = plan_own_values(plan, pod, spec, err, errlen)) != PLAN_OK) {
-		if (rc == PLAN_DENY)
-			plan->topo.reason = DENY_ENV;
+	if ((rc = plan_own_values(plan, pod, spec)) != PLAN_OK)
 		goto out;
-	}
 	{
 		char lw[2][PLAN_WARNING_LEN], dns[PLAN_WARNING_LEN];
 		int k,

@@ -585,6 +585,50 @@ static long template_ranks(const struct view *w, int i, long world)
 	return world;
 }
 
+/* The Job controller's completion index: an annotation, and since 1.28 a label too. */
+#define INDEX_KEY "batch.kubernetes.io/job-completion-index"
+
+/*
+ * 1 when container ctr's own entry name reads the pod's completion index
+ * (a fieldRef of the annotation or label batch.kubernetes.io/job-completion-index).
+ */
+static int own_from_index(const cJSON *ctr, const char *name)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, json_get(ctr, "env"))
+	{
+		const char *nm = json_name(e), *path;
+
+		if (nm == NULL || strcmp(nm, name) != 0)
+			continue;
+		path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
+		return path != NULL &&
+		       (strcmp(path, "metadata.annotations['" INDEX_KEY "']") == 0 ||
+		        strcmp(path, "metadata.labels['" INDEX_KEY "']") == 0);
+	}
+	return 0;
+}
+
+/*
+ * The Jobs of replicated Job template i of a JobSet when its pods' completion
+ * indexes are not their ranks (another replicated Job's pods come first or
+ * after, or several Jobs repeat the indexes); 0 when they are, or when w is
+ * no JobSet.
+ */
+static long index_not_rank(const struct view *w, int i, long ranks, long world)
+{
+	const char *what = w->tmpl_what[i];
+	int r;
+
+	if (strncmp(what, "replicated Job ", 15) != 0)
+		return 0;
+	for (r = 0; r < w->t.n_rjobs; r++)
+		if (strcmp(what + 15, w->t.rjobs[r].name) == 0)
+			return w->t.rjobs[r].jobs > 1 || ranks != world ? w->t.rjobs[r].jobs : 0;
+	return 0;
+}
+
 /* The variables judged at apply time: the same for every pod, or one literal for many ranks. */
 static int judged_at_apply(const char *name, long ranks)
 {
@@ -627,6 +671,7 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 		long ranks = template_ranks(w, i, world);
 		struct topology t = w->t;
 		struct env_list env;
+		long jobs;
 		int j, first;
 
 		t.targets = NULL;
@@ -653,6 +698,28 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 				const char *own;
 				char how[220];
 
+				if (ownenv_per_rank(env.vars[k].name) && ranks >= 1 &&
+				    own_from_index(ctr, env.vars[k].name) &&
+				    (jobs = index_not_rank(w, i, ranks, world)) > 0) {
+					/* the index repeats or starts at 0 where the ranks do not
+					 */
+					first = v->n_problems == 0;
+					view_problem(
+					    v,
+					    "%s: container %.63s sets %s from the completion "
+					    "index, "
+					    "0 to %ld in each of its %ld Job(s), not the ranks of "
+					    "JobSet %s's %ld pods, so two pods would claim one "
+					    "rank: "
+					    "remove %s from its env (distenv gives each pod its "
+					    "own)",
+					    what, json_str(ctr, "name"), env.vars[k].name,
+					    ranks / jobs - 1, jobs, w->name, world,
+					    env.vars[k].name);
+					if (first)
+						v->reason = DENY_ENV;
+					continue;
+				}
 				if (!judged_at_apply(env.vars[k].name, ranks) ||
 				    ownenv_value(ctr, NULL, env.vars[k].name, &own, how,
 				                 sizeof(how)) <= 0)
@@ -805,17 +872,15 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    v, "annotation %s is %ld, but %s %s has %ld pods per world: remove it",
 			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
 		else if (world > w->count && !elastic_any(w))
-			/* never works: ranks from count never exist, and a fixed world waits for
-			 * them */
-			view_problem(
-			    v,
-			    "annotation %s is %ld, above the %ld %s of %s %s: ranks %ld to %ld "
-			    "never "
-			    "exist and every pod waits for them for ever: count pods, not "
-			    "processes "
-			    "(set it to %ld or remove it; %s gives the processes of a pod)",
-			    ANN_WORLD_SIZE, world, w->count, k->count_noun, kind, w->name, w->count,
-			    world - 1, w->count, ANN_NPROC);
+			/*
+			 * A world size other than the replica count is warned, not refused: the
+			 * workload may yet be scaled up to it. Usually it counts GPUs, not
+			 * pods: nproc-per-node gives a pod's processes.
+			 */
+			view_warn(v,
+			          "world size %ld (annotation) is above the %ld %s: ranks from %ld "
+			          "never start: count pods, not GPUs",
+			          world, w->count, k->count_noun, w->count);
 		else if (world > w->count)
 			view_warn(
 			    v,

@@ -327,7 +327,7 @@ spec:
       containers:
         - name: train
           image: trainer:1
-          env: [{name: RANK, value: "user-set"}, {name: EXTRA, value: "$(MASTER_ADDR)"}]
+          env: [{name: NNODES, value: "user-set"}, {name: EXTRA, value: "$(MASTER_ADDR)"}]
           resources: {limits: {nvidia.com/gpu: 4}}
         - name: sidecar
           image: sidecar:1
@@ -369,19 +369,21 @@ for r in range(3):
         tf = json.loads(d["TF_CONFIG"])
         assert tf["task"] == {"type": "worker", "index": r}, tf
         assert tf["cluster"]["worker"] == [f"trainer-{i}.trainer.team-a.svc.cluster.local:29500" for i in range(3)], tf
+        assert d["RANK"] == str(r), d.get("RANK")
         if c["name"] == "train":
-            # The user's RANK wins; injected entries precede the user's own.
-            assert d["RANK"] == "user-set", d["RANK"]
+            # The user's NNODES wins (a literal RANK for 3 ranks is refused at
+            # apply); injected entries precede the user's own.
+            assert d["NNODES"] == "user-set", d["NNODES"]
             assert names.index("MASTER_ADDR") < names.index("EXTRA"), names
         else:
-            assert d["RANK"] == str(r), d.get("RANK")
+            assert d["NNODES"] == "3", d.get("NNODES")
 plain = pods["plain-0"]
 assert all("env" not in c for c in plain["spec"]["containers"]), "unlabelled pod mutated"
 assert "distenv.dev/injected" not in plain["metadata"].get("annotations", {}), "unlabelled pod marked"
 print("ok")
 EOF
 	); then
-		ok "labelled StatefulSet: 3 pods mutated (rank, WORLD_SIZE=3 from the API via the chart's RBAC, nproc 4, user's RANK kept); unlabelled untouched"
+		ok "labelled StatefulSet: 3 pods mutated (rank, WORLD_SIZE=3 from the API via the chart's RBAC, nproc 4, user's NNODES kept); unlabelled untouched"
 	else
 		nok "StatefulSet pods: $out"
 	fi

@@ -889,8 +889,8 @@ class Suite:
 
     def case_own_env(self):
         """A container's own values of distenv's variables, over HTTPS: what differs is
-        warned with both values (and recorded on the pod), what is certainly wrong is
-        denied with the fix, at /mutate and at /validate."""
+        warned with both values (and recorded on the pod); what is certainly wrong is
+        warned at /mutate (the user's value wins in a pod) and denied at /validate."""
         ann = {"distenv.dev/world-size": "4", "distenv.dev/frameworks": "pytorch"}
         # WORLD_SIZE left from a glue script: allowed, warned, kept, recorded on the pod
         own = [{"name": "WORLD_SIZE", "value": "32"}, {"name": "MASTER_ADDR", "value": "ddp-0.ddp"}]
@@ -911,16 +911,31 @@ class Suite:
         check(env["WORLD_SIZE"] == "32" and env["RANK"] == "1" and
               [e["name"] for e in patched["spec"]["containers"][0]["env"]].count("WORLD_SIZE") == 1,
               "env %r" % env)
-        # a literal RANK on rank 1, a MASTER_ADDR of another pod of the world: denied
-        for env_, what in (([{"name": "RANK", "value": "0"}], ("RANK=0", "rank 1", "remove RANK")),
-                           ([{"name": "NODE_RANK", "value": "0"}], ("NODE_RANK=0", "remove NODE_RANK")),
-                           ([{"name": "MASTER_ADDR", "value": "ddp-3.ddp.ml"}],
-                            ("MASTER_ADDR=ddp-3.ddp.ml", "not rank 0's pod",
-                             "ddp-0.ddp.ml.svc.cluster.local")),
-                           ([{"name": "MASTER_ADDR", "value": "localhost"}],
-                            ("MASTER_ADDR=localhost", "remove it"))):
-            self.denied(sts_pod("ddp", 1, ns="ml", annotations=ann,
-                                containers=[container("train", env=env_)]), ns="ml", contains=what)
+        # a literal RANK on rank 1, a MASTER_ADDR of another pod of the world: certainly
+        # wrong, but the user's value wins in a pod (SPEC): allowed, kept, warned with
+        # both values and the fix, recorded on the pod; /validate refuses it at apply
+        for var, val, world_, effect in (
+                ("RANK", "0", "1", "another pod has that rank; remove it"),
+                ("NODE_RANK", "0", "1", "another pod has that rank; remove it"),
+                ("MASTER_ADDR", "ddp-3.ddp.ml", "ddp-0.ddp.ml.svc.cluster.local",
+                 None),
+                ("MASTER_ADDR", "localhost", "ddp-0.ddp.ml.svc.cluster.local", None)):
+            p = sts_pod("ddp", 1, ns="ml", annotations=ann,
+                        containers=[container("train", env=[{"name": var, "value": val}])])
+            resp = self.admit(p, ns="ml")
+            w = ("distenv: container train: %s=%s, not distenv's %s: %s" % (var, val, world_, effect)
+                 if effect else
+                 "distenv: container train keeps its own MASTER_ADDR (render shows both): not "
+                 "rank 0's pod; remove it")
+            check(resp.get("allowed") is True and resp.get("warnings") == [w],
+                  "%s=%s: %r, want allowed with [%r]" % (var, val, resp, w))
+            patched, _ = self.admit_and_apply(p, ns="ml")
+            env = patched["spec"]["containers"][0]["env"]
+            check([e["name"] for e in env].count(var) == 1 and
+                  {e["name"]: e.get("value") for e in env}[var] == val, "%s: env %r" % (var, env))
+            check(patched["metadata"]["annotations"]["distenv.dev/warnings"] == w and
+                  ("own=%s=%s" % (var, val)) in patched["metadata"]["annotations"]
+                  ["distenv.dev/injected"], "%s: annotations %r" % (var, patched["metadata"]))
         # RANK from the Job's completion index is the pod's own rank in a Job: allowed
         fr = [{"name": "RANK", "valueFrom": {"fieldRef": {
             "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]
@@ -958,6 +973,33 @@ class Suite:
         r = json.loads(out)["response"]
         check(st == 200 and r.get("allowed") is True, "validate: %r" % r)
         check(want in r.get("warnings", []), "validate warnings %r" % r.get("warnings"))
+        # a JobSet's RANK from the completion index (a fieldRef): in 2 Jobs of 2 pods the
+        # index repeats, so /mutate can only warn each pod; refused at apply
+        idx = {"name": "RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}
+        js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": "pytorch", "namespace": "ml"},
+              "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2, "template": {
+                  "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                           "template": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
+                                        "spec": {"containers": [container("main", env=[idx])]}}}}}]}}
+        req = review(js, self.uid(), namespace="ml")
+        req["request"]["kind"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}
+        req["request"]["resource"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                                      "resource": "jobsets"}
+        st, _, out = self.post(req, path="/validate")
+        r = json.loads(out)["response"]
+        msg = (r.get("status") or {}).get("message", "")
+        check(st == 200 and r.get("allowed") is False and
+              "replicated Job workers: container main sets RANK from the completion index, 0 to 1 "
+              "in each of its 2 Job(s), not the ranks of JobSet pytorch's 4 pods" in msg,
+              "validate JobSet: %r" % r)
+        # one Job: the index is the rank, allowed
+        req["request"]["object"]["spec"]["replicatedJobs"][0]["replicas"] = 1
+        req["request"]["uid"] = self.uid()
+        st, _, out = self.post(req, path="/validate")
+        r = json.loads(out)["response"]
+        check(st == 200 and r.get("allowed") is True, "validate JobSet of one Job: %r" % r)
 
     def case_skips(self):
         pod = sts_pod("w", 0, annotations={"distenv.dev/world-size": "2"})
@@ -2376,7 +2418,7 @@ def main():
         run_case("README's sample render output is the binary's", suite.case_readme_render_sample)
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
         run_case("own env: a differing value warned and recorded, a certainly wrong one "
-                 "denied, at /mutate and /validate", suite.case_own_env)
+                 "warned at /mutate and denied at /validate", suite.case_own_env)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)

@@ -118,6 +118,48 @@ static void test_judge(void)
 	}
 }
 
+/* What a pod's answer says where ownenv_judge denies: the user's value wins in a pod. */
+static const struct {
+	const char *name;
+	const char *ctr, *var, *own, *world;
+	const char *want; /* the whole warning */
+} wrong_cases[] = {
+    {"RANK of another pod: both values and the fix", "train", "RANK", "0", "1",
+     "distenv: container train: RANK=0, not distenv's 1: another pod has that rank; remove it"},
+    {"PADDLE_RANK is per rank too", "train", "PADDLE_RANK", "0", "2",
+     "distenv: container train: PADDLE_RANK=0, not distenv's 2: another pod has that rank; "
+     "remove it"},
+    {"MASTER_ADDR too long with both values: the variable named alone", "train", "MASTER_ADDR",
+     "ddp-3.ddp.ml", A0,
+     "distenv: container train keeps its own MASTER_ADDR (render shows both): not rank 0's pod; "
+     "remove it"},
+    {"PET_MASTER_ADDR loopback", "t", "PET_MASTER_ADDR", "localhost", "a-0.a",
+     "distenv: container t: PET_MASTER_ADDR=localhost, not distenv's a-0.a: not rank 0's pod; "
+     "remove it"},
+    {"TF_CONFIG", "t", "TF_CONFIG", "{}", "{\"task\":{}}",
+     "distenv: container t: TF_CONFIG={}, not distenv's {\"task\":{}}: not this pod's task; "
+     "remove it"},
+    {"a container name of 63: cut, the effect whole",
+     "a-container-name-that-is-sixty-three-characters-long-xxxxxxxxxx", "MEGASCALE_SLICE_ID", "0",
+     "1",
+     "distenv: container a-container-name-tha... keeps its own MEGASCALE_SLICE_ID: another pod "
+     "has that rank; remove it"},
+};
+
+static void test_wrong_warning(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(wrong_cases) / sizeof(wrong_cases[0]); i++) {
+		char msg[600] = "";
+
+		ownenv_wrong_warning(wrong_cases[i].ctr, wrong_cases[i].var, wrong_cases[i].own, "",
+		                     wrong_cases[i].world, msg, sizeof(msg));
+		CHECK(strcmp(msg, wrong_cases[i].want) == 0 && strlen(msg) < 120,
+		      "%s: got '%s' (%zu)", wrong_cases[i].name, msg, strlen(msg));
+	}
+}
+
 static const struct {
 	const char *name;
 	const char *ctr, *meta; /* JSON; meta NULL: a pod template */
@@ -199,6 +241,7 @@ static void test_value(void)
 int main(void)
 {
 	test_judge();
+	test_wrong_warning();
 	test_value();
 	TEST_MAIN_END("ownenv");
 }

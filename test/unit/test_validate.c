@@ -29,6 +29,11 @@ static char *dq(const char *s)
 	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" pods                  \
 	",'parallelism':" pods                                                                     \
 	",'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'tensorflow'", "") "}}}"
+/* A pod template whose container takes RANK from its completion index (a fieldRef; \u0027 is '). */
+#define IDX_TMPL                                                                                   \
+	"'template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{"  \
+	"'name':'t','env':[{'name':'RANK','valueFrom':{'fieldRef':{'fieldPath':"                   \
+	"'metadata.annotations[\\u0027batch.kubernetes.io/job-completion-index\\u0027]'}}}]}]}}"
 #define STS(name, extra, anns)                                                                     \
 	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
 	    anns, "") "}}"
@@ -77,9 +82,11 @@ static const struct {
     {"a misspelled annotation", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/wolrd-size':'3'"), 1, NULL,
      "distenv: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) (ignored)"},
-    {"world size above the replicas, not elastic: never works, denied with the fix", "StatefulSet",
-     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'3'"), 1,
-     "is 3, above the 2 replicas of StatefulSet ddp: ranks 2 to 2 never exist", NULL},
+    {"world size above the replicas, not elastic: warned with the fix (it may be scaled up to it)",
+     "StatefulSet", STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'3'"),
+     1, NULL,
+     "distenv: world size 3 (annotation) is above the 2 replicas: ranks from 2 never start: count "
+     "pods, not GPUs"},
     {"world size above the replicas, elastic: warned", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',",
          "'distenv.dev/world-size':'3','distenv.dev/elastic':'1:3'"),
@@ -128,6 +135,23 @@ static const struct {
      "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," TMPL(
          "'distenv.dev/world-size':'2'", "") "}}}]}}",
      1, "is 2, but JobSet js has 4 pods", NULL},
+    {"a JobSet's RANK from the completion index in 2 Jobs: it repeats, denied", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':2,'template':"
+     "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
+     1,
+     "replicated Job a: container t sets RANK from the completion index, 0 to 1 in each of its 2 "
+     "Job(s), not the ranks of JobSet js's 4 pods, so two pods would claim one rank: remove RANK",
+     NULL},
+    {"a JobSet's RANK from the completion index after another replicated Job: denied", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'d','replicas':1,'template':"
+     "{'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+         "", "") "}}},{'name':'a','replicas':1,'template':{'spec':{'completions':2,'parallelism':2,"
+                 "'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
+     1, "0 to 1 in each of its 1 Job(s), not the ranks of JobSet js's 3 pods", NULL},
+    {"a JobSet's RANK from the completion index of its only Job: the rank, allowed", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':1,'template':"
+     "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
+     1, NULL, NULL},
     {"a JobSet whose coordinator is its last pod", "JobSet",
      "{'metadata':{'name':'js'},'spec':{'coordinator':{'replicatedJob':'d'},'replicatedJobs':["
      "{'name':'w','replicas':1,'template':{'spec':{'completions':4,'parallelism':4,"
@@ -157,10 +181,12 @@ static const struct {
      "to 0 would train as a world of their own while the pods from rank 1 are refused for "
      "ever: set it to 2 or remove it",
      NULL},
-    {"world-size above the completions (GPUs counted): denied, count pods", "Job",
+    {"world-size above the completions (GPUs counted): warned, count pods", "Job",
      "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
      "'Indexed'," TMPL("'distenv.dev/world-size':'3'", "'subdomain':'ddp',") "}}",
-     1, "count pods, not processes", NULL},
+     1, NULL,
+     "world size 3 (annotation) is above the 2 completions: ranks from 2 never start: "
+     "count pods, not GPUs"},
     {"max-restarts without elastic: torchrun would never be told", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/max-restarts':'3'"), 1, NULL,
      "distenv: distenv.dev/max-restarts is ignored without distenv.dev/elastic: only elastic "

@@ -479,8 +479,17 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 			return -1;
 		}
 		validate_workload(doc, kind, ns, cfg, NULL, services, v);
-		for (w = 0; warn != NULL && w < v->n_warnings; w++)
-			strbuf_printf(warn, "warning: %s: %s\n", what, v->warnings[w]);
+		for (w = 0; warn != NULL && w < v->n_warnings; w++) {
+			const char *t = v->warnings[w];
+			size_t n = strlen(what);
+
+			/* a warning that names the workload itself is printed once, not twice */
+			if (strncmp(t, "distenv: ", 9) == 0 && strncmp(t + 9, what, n) == 0 &&
+			    (t[9 + n] == ':' || t[9 + n] == ' '))
+				strbuf_printf(warn, "warning: %s\n", t);
+			else
+				strbuf_printf(warn, "warning: %s: %s\n", what, t);
+		}
 		if (warn != NULL && v->n_more > 0)
 			strbuf_printf(warn, "warning: %s: distenv: %d more warnings not shown\n",
 			              what, v->n_more);

@@ -249,6 +249,15 @@ static const struct {
      "start 1 process, not 8; remove it\n"
      "warning: JobSet js: distenv: replicated Job b: DMLC_NUM_WORKER counts 1 XGBoost worker a "
      "pod, not its 8 processes\n"},
+    {"a Kueue warning that names its Job: the Job named once",
+     "kind: Job\nmetadata: {name: train, namespace: ml, annotations: "
+     "{kueue.x-k8s.io/job-min-parallelism: '2'}}\nspec: {completions: 2, parallelism: 2, "
+     "completionMode: Indexed, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, "
+     "spec: {subdomain: train, containers: [{name: t}]}}}\n",
+     0, RENDER_TEXT, "--- rank 1/2: Job ml/train", NULL,
+     "warning: distenv: Job train: with kueue.x-k8s.io/job-min-parallelism Kueue may start fewer "
+     "pods than its ranks\nwarning: Job train: distenv: their pods would be refused: add "
+     "kueue.x-k8s.io/job-completions-equal-parallelism: \"true\"\n"},
     {"a container's own MASTER_PORT",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "1, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "

@@ -717,9 +717,9 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 	if ((rc = plan_own_values(plan, pod, spec)) != PLAN_OK)
 		goto out;
 	{
-		char lw[2][PLAN_WARNING_LEN], dns[PLAN_WARNING_LEN];
+		char lw[3][PLAN_WARNING_LEN], dns[PLAN_WARNING_LEN];
 		int k,
-		    n = topology_launcher_warnings(&plan->topo, spec, lw[0], PLAN_WARNING_LEN, 2);
+		    n = topology_launcher_warnings(&plan->topo, spec, lw[0], PLAN_WARNING_LEN, 3);
 
 		for (k = 0; k < n; k++)
 			plan_warn_text(plan, lw[k]);

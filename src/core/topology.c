@@ -191,6 +191,7 @@ static long pod_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *an
 	const char *v = json_map_str(anns, ANN_NPROC);
 	long n;
 
+	t->gpus = max_gpu_limit(t, pod_spec, cfg);
 	if (v != NULL) {
 		if (parse_long(v, 1, 4096, &n) == 0) {
 			fmt_printf(t->nproc, sizeof(t->nproc), "%ld", n);
@@ -199,7 +200,7 @@ static long pod_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *an
 		fmt_printf(t->nproc, sizeof(t->nproc), "%s", v); /* auto, gpu, cpu */
 		return 0;
 	}
-	n = max_gpu_limit(t, pod_spec, cfg);
+	n = t->gpus;
 	fmt_printf(t->nproc, sizeof(t->nproc), "%ld", n > 0 ? n : 1);
 	return n;
 }
@@ -907,6 +908,12 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 	long n = t->processes;
 	int i, found = 0, k = 0;
 
+	/* two processes on one GPU: NCCL refuses it ("Duplicate GPU detected") */
+	if (t->gpus > 0 && n > t->gpus && k < max)
+		snprintf(out + (size_t)k++ * len, len,
+		         "distenv: %s %ld is above the %ld GPUs of a container: processes would "
+		         "share a GPU; set %ld",
+		         ANN_NPROC, n, t->gpus, t->gpus);
 	for (i = 0; n > 1 && i < t->n_targets && !found && k < max; i++) {
 		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *e;
 		if (!topology_target_may_define(&t->targets[i], "LOCAL_RANK"))

@@ -72,6 +72,7 @@ struct topology {
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
 	long processes;            /* the processes the pod says it runs: nproc-per-node's
 	                              number, else its largest GPU limit; 0 when not known */
+	long gpus;                 /* the largest GPU limit among the targets; 0: none */
 	int one_process;           /* 1: processes is 1 (nproc-per-node 1, or no such
 	                              annotation and a largest GPU limit of exactly 1): it gets
 	                              LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1 */
@@ -113,6 +114,8 @@ void topology_free(struct topology *t);
 /*
  * The warnings of a resolved pod whose env a known launcher would misread, when
  * the pod runs more than one process (t->processes above 1):
+ * - distenv.dev/nproc-per-node above the largest GPU limit of the targets:
+ *   processes would share a GPU, which NCCL refuses (whatever t->processes);
  * - a target container sets LOCAL_RANK itself: Lightning and accelerate then
  *   believe they were launched and start one process, on one device;
  * - a framework of the pod warns of its own (framework.h, warn: xgboost's

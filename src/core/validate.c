@@ -527,14 +527,14 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 /* What a known launcher would misread in a pod template (topology_launcher_warnings). */
 static void check_launchers(const struct view *w, const struct config *cfg, struct validation *v)
 {
-	char msg[2][VALIDATE_WARNING_LEN + 16];
+	char msg[3][VALIDATE_WARNING_LEN + 16];
 	int i, k, n;
 
 	for (i = 0; i < w->n_tmpl; i++) {
 		n = topology_template_launcher_warnings(
 		    json_get(w->tmpl[i], "spec"),
 		    json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, msg[0],
-		    sizeof(msg[0]), 2);
+		    sizeof(msg[0]), 3);
 		for (k = 0; k < n; k++)
 			view_warn_template(v, w, i, "%s", msg[k] + strlen("distenv: "));
 	}

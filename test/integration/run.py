@@ -716,6 +716,18 @@ class Suite:
         want = "distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 8; remove it"
         check(resp.get("allowed") is True and resp.get("warnings") == [want],
               "own LOCAL_RANK with 8 GPUs: %r" % resp.get("warnings"))
+        # nproc-per-node above the GPUs of a container: processes would share a GPU
+        for nproc, warned in (("16", True), ("8", False), ("4", False), ("auto", False)):
+            pod = sts_pod("llm", 1, ns="train", subdomain="llm",
+                          annotations={"distenv.dev/world-size": "2",
+                                       "distenv.dev/nproc-per-node": nproc},
+                          containers=[container("trainer", gpus=8)])
+            resp = self.admit(pod, ns="train")
+            want = ("distenv: distenv.dev/nproc-per-node 16 is above the 8 GPUs of a container: "
+                    "processes would share a GPU; set 8")
+            check(resp.get("allowed") is True and
+                  (resp.get("warnings") or []) == ([want] if warned else []),
+                  "nproc-per-node %s with 8 GPUs: %r" % (nproc, resp.get("warnings")))
 
     def case_exec_limit(self):
         """TF_CONFIG near and past Linux's 131072-byte limit per environment string:

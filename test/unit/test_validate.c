@@ -91,6 +91,20 @@ static const struct {
      STS("ddp", "'podManagementPolicy':'Parallel',",
          "'distenv.dev/world-size':'3','distenv.dev/elastic':'1:3'"),
      1, NULL, "world size 3 (annotation) is above the 2 replicas: ranks from 2 never start"},
+    {"nproc-per-node above the GPUs of a container: warned", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel','template':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"
+     "'distenv.dev/nproc-per-node':'16'}},'spec':{'containers':[{'name':'t','resources':{"
+     "'limits':{'nvidia.com/gpu':'8'}}}]}}}}",
+     1, NULL,
+     "distenv: distenv.dev/nproc-per-node 16 is above the 8 GPUs of a container: processes would "
+     "share a GPU; set 8"},
+    {"nproc-per-node below the GPUs, or on a pod without GPUs: no warning", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel','template':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"
+     "'distenv.dev/nproc-per-node':'4'}},'spec':{'containers':[{'name':'t','resources':{"
+     "'limits':{'nvidia.com/gpu':'8'}}},{'name':'cpu'}]}}}}",
+     1, NULL, NULL},
     {"a StatefulSet name of 53 characters", "StatefulSet",
      STS("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi",
          "'podManagementPolicy':'Parallel',", ""),

@@ -177,8 +177,9 @@ static int make_pods_job(const cJSON *obj, const char *name, const char *ns, str
 	char which[32];
 
 	workload_spec_init(&ws);
-	ws.completions = json_long(spec, "completions", 1000000000, -1);
-	ws.parallelism = json_long(spec, "parallelism", 1000000000, 1);
+	/* counts are int32 in the API: one past 10^9 is too many pods to render, not 1 */
+	ws.completions = json_long(spec, "completions", INT_MAX, -1);
+	ws.parallelism = json_long(spec, "parallelism", INT_MAX, 1);
 	ws.indexed = mode != NULL && strcmp(mode, "Indexed") == 0;
 	if (s->world_size > 0)
 		ws.completions = ws.parallelism = s->world_size;

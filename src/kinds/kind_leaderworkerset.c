@@ -215,8 +215,9 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 	const cJSON *lt = json_get(lwt, "leaderTemplate");
 	const char *policy = json_str(json_get(spec, "networkConfig"), "subdomainPolicy");
 	int unique = policy != NULL && strcmp(policy, "UniquePerReplica") == 0, leader_tpus;
-	long groups = json_long(spec, "replicas", 1000000000, 1),
-	     size = json_long(lwt, "size", 1000000000, 1), g, i;
+	/* counts are int32 in the API: one past 10^9 is too many pods to render, not 1 */
+	long groups = json_long(spec, "replicas", INT_MAX, 1),
+	     size = json_long(lwt, "size", INT_MAX, 1), g, i;
 	char sz[32], leader[320], gs[32], which[352];
 
 	if (!cJSON_IsObject(wt)) {

@@ -210,8 +210,8 @@ static int make_pods_statefulset(const cJSON *obj, const char *name, const char 
 	char which[32];
 
 	workload_spec_init(&ws);
-	ws.replicas =
-	    s->world_size > 0 ? s->world_size : json_long(spec, "replicas", 1000000000, 1);
+	/* counts are int32 in the API: one past 10^9 is too many pods to render, not 1 */
+	ws.replicas = s->world_size > 0 ? s->world_size : json_long(spec, "replicas", INT_MAX, 1);
 	start = json_long(json_get(spec, "ordinals"), "start", 1000000000, 0);
 	ws.ordinals_start = start;
 	for (i = 0; i < ws.replicas; i++) {

@@ -333,6 +333,23 @@ static const struct {
      "29500\",\"lws-1-2.lws.ml.svc.cluster.local:29500\",\"lws-1-3.lws.ml.svc.cluster.local:"
      "29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
      NULL},
+    /* the LWS webhook's group-index label comes before the leader's name */
+    {"lws: a leader with the group-index label and no name",
+     "{'metadata':{'generateName':'lws-','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/"
+     "size':'4'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws',"
+     "'uid':'u-lws','controller':true}]},'spec':{'hostname':'lws-2','subdomain':'lws'," CTR "}}",
+     "ml", NULL, "MASTER_ADDR=lws-2.lws.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=4\n", NULL},
+    {"lws: a leader whose group-index label and name disagree: the label, so refused",
+     "{'metadata':{'name':'lws-5','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/"
+     "size':'4'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws',"
+     "'uid':'u-lws','controller':true}]},'spec':{'hostname':'lws-5','subdomain':'lws'," CTR "}}",
+     "ml", NULL, NULL,
+     "the pod's own name lws-5 (spec.hostname) is not lws-2, the host distenv derives for rank 0 "
+     "of LeaderWorkerSet ml/lws"},
     {"lws: group 0's worker 3, no look-ups", LWS_WORKER("0", "3"), "ml", NULL,
      "MASTER_ADDR=lws-0.lws.ml.svc.cluster.local\nRANK=3\nWORLD_SIZE=4\n", NULL},
     {"lws: UniquePerReplica names the group's Service after its leader",

@@ -55,6 +55,34 @@ static const struct {
 	const char *want_err;  /* substring of err */
 	const char *want_warn; /* substring of the warnings, or NULL */
 } cases[] = {
+    /* counts are int32 in the API: INT_MAX is a count (too many pods), as every path reads it */
+    {"LeaderWorkerSet of INT_MAX groups: too many pods, not one group",
+     "kind: LeaderWorkerSet\nmetadata: {name: lws}\nspec:\n  replicas: 2147483647\n"
+     "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n"
+     "      metadata: {labels: {distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: "
+     "w}]}\n",
+     0, RENDER_TEXT, NULL, "LeaderWorkerSet lws: more than 65536 pods to render", NULL},
+    {"LeaderWorkerSet of groups of INT_MAX: above the limit, not groups of one",
+     "kind: LeaderWorkerSet\nmetadata: {name: lws}\nspec:\n  replicas: 1\n"
+     "  leaderWorkerTemplate:\n    size: 2147483647\n    workerTemplate:\n"
+     "      metadata: {labels: {distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: "
+     "w}]}\n",
+     0, RENDER_TEXT, NULL,
+     "has no valid annotation leaderworkerset.sigs.k8s.io/size (a group size between 1 and "
+     "65536)",
+     NULL},
+    {"StatefulSet of INT_MAX replicas: above the limit, not one",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2147483647, template: {metadata: {labels: {distenv.dev/inject: 'true'}}, spec: "
+     "{containers: [{name: t}]}}}\n",
+     0, RENDER_TEXT, NULL,
+     "StatefulSet ml/ddp has a world size of 2147483647, above the limit of 65536", NULL},
+    {"Indexed Job of INT_MAX completions: above the limit, not one",
+     "kind: Job\nmetadata: {name: train}\nspec: {completions: 2147483647, parallelism: "
+     "2147483647, completionMode: Indexed, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {subdomain: train, containers: [{name: t}]}}}\n",
+     0, RENDER_TEXT, NULL,
+     "Job default/train has a world size of 2147483647, above the limit of 65536", NULL},
     {"JobSet without completionMode: JobSet's defaulting webhook makes it Indexed",
      "kind: JobSet\nmetadata: {name: pytorch, namespace: ml}\nspec:\n  replicatedJobs:\n"
      "  - name: workers\n    replicas: 1\n    template:\n      spec:\n        parallelism: 2\n"

@@ -125,6 +125,12 @@ def parse_equivalents(path):
     return eqs, errors
 
 
+def esc(line):
+    """A line as the survivor list prints it and docs/mutants.md names it: stripped, a
+    newline and a tab inside (a mutant that adds a statement) as \\n and \\t."""
+    return line.strip().replace("\n", "\\n").replace("\t", "\\t")
+
+
 def key(seed, f, orig, mut, occ):
     return hashlib.sha256(("%s|%s|%s|%s|%d" % (seed, f, orig.strip(), mut.strip(), occ))
                           .encode()).hexdigest()
@@ -392,7 +398,7 @@ def main():
                 finally:
                     with open(src_path, "w") as fh:
                         fh.write(orig_text)
-                rec = dict(file=f, line=ln, orig=o.strip(), mutant=m.strip())
+                rec = dict(file=f, line=ln, orig=esc(o), mutant=esc(m))
                 if not ok:
                     c["invalid"] += 1
                     continue
@@ -413,7 +419,7 @@ def main():
                     if rc != 0:
                         by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
                         break
-                listed = (f, o.strip(), m.strip()) in eqset
+                listed = (f, esc(o), esc(m)) in eqset
                 # a listed equivalent the unit tests let live is not sent to the
                 # integration tier: no test can tell it from the original
                 if by is None and not listed and not a.no_integration:
@@ -433,14 +439,14 @@ def main():
                     c["killed"] += 1
                     continue
                 if listed:
-                    used_eq.add((f, o.strip(), m.strip()))
+                    used_eq.add((f, esc(o), esc(m)))
                     c["equivalent"] += 1
                     rec["equivalent"] = True
                     continue
                 c["survived"] += 1
                 survivors_unlisted.append(rec)
                 log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s)"
-                    % (f, ln, o.strip(), m.strip(),
+                    % (f, ln, esc(o), esc(m),
                        ", ".join(t for t, n in order if n or b.base_time.get(t, 0) <= SLOW)
                        or "no unit test",
                        "" if a.no_integration else ", integration"))

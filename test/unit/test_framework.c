@@ -30,6 +30,22 @@ static void test_table(void)
 		seen |= fw->bit;
 		CHECK(framework_named(fw->name, strlen(fw->name)) == fw, "%s by name", fw->name);
 		CHECK(framework_of(fw->bit) == fw, "%s by bit", fw->name);
+		/* a name of the same length, sorting below and above it, is none */
+		{
+			char other[32];
+			size_t n = strlen(fw->name);
+
+			CHECK(n < sizeof(other), "%s: a short name", fw->name);
+			if (n < sizeof(other)) {
+				memcpy(other, fw->name, n + 1);
+				other[0] = '0';
+				CHECK(framework_named(other, n) == NULL, "%s: %s is a framework",
+				      fw->name, other);
+				other[0] = '~';
+				CHECK(framework_named(other, n) == NULL, "%s: %s is a framework",
+				      fw->name, other);
+			}
+		}
 	}
 	CHECK(framework_named("pytorc", 6) == NULL && framework_named("mxnet", 5) == NULL,
 	      "no framework of another name");

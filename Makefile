@@ -205,8 +205,10 @@ format:
 format-check:
 	$(Q)clang-format --dry-run --Werror $(CSRC) test/unit/*.c test/unit/*.h
 
-lint:
-	$(Q)python3 scripts/include-graph.py >/dev/null || python3 scripts/include-graph.py
+# The wing rule for includes, and for symbols on the built objects (nm).
+lint: $(OBJS) $(MAIN_OBJ)
+	$(Q)python3 scripts/include-graph.py --symbols $(BUILD)/obj >/dev/null || \
+		python3 scripts/include-graph.py --symbols $(BUILD)/obj
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem $(INCLUDES) src
 

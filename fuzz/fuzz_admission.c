@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "admission.h"
+#include "fuzz_registry.h"
 
 /*
  * A deterministic stand-in for the Kubernetes API: the answer depends only on

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "framework.h"
+#include "fuzz_registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned known = 0;
 	size_t i;
 
-	for (i = 0; i < framework_count; i++)
-		known |= framework_table[i]->bit;
+	for (i = 0; framework_at(i) != NULL; i++)
+		known |= framework_at(i)->bit;
 
 	config_defaults(&cfg);
 	err[0] = '\0';

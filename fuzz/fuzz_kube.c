@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kube.h"
+#include "fuzz_registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

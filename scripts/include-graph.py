@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The include graph of src/ by wing (src/README.md).
+"""The include graph of src/ by wing (src/README.md), and the same rule for symbols.
 
 Prints, for each wing, the wings its files include, and fails (exit 1) when a
 file includes a header of a higher wing or of another wing at its own level
@@ -7,11 +7,20 @@ file includes a header of a higher wing or of another wing at its own level
 #include names a header that is not in src/, or when the file graph has a
 circle.
 
-  python3 scripts/include-graph.py           the check, and the wing graph
-  python3 scripts/include-graph.py --files   every file's includes too
+With --symbols OBJDIR (make lint passes the build's objects, build/obj/<wing>/)
+it also reads every object with nm and fails when an object references a
+symbol defined in an object of a higher wing or of another wing at its own
+level (the core is handed its plug-ins: core/registry.h), or when a room of
+kinds/ or frameworks/ references a symbol of another room: rooms share only
+through their wing's shared file (SHARED), which alone names the rows.
+
+  python3 scripts/include-graph.py                        the check, and the wing graph
+  python3 scripts/include-graph.py --files                every file's includes too
+  python3 scripts/include-graph.py --symbols build/obj    the symbol check too
 """
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -29,7 +38,45 @@ LEVEL = {
     "cli": 5,
 }
 
+# The wings made of rooms, and the one file of each the rooms may share.
+SHARED = {"kinds": "kind.c", "frameworks": "framework.c"}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def symbols(objdir, files):
+    """Errors of the symbol rule over objdir/<wing>/<file>.o for every .c of files."""
+    errors = []
+    defined = {}  # symbol -> (wing, file)
+    used = {}  # (wing, file) -> symbols it references
+    for f, wing in sorted(files.items()):
+        if not f.endswith(".c"):
+            continue
+        obj = os.path.join(objdir, wing, f[:-2] + ".o")
+        if not os.path.isfile(obj):
+            errors.append("%s: missing (build first: make)" % obj)
+            continue
+        out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+        used[(wing, f)] = set()
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 2 and p[0] == "U":
+                used[(wing, f)].add(p[1])
+            elif len(p) == 3 and p[1] in "TDBRCVW":
+                defined[p[2]] = (wing, f)
+    for (wing, f), syms in sorted(used.items()):
+        for sym in sorted(syms):
+            if sym not in defined:
+                continue  # a library's
+            to, g = defined[sym]
+            if to != wing and LEVEL[to] >= LEVEL[wing]:
+                errors.append("src/%s/%s uses %s of src/%s/%s: %s"
+                              % (wing, f, sym, to, g,
+                                 "upward" if LEVEL[to] > LEVEL[wing] else "sideways, between wings of one level"))
+            elif to == wing and g != f and wing in SHARED and SHARED[wing] not in (f, g):
+                errors.append("src/%s/%s uses %s of src/%s/%s: one room calls another (share through %s)"
+                              % (wing, f, sym, to, g, SHARED[wing]))
+    return errors, len(used)
 
 
 def main():
@@ -94,10 +141,20 @@ def main():
     if "--files" in sys.argv[1:]:
         for f in sorted(edges, key=lambda f: (LEVEL[files[f]], files[f], f)):
             print("  %s/%s: %s" % (files[f], f, " ".join(edges[f]) or "-"))
+    nobj = None
+    if "--symbols" in sys.argv[1:]:
+        i = sys.argv.index("--symbols")
+        if i + 1 >= len(sys.argv):
+            errors.append("--symbols needs the objects' folder (build/obj)")
+        else:
+            errs, nobj = symbols(sys.argv[i + 1], files)
+            errors += errs
     if errors:
         print("\n".join(errors))
         return 1
     print("include-graph: ok, %d files, no upward or sideways include, no circle" % len(files))
+    if nobj is not None:
+        print("include-graph: ok, %d objects, no upward or sideways symbol, no room calls another" % nobj)
     return 0
 
 

@@ -19,8 +19,8 @@
 #include "doctor.h"
 #include "doctor_cmd.h"
 #include "config.h"
-#include "framework.h"
-#include "kind.h"
+#include "frameworks.h"
+#include "kinds.h"
 #include "kube.h"
 #include "log.h"
 #include "render.h"
@@ -754,8 +754,8 @@ static void print_annotations(FILE *out)
 		fprintf(out, "| `%s` | %s | %s |\n", annotation_defs[i].name,
 		        annotation_defs[i].meaning, annotation_defs[i].dflt);
 	fputs("\nFrameworks (distenv.dev/frameworks) and what each injects:\n\n", out);
-	for (i = 0; i < framework_count; i++)
-		fprintf(out, "  %-11s %s\n", framework_table[i]->name, framework_table[i]->help);
+	for (i = 0; framework_at(i) != NULL; i++)
+		fprintf(out, "  %-11s %s\n", framework_at(i)->name, framework_at(i)->help);
 }
 
 int main(int argc, char **argv)
@@ -773,6 +773,8 @@ int main(int argc, char **argv)
 	size_t i;
 
 	arena_init(); /* cJSON's hooks, before any thread uses cJSON */
+	/* the core's plug-ins, before any thread calls into it */
+	registry_set(kind_table, kind_count, framework_table, framework_count);
 	{
 		/* kubectl-distenv (make install's link): kubectl's plugin convention */
 		const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;

@@ -451,8 +451,8 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		warn_flush(&c);
 		return rc;
 	}
-	for (i = 0; i < kind_count; i++) {
-		const struct kind *k = kind_table[i];
+	for (i = 0; kind_at(i) != NULL; i++) {
+		const struct kind *k = kind_at(i);
 		if (kind == NULL || k->make_pods == NULL || kind_named(NULL, kind) != k)
 			continue;
 		if (name == NULL || !dns_subdomain_valid(name)) {

@@ -116,9 +116,9 @@ void config_defaults(struct config *cfg)
 	snprintf(cfg->wait_image, sizeof(cfg->wait_image), "distenv:%s", DISTENV_VERSION);
 	snprintf(cfg->wait_pull_policy, sizeof(cfg->wait_pull_policy), "IfNotPresent");
 	cfg->default_port = 29500;
-	for (i = 0; i < framework_count; i++)
-		if (framework_table[i]->by_default)
-			cfg->default_frameworks |= framework_table[i]->bit;
+	for (i = 0; framework_at(i) != NULL; i++)
+		if (framework_at(i)->by_default)
+			cfg->default_frameworks |= framework_at(i)->bit;
 	snprintf(cfg->gpu_resources[0], sizeof(cfg->gpu_resources[0]), "nvidia.com/gpu");
 	snprintf(cfg->gpu_resources[1], sizeof(cfg->gpu_resources[1]), "amd.com/gpu");
 	cfg->n_gpu_resources = 2;

@@ -80,7 +80,9 @@ int config_parse(const char *text, size_t len, struct config *cfg, char *err, si
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
-/* Parses "pytorch,tensorflow,jax" into an FW_* mask. Returns 0, or -1 on an unknown or empty name.
+/*
+ * Parses "pytorch,tensorflow,jax" into a mask of the registered frameworks' bits.
+ * Returns 0, or -1 on an unknown or empty name.
  */
 int config_parse_frameworks(const char *list, unsigned *mask);
 

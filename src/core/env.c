@@ -202,8 +202,8 @@ int env_build_master(const struct topology *t, const char *master_addr, long mas
 	in.addr = addr;
 	in.endpoint = endpoint;
 	in.own_addr = master_addr == NULL;
-	for (i = 0; i < framework_count; i++) {
-		const struct framework *fw = framework_table[i];
+	for (i = 0; framework_at(i) != NULL; i++) {
+		const struct framework *fw = framework_at(i);
 		size_t k, n = out->n;
 		if (!(t->frameworks & fw->bit))
 			continue;

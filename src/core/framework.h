@@ -13,16 +13,7 @@
 
 #include <stddef.h>
 
-/*
- * A framework's bit in a set of frameworks (config defaults, annotations): the
- * first five rows' names, kept for the tests; a later row sets its own bit in
- * its file (test_framework checks that every row has one of its own).
- */
-#define FW_PYTORCH    0x1u
-#define FW_TENSORFLOW 0x2u
-#define FW_JAX        0x4u
-#define FW_XGBOOST    0x8u
-#define FW_PADDLE     0x10u
+#include "registry.h"
 
 struct topology;
 struct env_list;
@@ -38,7 +29,7 @@ struct fw_input {
 
 struct framework {
 	const char *name; /* "pytorch": the word in config, annotations and messages */
-	unsigned bit;     /* FW_* */
+	unsigned bit;     /* its own bit in a set of frameworks (frameworks/frameworks.h) */
 	const char *help; /* one line: what it writes, for render --help and the README */
 	/*
 	 * The variables it builds from MASTER_ADDR and from MASTER_PORT (NULL-ended):
@@ -83,11 +74,7 @@ struct framework {
 	int (*refuse)(const struct topology *t, const struct cJSON *anns, char *msg, size_t len);
 };
 
-extern const struct framework fw_pytorch, fw_tensorflow, fw_jax, fw_xgboost, fw_paddle;
-
-/* Every framework, in the order their variables are injected. */
-extern const struct framework *const framework_table[];
-extern const size_t framework_count;
+/* ---- registry.c: the frameworks the program registered (registry.h) ---- */
 
 /* The framework called s[0..n), or NULL. */
 const struct framework *framework_named(const char *s, size_t n);

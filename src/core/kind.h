@@ -4,10 +4,11 @@
  * API names and serves it, how its pods are recognised and placed, its host
  * names, its view for /validate, the pods render makes of a manifest, its
  * labels) and everything else about that kind; kinds/kind.c holds the one
- * table every driver reaches a kind through. This header is the vocabulary the
- * kind files share, grouped by the file that implements it: a kind file
- * includes it and nothing of another kind. Nothing here allocates but the pods
- * render makes.
+ * table, which the program hands the core (registry.h), and the piece the
+ * rooms share (kinds/kinds.h). This header is the core's side of the
+ * interface, grouped by the core file that implements it: the core reaches a
+ * kind only through the registered table and names none. Nothing here
+ * allocates.
  */
 #ifndef DISTENV_KIND_H
 #define DISTENV_KIND_H
@@ -17,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "annotation.h"
+#include "registry.h"
 #include "config.h"
 #include "strbuf.h"
 #include "topology.h"
@@ -156,16 +158,7 @@ void view_warn_template(struct validation *v, const struct view *w, int i, const
 /* The checks of an Indexed Job's spec (a Job's, or a JobSet's replicated Job's). */
 void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const char *what);
 
-/* ---- kind.c, kind_statefulset.c, kind_job.c: the pods render makes (cli/render.c) ---- */
-
-/* Who a controller says a pod is: its name, owner, hostname and subdomain. */
-struct pod_shape {
-	const char *name;     /* metadata.name, or NULL */
-	const char *generate; /* metadata.generateName, or NULL */
-	const char *owner_apiv, *owner_kind, *owner_name;
-	const char *hostname;  /* NULL: the template's */
-	const char *subdomain; /* NULL: the template's; "": none */
-};
+/* ---- the pods render makes (cli/render.c): where each kind sends them ---- */
 
 /*
  * Where a kind's make_pods sends each pod it makes from a manifest: render
@@ -184,31 +177,6 @@ struct pod_sink {
 	char *err;
 	size_t errlen;
 };
-
-/* A copy of the pod template tmpl shaped as sh says, in namespace ns. NULL on failure. */
-cJSON *kind_pod_new(const cJSON *tmpl, const char *ns, const struct pod_shape *sh);
-
-/* obj[key] = val (a string), replacing what was there. Returns 0 or -1. */
-int kind_pod_set(cJSON *obj, const char *key, const char *val);
-
-/* Sets key = val among the pod's labels and/or annotations. Returns 0 or -1. */
-int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int ann);
-
-/*
- * The pod the StatefulSet controller makes for ordinal ord of StatefulSet sts
- * (service: its spec.serviceName, NULL: none), and the one the Job controller
- * makes for completion index i of Job job: the kinds built on them use them
- * too. NULL when memory ran out.
- */
-cJSON *kind_statefulset_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
-                            long ord);
-cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i);
-
-/*
- * The completion index the Job controller writes on every Indexed Job pod
- * (kind_job.c; a JobSet's pods carry it too): deny when absent or bad.
- */
-enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
 
 /* ---- the kinds (kind.c: the table; kind_<name>.c: each kind) ---- */
 
@@ -326,13 +294,7 @@ struct kind {
 	const char *const *label_prefixes;
 };
 
-/*
- * Every kind, in the order a pod is matched against them: the first whose owner
- * (kind and API group) and mark match wins, so the kinds built on StatefulSets
- * and Jobs come before the plain ones.
- */
-extern const struct kind *const kind_table[];
-extern const size_t kind_count;
+/* ---- registry.c: the kinds the program registered (registry.h) ---- */
 
 /* The kind k, or NULL for WORKLOAD_NONE and out-of-range values. */
 const struct kind *kind_of(enum workload_kind k);
@@ -347,14 +309,6 @@ const struct kind *kind_named(const char *group, const char *name);
 const struct kind *kind_of_resource(const char *group, const char *resource);
 
 /*
- * Calls fn once for every pod template of obj, a workload of kind k, in the
- * order of k->templates (and of a list's items), with what names it for a
- * warning ("" for the workload's only template). what lives until fn returns.
- */
-void kind_each_template(const struct kind *k, const cJSON *obj,
-                        void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx);
-
-/*
  * "distenv supports only pods of a StatefulSet (apps/v1), ... or of a
  * LeaderWorkerSet (...)": every kind's supported phrase, in the order of enum
  * workload_kind.
@@ -367,23 +321,17 @@ void kind_supported(char *out, size_t outlen);
  */
 int kind_controller_label(const char *key);
 
+/* ---- template.c: a workload's pod templates, for every kind ---- */
+
+/*
+ * Calls fn once for every pod template of obj, a workload of kind k, in the
+ * order of k->templates (and of a list's items), with what names it for a
+ * warning ("" for the workload's only template). what lives until fn returns.
+ */
+void kind_each_template(const struct kind *k, const cJSON *obj,
+                        void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx);
+
 /* 1 when the pod template tmpl carries the opt-in label distenv.dev/inject: "true". */
 int kind_template_opts_in(const cJSON *tmpl);
-
-/*
- * Appends to out the CEL expression that is true when any pod template of any
- * kind opts in, one alternative a line (the chart's matchConditions, so that
- * the API server sends /validate exactly the workloads distenv checks).
- */
-void kind_opt_in_cel(struct strbuf *out);
-
-/*
- * Appends to out the chart's rules made from the kind table, as YAML list
- * items at column 0: the ValidatingWebhookConfiguration's rules (every kind,
- * CREATE and UPDATE) and the ClusterRole's (get on every kind distenv reads).
- * charts/distenv/files/ holds them; `make chart` fails when they differ.
- */
-void kind_chart_validate_rules(struct strbuf *out);
-void kind_chart_rbac_rules(struct strbuf *out);
 
 #endif

@@ -161,9 +161,9 @@ static int defines_all_derived(const cJSON *ctr, const struct topology_target *t
 	const char *v;
 	size_t i, k;
 
-	for (i = 0; i < framework_count; i++) {
+	for (i = 0; framework_at(i) != NULL; i++) {
 		const char *const *derived =
-		    port ? framework_table[i]->from_port : framework_table[i]->from_addr;
+		    port ? framework_at(i)->from_port : framework_at(i)->from_addr;
 		for (k = 0; derived[k] != NULL; k++)
 			if (env_find(l, derived[k]) != NULL &&
 			    user_env(ctr, tg, derived[k], &v) == 0)
@@ -267,10 +267,9 @@ int plan_template_own_master(const cJSON *pod_spec, const cJSON *anns, const str
 	if (fws != NULL && config_parse_frameworks(fws, &t.frameworks) != 0)
 		return 0; /* a bad annotation is denied on its own */
 	/* a framework that builds nothing from MASTER_ADDR/MASTER_PORT plays no part */
-	for (f = 0; f < framework_count; f++)
-		if (framework_table[f]->from_addr[0] == NULL &&
-		    framework_table[f]->from_port[0] == NULL)
-			t.frameworks &= ~framework_table[f]->bit;
+	for (f = 0; framework_at(f) != NULL; f++)
+		if (framework_at(f)->from_addr[0] == NULL && framework_at(f)->from_port[0] == NULL)
+			t.frameworks &= ~framework_at(f)->bit;
 	if (el != NULL &&
 	    annotation_range(el, cfg->max_world_size, &t.elastic_min, &t.elastic_max) != 0)
 		t.elastic_min = t.elastic_max = 0;

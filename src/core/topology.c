@@ -142,10 +142,10 @@ static unsigned resource_frameworks(const struct topology *t, const cJSON *pod_s
 	unsigned m = 0;
 	size_t i;
 
-	for (i = 0; i < framework_count; i++)
-		if (framework_table[i]->resource != NULL &&
-		    targets_request(t, pod_spec, framework_table[i]->resource))
-			m |= framework_table[i]->bit;
+	for (i = 0; framework_at(i) != NULL; i++)
+		if (framework_at(i)->resource != NULL &&
+		    targets_request(t, pod_spec, framework_at(i)->resource))
+			m |= framework_at(i)->bit;
 	return m;
 }
 
@@ -524,8 +524,8 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 	size_t i;
 
 	api_group(apiv, group, sizeof(group));
-	for (i = 0; i < kind_count; i++) {
-		const struct kind *k = kind_table[i];
+	for (i = 0; kind_at(i) != NULL; i++) {
+		const struct kind *k = kind_at(i);
 		if (kind == NULL || strcmp(kind, k->owner_kind) != 0 ||
 		    strcmp(group, k->owner_group) != 0 || (k->mark && !resolve_mark(rs, k->mark)))
 			continue;
@@ -543,8 +543,8 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		strcpy(rs->t->workload, name);
 		return TOPOLOGY_OK;
 	}
-	for (i = 0; i < kind_count; i++) {
-		const struct kind *k = kind_table[i];
+	for (i = 0; kind_at(i) != NULL; i++) {
+		const struct kind *k = kind_at(i);
 		if (k->foreign_owner_hint == NULL || k->mark == NULL ||
 		    (name = resolve_mark(rs, k->mark)) == NULL)
 			continue;
@@ -700,8 +700,8 @@ static enum topology_status check_frameworks(struct resolve *rs)
 	char msg[512];
 	size_t i;
 
-	for (i = 0; i < framework_count; i++) {
-		const struct framework *fw = framework_table[i];
+	for (i = 0; framework_at(i) != NULL; i++) {
+		const struct framework *fw = framework_at(i);
 		if (!(rs->t->frameworks & fw->bit) || fw->refuse == NULL ||
 		    !fw->refuse(rs->t, rs->anns, msg, sizeof(msg)))
 			continue;
@@ -933,9 +933,9 @@ int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, 
 			break;
 		}
 	}
-	for (i = 0; i < (int)framework_count && k < max; i++)
-		if ((t->frameworks & framework_table[i]->bit) && framework_table[i]->warn != NULL &&
-		    framework_table[i]->warn(t, out + (size_t)k * len, len))
+	for (i = 0; framework_at(i) != NULL && k < max; i++)
+		if ((t->frameworks & framework_at(i)->bit) && framework_at(i)->warn != NULL &&
+		    framework_at(i)->warn(t, out + (size_t)k * len, len))
 			k++;
 	return k;
 }

@@ -511,17 +511,17 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		frameworks |= topology_template_frameworks(
 		    json_get(w->tmpl[f], "spec"),
 		    json_get(json_get(w->tmpl[f], "metadata"), "annotations"), cfg);
-	for (f = 0; f < framework_count; f++)
-		if ((frameworks & framework_table[f]->bit) && framework_table[f]->refuse != NULL &&
-		    framework_table[f]->refuse(t, NULL, msg, sizeof(msg)))
+	for (f = 0; framework_at(f) != NULL; f++)
+		if ((frameworks & framework_at(f)->bit) && framework_at(f)->refuse != NULL &&
+		    framework_at(f)->refuse(t, NULL, msg, sizeof(msg)))
 			view_problem(v, "%s", msg);
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
 		return;
 	t->port = cfg->default_port;
-	for (f = 0; f < framework_count; f++)
-		if ((frameworks & framework_table[f]->bit) && framework_table[f]->grows != NULL)
-			check_grows(t, framework_table[f], fws != NULL, v);
+	for (f = 0; framework_at(f) != NULL; f++)
+		if ((frameworks & framework_at(f)->bit) && framework_at(f)->grows != NULL)
+			check_grows(t, framework_at(f), fws != NULL, v);
 }
 
 /* What a known launcher would misread in a pod template (topology_launcher_warnings). */

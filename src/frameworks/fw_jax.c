@@ -1,7 +1,7 @@
 /*
  * JAX: jax.distributed's coordinator address, process count and id. Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * and the other ranks rank 0's host (Kubeflow's Paddle operator gives rank 0
  * its pod IP for the same reason). Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 

@@ -7,7 +7,7 @@
  * what DeepSpeed's init_distributed needs without a launcher; never where a
  * launcher must spawn (Lightning sees LOCAL_RANK and starts one process). Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 #include <string.h>

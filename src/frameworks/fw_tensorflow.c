@@ -2,7 +2,7 @@
  * TensorFlow: TF_CONFIG, every rank a worker, or a JobSet's replicated Jobs
  * as TensorFlow's roles with the evaluator a cluster of its own. Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -19,7 +19,7 @@
  * with hosts "<pod>.<subdomain>"; distenv writes them as qualified as
  * MASTER_ADDR. Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 #include <string.h>

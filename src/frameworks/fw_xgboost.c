@@ -7,7 +7,7 @@
  * pod: DMLC_NUM_WORKER counts pods, as the processes really run (a tracker
  * told of more workers than connect waits forever). Pure.
  */
-#include "framework.h"
+#include "frameworks.h"
 
 #include <stdio.h>
 

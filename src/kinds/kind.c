@@ -1,15 +1,17 @@
 /*
- * The one table of workload kinds: every driver (topology, workload, validate)
- * reaches a kind through it, and the walk over a kind's pod templates that
- * /validate, render and the chart's matchConditions share. Static data; the
- * walk allocates nothing.
+ * The one table of workload kinds, which the program hands the core
+ * (core/registry.h), and what the kind rooms share: the pods render makes
+ * (kind_pod_*), and what every row says together for the chart (its opt-in
+ * CEL, its rules). Static data; only the pods allocate.
  */
-#include "kind.h"
+#include "kinds.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "json.h"
+#include "util.h"
 
 /* Each kind's row, defined in its room (kind_<name>.c): only this table names them. */
 extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
@@ -17,114 +19,6 @@ extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderwor
 const struct kind *const kind_table[] = {&kind_jobset, &kind_leaderworkerset, &kind_statefulset,
                                          &kind_job};
 const size_t kind_count = sizeof(kind_table) / sizeof(kind_table[0]);
-
-const struct kind *kind_of(enum workload_kind k)
-{
-	size_t i;
-
-	for (i = 0; i < kind_count; i++)
-		if (kind_table[i]->kind == k)
-			return kind_table[i];
-	return NULL;
-}
-
-const struct kind *kind_named(const char *group, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name != NULL && i < kind_count; i++)
-		if ((group == NULL || strcmp(kind_table[i]->api.group, group) == 0) &&
-		    strcmp(kind_table[i]->api.kind, name) == 0)
-			return kind_table[i];
-	return NULL;
-}
-
-const struct kind *kind_of_resource(const char *group, const char *resource)
-{
-	size_t i;
-
-	for (i = 0; group != NULL && resource != NULL && i < kind_count; i++)
-		if (kind_table[i]->api.resource != NULL &&
-		    strcmp(kind_table[i]->api.group, group) == 0 &&
-		    strcmp(kind_table[i]->api.resource, resource) == 0)
-			return kind_table[i];
-	return NULL;
-}
-
-int kind_template_opts_in(const cJSON *tmpl)
-{
-	const char *v = json_str(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
-
-	return v != NULL && strcmp(v, "true") == 0;
-}
-
-/* Walks path (the rest of a kind_template's) from node, naming each template what. */
-static void walk(const cJSON *node, const char *path, const char *what, const char *label,
-                 void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx)
-{
-	const char *dot = strchr(path, '.'), *star = strstr(path, "[*]");
-	char key[64];
-	size_t n;
-	const cJSON *it;
-
-	if (!cJSON_IsObject(node))
-		return;
-	n = star != NULL && (dot == NULL || star < dot) ? (size_t)(star - path)
-	    : dot != NULL                               ? (size_t)(dot - path)
-	                                                : strlen(path);
-	if (n == 0 || n >= sizeof(key))
-		return;
-	memcpy(key, path, n);
-	key[n] = '\0';
-	node = json_get(node, key);
-	if (star != NULL && star == path + n) {
-		const char *rest = path + n + 3;
-		if (*rest == '.')
-			rest++;
-		if (!cJSON_IsArray(node))
-			return;
-		cJSON_ArrayForEach(it, node)
-		{
-			char named[96];
-			const char *iname = json_str(it, "name");
-			snprintf(named, sizeof(named), "%s %s", label ? label : "item",
-			         iname ? iname : "(unnamed)");
-			if (*rest == '\0')
-				fn(ctx, it, named);
-			else
-				walk(it, rest, named, label, fn, ctx);
-		}
-		return;
-	}
-	if (dot == NULL)
-		fn(ctx, node, what);
-	else
-		walk(node, dot + 1, what, label, fn, ctx);
-}
-
-/* The template itself must be an object: walk stops at anything else. */
-struct each_ctx {
-	void (*fn)(void *ctx, const cJSON *tmpl, const char *what);
-	void *ctx;
-};
-
-static void each_object(void *ctx, const cJSON *tmpl, const char *what)
-{
-	const struct each_ctx *e = ctx;
-
-	if (cJSON_IsObject(tmpl))
-		e->fn(e->ctx, tmpl, what);
-}
-
-void kind_each_template(const struct kind *k, const cJSON *obj,
-                        void (*fn)(void *ctx, const cJSON *tmpl, const char *what), void *ctx)
-{
-	const struct kind_template *t;
-	struct each_ctx e = {fn, ctx};
-
-	for (t = k->templates; t != NULL && t->path != NULL; t++)
-		walk(obj, t->path, t->what ? t->what : "", t->what, each_object, &e);
-}
 
 /*
  * "has(v.a) && has(v.a.b) && ..." for every prefix of the members in path up
@@ -177,15 +71,14 @@ void kind_opt_in_cel(struct strbuf *out)
 	const struct kind_template *t, *u;
 	int first = 1;
 
-	for (i = 0; i < kind_count; i++)
-		for (t = kind_table[i]->templates; t != NULL && t->path != NULL; t++) {
+	for (i = 0; kind_at(i) != NULL; i++)
+		for (t = kind_at(i)->templates; t != NULL && t->path != NULL; t++) {
 			int seen = 0;
 			/* a path two kinds share (StatefulSet's and Job's spec.template) once */
 			for (j = 0; j < i && !seen; j++)
-				for (u = kind_table[j]->templates; u != NULL && u->path != NULL;
-				     u++)
+				for (u = kind_at(j)->templates; u != NULL && u->path != NULL; u++)
 					seen |= strcmp(u->path, t->path) == 0;
-			for (u = kind_table[i]->templates; u != t && !seen; u++)
+			for (u = kind_at(i)->templates; u != t && !seen; u++)
 				seen |= strcmp(u->path, t->path) == 0;
 			if (seen)
 				continue;
@@ -274,46 +167,61 @@ int kind_pod_mark(cJSON *pod, const char *key, const char *val, int label, int a
 	return 0;
 }
 
-/* ---- what every kind's row says together ---- */
+/* ---- the shared piece: what the kinds built on StatefulSets and Jobs reuse ---- */
 
-void kind_supported(char *out, size_t outlen)
+/* The pod the StatefulSet controller makes for ordinal ord (stateful_set_utils.go). */
+cJSON *kind_statefulset_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
+                            long ord)
 {
-	size_t used = 0;
-	int k, n = 0, last = 0;
+	char name[320], idx[24];
+	struct pod_shape sh = {
+	    name, NULL, "apps/v1", "StatefulSet", sts, name, service ? service : ""};
+	cJSON *pod;
 
-	for (k = 0; k < WORKLOAD_KIND_COUNT; k++)
-		if (kind_of((enum workload_kind)k) != NULL)
-			last = k;
-	snprintf(out, outlen, "distenv supports only pods of ");
-	for (k = 0; k < WORKLOAD_KIND_COUNT; k++) {
-		const struct kind *row = kind_of((enum workload_kind)k);
-		if (row == NULL)
-			continue;
-		used = strlen(out);
-		snprintf(out + used, outlen - used, "%s%s",
-		         n == 0      ? ""
-		         : k == last ? " or of "
-		                     : ", of ",
-		         row->supported);
-		n++;
+	snprintf(name, sizeof(name), "%s-%ld", sts, ord);
+	snprintf(idx, sizeof(idx), "%ld", ord);
+	pod = kind_pod_new(tmpl, ns, &sh);
+	if (pod != NULL && (kind_pod_mark(pod, LABEL_POD_INDEX, idx, 1, 0) ||
+	                    kind_pod_mark(pod, "statefulset.kubernetes.io/pod-name", name, 1, 0))) {
+		cJSON_Delete(pod);
+		return NULL;
 	}
+	return pod;
 }
 
-int kind_controller_label(const char *key)
+/* The pod the Job controller makes for completion index i (indexed_job_utils.go). */
+cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i)
 {
-	size_t i;
-	const struct kind_label *l;
-	const char *const *p;
+	char host[320], gen[330], idx[24];
+	struct pod_shape sh = {NULL, gen, "batch/v1", "Job", job, host, NULL};
+	cJSON *pod;
 
-	for (i = 0; i < kind_count; i++) {
-		for (l = kind_table[i]->pod_labels; l != NULL && l->key != NULL; l++)
-			if (strcmp(key, l->key) == 0)
-				return 1;
-		for (p = kind_table[i]->label_prefixes; p != NULL && *p != NULL; p++)
-			if (strncmp(key, *p, strlen(*p)) == 0)
-				return 1;
+	snprintf(host, sizeof(host), "%s-%ld", job, i);
+	snprintf(gen, sizeof(gen), "%s-", host);
+	snprintf(idx, sizeof(idx), "%ld", i);
+	pod = kind_pod_new(tmpl, ns, &sh);
+	if (pod != NULL && kind_pod_mark(pod, ANN_JOB_INDEX, idx, 1, 1)) {
+		cJSON_Delete(pod);
+		return NULL;
 	}
-	return 0;
+	return pod;
+}
+
+enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
+{
+	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
+
+	if (v == NULL)
+		return resolve_deny(
+		    rs, DENY_NONE,
+		    "pod of %s %s/%s has no completion index: distenv supports only pods of a "
+		    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
+		    what, rs->ns, rs->owner_name);
+	if (parse_long(v, 0, INT_MAX, idx) != 0)
+		return resolve_deny(rs, DENY_NONE,
+		                    "annotation %s: \"%.32s\" is not a completion index",
+		                    ANN_JOB_INDEX, v);
+	return TOPOLOGY_OK;
 }
 
 /* ---- the chart's rules ---- */

@@ -3,7 +3,7 @@
  * spec.subdomain or distenv.dev/service. Everything distenv knows of the kind;
  * pure apart from the look-up the resolution passes in.
  */
-#include "kind.h"
+#include "kinds.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -12,26 +12,6 @@
 
 #include "json.h"
 #include "util.h"
-
-/* The completion index the Job controller writes as a label and an annotation. */
-#define ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
-
-enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx)
-{
-	const char *v = resolve_mark(rs, ANN_JOB_INDEX);
-
-	if (v == NULL)
-		return resolve_deny(
-		    rs, DENY_NONE,
-		    "pod of %s %s/%s has no completion index: distenv supports only pods of a "
-		    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
-		    what, rs->ns, rs->owner_name);
-	if (parse_long(v, 0, INT_MAX, idx) != 0)
-		return resolve_deny(rs, DENY_NONE,
-		                    "annotation %s: \"%.32s\" is not a completion index",
-		                    ANN_JOB_INDEX, v);
-	return TOPOLOGY_OK;
-}
 
 static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
 {
@@ -147,25 +127,7 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 		             w->name, ANN_SERVICE);
 }
 
-/* -- the pods render makes -- */
-
-/* The pod the Job controller makes for completion index i (indexed_job_utils.go). */
-cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i)
-{
-	char host[320], gen[330], idx[24];
-	struct pod_shape sh = {NULL, gen, "batch/v1", "Job", job, host, NULL};
-	cJSON *pod;
-
-	snprintf(host, sizeof(host), "%s-%ld", job, i);
-	snprintf(gen, sizeof(gen), "%s-", host);
-	snprintf(idx, sizeof(idx), "%ld", i);
-	pod = kind_pod_new(tmpl, ns, &sh);
-	if (pod != NULL && kind_pod_mark(pod, ANN_JOB_INDEX, idx, 1, 1)) {
-		cJSON_Delete(pod);
-		return NULL;
-	}
-	return pod;
-}
+/* -- the pods render makes (kind_job_pod: kinds/kind.c) -- */
 
 static int make_pods_job(const cJSON *obj, const char *name, const char *ns, struct pod_sink *s)
 {

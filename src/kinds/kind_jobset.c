@@ -4,7 +4,7 @@
  * host <js>-<rjob>-<j>-<i>. Everything distenv knows of the kind; pure apart from the
  * look-up the resolution passes in.
  */
-#include "kind.h"
+#include "kinds.h"
 
 #include <limits.h>
 #include <stdio.h>

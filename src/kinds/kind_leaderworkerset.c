@@ -4,7 +4,7 @@
  * read from what its controllers write on the pods (nothing is looked up).
  * Everything distenv knows of the kind. Pure.
  */
-#include "kind.h"
+#include "kinds.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * host <sts>-<start+r>, the Service its serviceName. Everything distenv knows
  * of the kind; pure apart from the look-up the resolution passes in.
  */
-#include "kind.h"
+#include "kinds.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -116,8 +116,8 @@ static int built_on(const cJSON *meta)
 	const struct kind *self = kind_of(WORKLOAD_STATEFULSET);
 	size_t i;
 
-	for (i = 0; i < kind_count; i++) {
-		const struct kind *k = kind_table[i];
+	for (i = 0; kind_at(i) != NULL; i++) {
+		const struct kind *k = kind_at(i);
 		if (k != self && k->mark != NULL && strcmp(k->owner_kind, self->owner_kind) == 0 &&
 		    (json_str(json_get(meta, "labels"), k->mark) != NULL ||
 		     json_str(json_get(meta, "annotations"), k->mark) != NULL))
@@ -178,27 +178,7 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 	check_start(w, cfg, v);
 }
 
-/* -- the pods render makes -- */
-
-/* The pod the StatefulSet controller makes for ordinal ord (stateful_set_utils.go). */
-cJSON *kind_statefulset_pod(const cJSON *tmpl, const char *sts, const char *ns, const char *service,
-                            long ord)
-{
-	char name[320], idx[24];
-	struct pod_shape sh = {
-	    name, NULL, "apps/v1", "StatefulSet", sts, name, service ? service : ""};
-	cJSON *pod;
-
-	snprintf(name, sizeof(name), "%s-%ld", sts, ord);
-	snprintf(idx, sizeof(idx), "%ld", ord);
-	pod = kind_pod_new(tmpl, ns, &sh);
-	if (pod != NULL && (kind_pod_mark(pod, LABEL_POD_INDEX, idx, 1, 0) ||
-	                    kind_pod_mark(pod, "statefulset.kubernetes.io/pod-name", name, 1, 0))) {
-		cJSON_Delete(pod);
-		return NULL;
-	}
-	return pod;
-}
+/* -- the pods render makes (kind_statefulset_pod: kinds/kind.c) -- */
 
 static int make_pods_statefulset(const cJSON *obj, const char *name, const char *ns,
                                  struct pod_sink *s)

@@ -11,8 +11,20 @@
 #include <string.h>
 
 #include "file.h"
+#include "frameworks.h"
+#include "kinds.h"
+#include "registry.h"
 
 static int t_pass, t_fail;
+
+/*
+ * Every test is a program that hands the core its plug-ins, as cli/main.c
+ * does, before main; a test may register its own tables after.
+ */
+__attribute__((constructor)) static void test_registry(void)
+{
+	registry_set(kind_table, kind_count, framework_table, framework_count);
+}
 
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \

@@ -114,8 +114,9 @@ def parse_equivalents(path):
             cur = {}
             continue
         k, sep, v = line.partition(": ")
-        if not sep or k not in ("file", "from", "to", "why"):
-            errors.append("%s:%d: want file:/from:/to:/why: lines, got %r" % (path, n, line))
+        if not sep or k not in ("file", "from", "to", "why", "after", "before"):
+            errors.append("%s:%d: want file:/from:/to:/why: (after:/before:) lines, got %r"
+                          % (path, n, line))
             continue
         cur[k] = v.strip()
     for e in eqs:
@@ -301,7 +302,16 @@ def main():
         for e in errors:
             log("mutation-score: " + e)
         return 2
-    eqset = {(e["file"], e["from"], e["to"]) for e in eqs}
+
+    def listed_as(f, o, m, prev, nxt):
+        """The entry naming this mutant: after/before, when given, are the lines
+        before and after it (stripped), for a text that names lines the reason does
+        not hold for."""
+        for e in eqs:
+            if ((e["file"], e["from"], e["to"]) == (f, o, m)
+                    and e.get("after", prev) == prev and e.get("before", nxt) == nxt):
+                return id(e)
+        return None
 
     targets, ranges = [], {}
     for spec in a.files or DEFAULT_FILES:
@@ -419,7 +429,8 @@ def main():
                     if rc != 0:
                         by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
                         break
-                listed = (f, esc(o), esc(m)) in eqset
+                listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
+                                   esc(lines[ln]) if ln < len(lines) else "")
                 # a listed equivalent the unit tests let live is not sent to the
                 # integration tier: no test can tell it from the original
                 if by is None and not listed and not a.no_integration:
@@ -439,7 +450,7 @@ def main():
                     c["killed"] += 1
                     continue
                 if listed:
-                    used_eq.add((f, esc(o), esc(m)))
+                    used_eq.add(listed)
                     c["equivalent"] += 1
                     rec["equivalent"] = True
                     continue
@@ -464,7 +475,7 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     if not a.sample and not ranges and not stopped:
         for e in eqs:
-            if e["file"] in totals and (e["file"], e["from"], e["to"]) not in used_eq:
+            if e["file"] in totals and id(e) not in used_eq:
                 log("mutation-score: note: the equivalent %s `%s` -> `%s` of docs/mutants.md "
                     "was not met (killed, or its line is gone)" % (e["file"], e["from"], e["to"]))
     k = sum(c["killed"] for c in totals.values())

@@ -138,6 +138,50 @@ static void test_parse(void)
 			      parse_cases[i].name);
 		}
 	}
+	/* a JobSet's names: 63 characters fit, 64 are refused with the path and the limit */
+	{
+		static const struct {
+			const char *what, *fmt;
+			int valid; /* 1: valid at 63 characters; 0: it names no replicated Job */
+		} names[] = {
+		    {"JobSet .spec.network.subdomain",
+		     "{\"spec\":{\"network\":{\"subdomain\":\"%s\"},\"replicatedJobs\":[{"
+		     "\"name\":\"w\",\"replicas\":1,\"template\":{\"spec\":{\"completions\":1,"
+		     "\"parallelism\":1,\"completionMode\":\"Indexed\"}}}]}}",
+		     1},
+		    {"JobSet .spec.coordinator.replicatedJob",
+		     "{\"spec\":{\"coordinator\":{\"replicatedJob\":\"%s\"},\"replicatedJobs\":[{"
+		     "\"name\":\"w\",\"replicas\":1,\"template\":{\"spec\":{\"completions\":1,"
+		     "\"parallelism\":1,\"completionMode\":\"Indexed\"}}}]}}",
+		     0},
+		};
+		char name[65], json[512], err[256], want[128];
+		size_t k, len;
+
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			for (len = 62; len <= 64; len++) {
+				struct workload_spec got;
+				int rc;
+
+				memset(name, 'a', len);
+				name[len] = '\0';
+				snprintf(json, sizeof(json), names[k].fmt, name);
+				err[0] = '\0';
+				rc = workload_parse(WORKLOAD_JOBSET, json, strlen(json), &got, err,
+				                    sizeof(err));
+				snprintf(want, sizeof(want),
+				         "%s is not a string of at most 63 characters",
+				         names[k].what);
+				if (len <= 63)
+					CHECK(names[k].valid ? rc == 0
+					                     : strstr(err, names[k].what) == NULL,
+					      "%s of %zu characters: %s", names[k].what, len, err);
+				else
+					CHECK(rc != 0 && strcmp(err, want) == 0,
+					      "%s of %zu characters: rc %d '%s', want '%s'",
+					      names[k].what, len, rc, err, want);
+			}
+	}
 	/* the length is honoured: the bytes after it are not read */
 	{
 		struct workload_spec got;

@@ -205,10 +205,12 @@ format:
 format-check:
 	$(Q)clang-format --dry-run --Werror $(CSRC) test/unit/*.c test/unit/*.h
 
-# The wing rule for includes, and for symbols on the built objects (nm).
+# The wing rule for includes, and for symbols on the built objects (nm); every
+# src/... path a comment or a doc names is a file.
 lint: $(OBJS) $(MAIN_OBJ)
 	$(Q)python3 scripts/include-graph.py --symbols $(BUILD)/obj >/dev/null || \
 		python3 scripts/include-graph.py --symbols $(BUILD)/obj
+	$(Q)python3 scripts/paths-check.py >/dev/null || python3 scripts/paths-check.py
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem $(INCLUDES) src
 

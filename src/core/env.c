@@ -177,6 +177,23 @@ int env_host_names(const struct topology *t, long from, long to, struct strbuf *
 	return buf->oom ? -1 : 0;
 }
 
+/*
+ * 1 when l's variables stand in the order of the frameworks that wrote them,
+ * the table's: the order the patch, the goldens and a container's merge rely on.
+ */
+__attribute__((unused)) static int env_in_table_order(const struct env_list *l)
+{
+	size_t k, i = 0;
+
+	for (k = 0; k < l->n; k++) {
+		while (framework_at(i) != NULL && framework_at(i)->bit != l->vars[k].fw)
+			i++;
+		if (framework_at(i) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
 int env_build(const struct topology *t, struct env_list *out)
 {
 	return env_build_master(t, NULL, 0, out);
@@ -214,6 +231,7 @@ int env_build_master(const struct topology *t, const char *master_addr, long mas
 		for (k = n; k < out->n; k++)
 			out->vars[k].fw = fw->bit;
 	}
+	assert(env_in_table_order(out));
 	return 0;
 }
 

@@ -16,7 +16,8 @@
 #include "util.h"
 #include "json.h"
 
-int patch_pointer_escape(const char *token, char *out, size_t outlen)
+/* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
+static int patch_pointer_escape(const char *token, char *out, size_t outlen)
 {
 	size_t o = 0;
 

@@ -41,7 +41,4 @@ enum patch_status patch_build(const cJSON *pod, const struct topology *t,
                               struct strbuf *out, int *n_ops, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
-/* Escapes a JSON Pointer token ("~" -> "~0", "/" -> "~1") into out. Returns 0 or -1 if too long. */
-int patch_pointer_escape(const char *token, char *out, size_t outlen);
-
 #endif

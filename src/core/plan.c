@@ -172,9 +172,20 @@ static int defines_all_derived(const cJSON *ctr, const struct topology_target *t
 	return 1;
 }
 
-int plan_own_master_check(const cJSON *ctr, const struct topology_target *tg,
-                          const struct env_list *env, const char **addr, long *port, char *err,
-                          size_t errlen)
+/*
+ * The rule of a target container ctr that sets MASTER_ADDR or MASTER_PORT
+ * itself, against env, the variables distenv gives the pod: one set by
+ * valueFrom or a $(reference), which cannot be read at admission, is denied
+ * unless ctr also sets every variable of env a framework builds from it; a
+ * literal must be a port number, or a non-empty address of at most 253
+ * characters. Returns -1 with the denial ("distenv: container ...") in err; 0
+ * when ctr keeps distenv's values; 1 when it gets its own (*addr: its literal
+ * MASTER_ADDR or NULL, *port: its MASTER_PORT or 0). tg is ctr's target, whose
+ * env_pairs spare walks for names its list cannot hold; NULL: walk.
+ */
+static int plan_own_master_check(const cJSON *ctr, const struct topology_target *tg,
+                                 const struct env_list *env, const char **addr, long *port,
+                                 char *err, size_t errlen)
 {
 	static const char *const master[2] = {"MASTER_ADDR", "MASTER_PORT"};
 	const char *cname = json_str(ctr, "name"), *port_s = NULL, *vals[2] = {NULL, NULL};

@@ -73,21 +73,6 @@ enum plan_status pod_plan_build(const cJSON *pod, const char *ns, size_t pod_byt
 const struct env_list *pod_plan_target_env(const struct pod_plan *plan, int i);
 
 /*
- * The rule of a target container ctr that sets MASTER_ADDR or MASTER_PORT
- * itself, against env, the variables distenv gives the pod: one set by
- * valueFrom or a $(reference), which cannot be read at admission, is denied
- * unless ctr also sets every variable of env a framework builds from it; a
- * literal must be a port number, or a non-empty address of at most 253
- * characters. Returns -1 with the denial ("distenv: container ...") in err; 0
- * when ctr keeps distenv's values; 1 when it gets its own (*addr: its literal
- * MASTER_ADDR or NULL, *port: its MASTER_PORT or 0). tg is ctr's target, whose
- * env_pairs spare walks for names its list cannot hold; NULL: walk.
- */
-int plan_own_master_check(const cJSON *ctr, const struct topology_target *tg,
-                          const struct env_list *env, const char **addr, long *port, char *err,
-                          size_t errlen);
-
-/*
  * The same rule at apply time, for a pod template (its spec and annotations):
  * what every pod of the template would be denied for. Which variables a pod
  * gets depends on its frameworks and elasticity alone, so the template

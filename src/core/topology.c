@@ -1,11 +1,12 @@
 /*
  * Topology resolution, the driver: the named steps of a pod (its annotations,
- * its kind, then the kind's own place step from src/kind_*.c, the world, the
+ * its kind, then the kind's own place step from src/kinds/kind_*.c, the world, the
  * Service, the target containers) and the vocabulary the kind files share
  * (kind.h). Denials are written to err for the user; nothing is kept.
  */
 #include "topology.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -857,6 +858,8 @@ enum topology_status topology_resolve(const cJSON *pod, const char *req_ns,
 	}
 	if (rc != TOPOLOGY_OK)
 		goto out;
+	/* what every later step relies on: a rank within its world, the world within the limit */
+	assert(t->rank >= 0 && t->rank < t->world_size && t->world_size <= cfg->max_world_size);
 	t->processes = pod_nproc(t, rs->spec, rs->anns, cfg);
 	t->one_process = t->processes == 1;
 	rc = TOPOLOGY_OK;
@@ -881,10 +884,14 @@ void topology_free(struct topology *t)
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
 	const struct kind *row = kind_of(t->kind);
+	int n;
 
 	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
 		return -1;
-	return row->hostname(t, r, out, outlen);
+	n = row->hostname(t, r, out, outlen);
+	/* a kind's name is its length, within out and ended there, or -1 */
+	assert(n < 0 || ((size_t)n < outlen && out[n] == '\0'));
+	return n;
 }
 
 long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,

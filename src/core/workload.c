@@ -1,7 +1,7 @@
 /*
- * The workload-kind table: names, API paths and the readers of the API
- * server's answers. Pure; the readers allocate only a cJSON tree they free
- * before returning.
+ * A kind's name and API path, by its registered row (core/registry.h), and the
+ * parts the kinds' readers of the API server's answers share. Pure; the
+ * readers allocate only a cJSON tree they free before returning.
  */
 #include "workload.h"
 
@@ -21,13 +21,6 @@ const struct workload_api *workload_api_of(enum workload_kind kind)
 	const struct kind *k = kind_of(kind);
 
 	return k ? &k->api : NULL;
-}
-
-enum workload_kind workload_kind_named(const char *group, const char *name)
-{
-	const struct kind *k = kind_named(group, name);
-
-	return k ? k->kind : WORKLOAD_NONE;
 }
 
 const char *workload_kind_name(enum workload_kind kind)

@@ -1,9 +1,10 @@
 /*
- * The workload kinds distenv knows, as one table: how the API names each kind
- * (kind, group, the path to GET it), and how to read the API server's answer
- * into the plain data the core needs. The callback the shell provides to fetch
- * an object is declared here too. Plain data and pure functions; nothing is
- * allocated that outlives a call.
+ * A workload as the core sees it, whatever its kind: the kinds' enum, the plain
+ * data a look-up answers (struct workload_spec, struct service_info), the
+ * callback the shell provides to fetch an object, and how the API names and
+ * serves a kind (struct workload_api, a part of each kind's row: the rows are
+ * in src/kinds/, handed to the core through core/registry.h). Plain data and
+ * pure functions; nothing is allocated that outlives a call.
  */
 #ifndef DISTENV_WORKLOAD_H
 #define DISTENV_WORKLOAD_H
@@ -123,9 +124,6 @@ struct workload_api {
 
 /* The row of kind, or NULL for WORKLOAD_NONE and out-of-range values. */
 const struct workload_api *workload_api_of(enum workload_kind kind);
-
-/* The kind the API calls name in group (NULL: any group); WORKLOAD_NONE when distenv has none. */
-enum workload_kind workload_kind_named(const char *group, const char *name);
 
 /* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" or "none". */
 const char *workload_kind_name(enum workload_kind kind);

@@ -4,7 +4,7 @@
  * listener, the certificate watcher and the acceptor, serves until SIGTERM or
  * SIGINT, drains, and stops them in the reverse order. server_run owns the
  * struct server and everything it starts, and frees it all before returning;
- * connections are src/server_conn.c's, requests src/server_http.c's.
+ * connections are src/http/server_conn.c's, requests src/http/server_http.c's.
  */
 #include "server_int.h"
 

@@ -2,7 +2,7 @@
  * The HTTPS shell around the admission core (libmicrohttpd over GnuTLS):
  * routes, body limit, TLS 1.2/1.3 only, certificate hot reload, health,
  * metrics, and a graceful drain on SIGTERM/SIGINT. Its three files (server.c,
- * server_conn.c, server_http.c) share src/server_int.h, their map.
+ * server_conn.c, server_http.c) share src/http/server_int.h, their map.
  */
 #ifndef DISTENV_SERVER_H
 #define DISTENV_SERVER_H

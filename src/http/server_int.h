@@ -138,7 +138,7 @@ struct server {
 	struct workpool *pool; /* NULL when admissions run on the network threads */
 };
 
-/* A listen address (src/listenaddr.c's grammar) resolved for binding. */
+/* A listen address (src/lib/listenaddr.c's grammar) resolved for binding. */
 struct bind_addr {
 	struct sockaddr_storage ss;
 	int any_dual; /* ":PORT": all addresses, IPv6 and IPv4 */

@@ -92,7 +92,13 @@ void tlscert_format_time(time_t t, char *out, size_t outlen)
 		snprintf(out, outlen, "%lld", (long long)t);
 }
 
-struct tlscert *tlscert_load(const char *cert_path, const char *key_path, char *err, size_t errlen)
+/*
+ * Loads the PEM chain and key, checks that the key belongs to the leaf, and
+ * returns a holder with one reference (the caller's), or NULL with err. Never
+ * logs key bytes; the key's PEM text is wiped.
+ */
+static struct tlscert *tlscert_load(const char *cert_path, const char *key_path, char *err,
+                                    size_t errlen)
 {
 	struct tlscert *h = NULL, *ret = NULL;
 	unsigned char *cert_pem = NULL, *key_pem = NULL;

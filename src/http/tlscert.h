@@ -28,13 +28,6 @@ struct tlscert {
 	char fingerprint[65]; /* SHA-256 of the leaf, hex */
 };
 
-/*
- * Loads the PEM chain and key, checks that the key belongs to the leaf, and
- * returns a holder with one reference (the caller's), or NULL with err. Never
- * logs key bytes; the key's PEM text is wiped.
- */
-struct tlscert *tlscert_load(const char *cert_path, const char *key_path, char *err, size_t errlen);
-
 /* Drops one reference; the last one frees the holder. NULL is fine. */
 void tlscert_release(struct tlscert *c);
 

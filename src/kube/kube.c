@@ -1,7 +1,7 @@
 /*
  * Kubernetes API client: GETs workloads over libcurl/OpenSSL with credentials
- * from a kubeconfig (src/kubeconfig.c) or the in-cluster service account, a
- * per-look-up deadline and a lookup_cache (src/lookupcache.c) in front. The
+ * from a kubeconfig (src/kube/kubeconfig.c) or the in-cluster service account, a
+ * per-look-up deadline and a lookup_cache (src/kube/lookupcache.c) in front. The
  * client owns its credentials and wipes key material and tokens when it lets
  * go of them; easy handles are pooled so that connections are reused.
  */

@@ -644,15 +644,15 @@ fi
 
 # --- docs/install.md's blocks, its commands as written ------------------------------
 # The blocks of docs/install.md marked `<!-- chart-install: NAME -->` run with
-# bash -e, in a directory that holds the repository's deploy/ and puts
-# ./distenv-webhook on PATH, with the one substitution the page asks for: a
+# bash -e, in a directory that holds the repository's deploy/ and
+# ./distenv-webhook (the repository after `make`, as the page's commands are
+# run; nothing on PATH), with the one substitution the page asks for: a
 # registry in place of registry.example.com/ml/distenv.
 registry=registry.test/ml/distenv
 user="$work/user"
 mkdir -p "$user/bin"
 ln -s "$root/deploy" "$user/deploy"
-ln -s "$binary" "$user/bin/distenv-webhook"
-ln -s "$binary" "$user/distenv-webhook" # the README's ./distenv-webhook
+ln -s "$binary" "$user/distenv-webhook" # ./distenv-webhook, as the README and install.md run it
 run_block() { # NAME [DOC]: the block NAME of DOC (docs/install.md); stdout in $work/NAME.out, trace in $work/NAME.log
 	PYTHONPATH="$root/test/chart" $py -c 'import sys, check; print("\n".join(check.doc_block(*sys.argv[1:])))' "$1" ${2:+"$root/$2"} |
 		sed "s|registry.example.com/ml/distenv|$registry|g" >"$work/$1.sh" || return 1

@@ -6,10 +6,6 @@ package scenarios
 // broken ones each diagnosed with its own first blocking cause. Run alone:
 // test/e2e-node/run.sh -run 'TestNode1Chart|TestNode8Doctor' (the chart is
 // installed by TestMain either way; TestNode1Chart only checks it).
-//
-// Opt-in (DISTENV_E2E_DOCTOR=1; test/e2e-node/run.sh passes the variable
-// through) until a whole run passes on a node: the first run passed the seven
-// broken cases and failed only the healthy one's rank check (fixed since).
 
 import (
 	"context"
@@ -151,9 +147,6 @@ func waitRunning(t *testing.T, ns, app string, n int, within time.Duration) []co
 
 func TestNode8Doctor(t *testing.T) {
 	requireNode(t)
-	if os.Getenv("DISTENV_E2E_DOCTOR") != "1" {
-		t.Skip("DISTENV_E2E_DOCTOR=1 runs it (not yet passed whole on a node)")
-	}
 	dir := doctorPath(t)
 	hold := trainer([]string{"--hold"}, nil)
 

@@ -243,6 +243,24 @@ static void test_host_runs(void)
 						strbuf_printf(&want, "%s\"%s%s:%ld\"", n ? "," : "",
 						              host, t.domain, t.port);
 					}
+					/* ranks run 0 .. world_size - 1: the last has a host,
+					 * one past it and -1 have none, nor a run */
+					{
+						size_t pl = 0;
+						long first = 0;
+						if (topology_hostname(&t, t.world_size - 1, host,
+						                      sizeof(host)) < 0 ||
+						    topology_hostname(&t, t.world_size, host,
+						                      sizeof(host)) != -1 ||
+						    topology_hostname(&t, -1, host, sizeof(host)) !=
+						        -1 ||
+						    topology_host_run(&t, t.world_size, host,
+						                      sizeof(host), &pl,
+						                      &first) != 0 ||
+						    topology_host_run(&t, -1, host, sizeof(host),
+						                      &pl, &first) != 0)
+							bad++;
+					}
 					if (env_host_list(&t, 0, t.world_size, &got) != 0 ||
 					    got.buf == NULL || want.buf == NULL ||
 					    strcmp(got.buf, want.buf) != 0) {

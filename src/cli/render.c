@@ -98,8 +98,8 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		pname = json_str(meta, "generateName");
 	if (o->format == RENDER_TEXT) {
 		strbuf_printf(out, "--- rank %ld/%ld: %s %s/%s, ", plan->topo.rank,
-		              plan->topo.world_size, workload_kind_name(plan->topo.kind),
-		              plan->topo.ns, plan->topo.workload);
+		              plan->topo.world_size, kind_name(plan->topo.kind), plan->topo.ns,
+		              plan->topo.workload);
 		/* A LeaderWorkerSet's world is one group: say which. */
 		if (plan->topo.group >= 0)
 			strbuf_printf(out, "group %ld, ", plan->topo.group);
@@ -141,7 +141,7 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 		if (r == NULL)
 			return -1;
 		cJSON_AddItemToArray(jarr, r); /* jarr owns r */
-		if (!cJSON_AddStringToObject(r, "kind", workload_kind_name(plan->topo.kind)) ||
+		if (!cJSON_AddStringToObject(r, "kind", kind_name(plan->topo.kind)) ||
 		    !cJSON_AddStringToObject(r, "namespace", plan->topo.ns) ||
 		    !cJSON_AddStringToObject(r, "workload", plan->topo.workload) ||
 		    !cJSON_AddStringToObject(r, "pod",

@@ -408,15 +408,15 @@ static int handle(const char *body, size_t len, const struct config *cfg,
 		/* What was known before the denial, for the log line. */
 		if (plan.topo.workload[0] != '\0')
 			fmt_printf(res->workload, sizeof(res->workload), "%s/%s",
-			           workload_kind_name(plan.topo.kind), plan.topo.workload);
+			           kind_name(plan.topo.kind), plan.topo.workload);
 		res->rank = plan.topo.rank;
 		snprintf(res->message, sizeof(res->message), "%s", err);
 		rc = review_response(res, NULL, err);
 		goto out;
 	}
 	fmt_printf(res->ns, sizeof(res->ns), "%s", plan.topo.ns);
-	fmt_printf(res->workload, sizeof(res->workload), "%s/%s",
-	           workload_kind_name(plan.topo.kind), plan.topo.workload);
+	fmt_printf(res->workload, sizeof(res->workload), "%s/%s", kind_name(plan.topo.kind),
+	           plan.topo.workload);
 	res->rank = plan.topo.rank;
 	answer_warnings(res, plan.warnings[0], sizeof(plan.warnings[0]), plan.n_warnings,
 	                plan.n_more);

@@ -210,6 +210,12 @@ struct kind_label {
 
 struct kind {
 	enum workload_kind kind;
+	/*
+	 * A prefix of variables the kind's own webhook writes into its pods
+	 * (LeaderWorkerSet's "TPU_"): a container's own value of such a variable is
+	 * not judged against distenv's. NULL: none.
+	 */
+	const char *own_env_prefix;
 	/* How the Kubernetes API names and serves the kind (GET and its answer's reader). */
 	struct workload_api api;
 	/* How its pods are recognised: their controller ownerReference, and a mark. */
@@ -295,6 +301,9 @@ struct kind {
 };
 
 /* ---- registry.c: the kinds the program registered (registry.h) ---- */
+
+/* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" (the API's name of k), or "none" for NULL. */
+const char *kind_name(const struct kind *k);
 
 /* The kind k, or NULL for WORKLOAD_NONE and out-of-range values. */
 const struct kind *kind_of(enum workload_kind k);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kind.h"
 #include "util.h"
 #include "json.h"
 
@@ -218,8 +219,8 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 		         "distenv: container %.63s sets %s=%.64s%s, but this pod is rank %ld of "
 		         "%s %s/%s (world size %ld), so two pods would claim one rank: remove %s "
 		         "from its env (distenv gives each pod its own)",
-		         cname, name, own, how, t->rank, workload_kind_name(t->kind), t->ns,
-		         t->workload, t->world_size, name);
+		         cname, name, own, how, t->rank, kind_name(t->kind), t->ns, t->workload,
+		         t->world_size, name);
 		return OWNENV_DENY;
 	}
 	if (strcmp(name, "MASTER_ADDR") == 0 || strcmp(name, "PET_MASTER_ADDR") == 0) {
@@ -245,8 +246,7 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 			    "distenv: container %.63s sets %s=%.253s, which is not rank 0's pod "
 			    "of %s %s/%s (%s names no rank or another one, and rank 0 hosts "
 			    "the rendezvous): remove it (distenv gives %s)",
-			    cname, name, own, workload_kind_name(t->kind), t->ns, t->workload, host,
-			    world);
+			    cname, name, own, kind_name(t->kind), t->ns, t->workload, host, world);
 			return OWNENV_DENY;
 		}
 		if (snprintf(msg, len,
@@ -266,7 +266,7 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 		         "distenv: container %.63s sets TF_CONFIG itself: one value for the %ld "
 		         "ranks of %s %s/%s gives them all one task; remove it (distenv gives "
 		         "each pod its own)",
-		         cname, t->world_size, workload_kind_name(t->kind), t->ns, t->workload);
+		         cname, t->world_size, kind_name(t->kind), t->ns, t->workload);
 		return OWNENV_DENY;
 	}
 	if (strcmp(own, world) == 0)

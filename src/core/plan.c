@@ -15,6 +15,7 @@
 #include "mesh.h"
 #include "ownenv.h"
 #include "patch.h"
+#include "kind.h"
 #include "util.h"
 #include "json.h"
 
@@ -414,8 +415,10 @@ static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod,
 			    !topology_target_may_define(&t->targets[i], name))
 				continue; /* merged with the container's own (PET_RDZV_CONF), or
 				             absent */
-			/* LeaderWorkerSet's own webhook writes its TPU variables, shorter */
-			if (t->kind == WORKLOAD_LWS && strncmp(name, "TPU_", 4) == 0)
+			/* the kind's own webhook writes these (LeaderWorkerSet's TPU_*), shorter */
+			if (t->kind != NULL && t->kind->own_env_prefix != NULL &&
+			    strncmp(name, t->kind->own_env_prefix,
+			            strlen(t->kind->own_env_prefix)) == 0)
 				continue;
 			rc = ownenv_value(ctr, meta, name, &own, how, sizeof(how));
 			if (rc == 0)

@@ -52,6 +52,11 @@ const struct kind *kind_of(enum workload_kind k)
 	return NULL;
 }
 
+const char *kind_name(const struct kind *k)
+{
+	return k != NULL ? k->api.kind : "none";
+}
+
 const struct kind *kind_named(const char *group, const char *name)
 {
 	const struct kind *row;

@@ -392,7 +392,7 @@ enum topology_status resolve_set_world(struct resolve *rs, long from_api)
 		return resolve_deny(
 		    rs, DENY_WORLD,
 		    "the world size of %s %s/%s is not known: set the annotation %s%s",
-		    workload_kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
+		    kind_name(t->kind), rs->ns, t->workload, ANN_WORLD_SIZE,
 		    rs->lookup ? "" : " (look-ups of the workload are turned off)");
 	return TOPOLOGY_OK;
 }
@@ -465,8 +465,8 @@ enum topology_status resolve_fixed_world(struct resolve *rs, long world, const c
 		    rs, DENY_WORLD,
 		    "annotation %s is %ld, but %s %s/%s has %ld pods per world (%s): remove "
 		    "the annotation",
-		    ANN_WORLD_SIZE, rs->ann_world, workload_kind_name(rs->t->kind), rs->ns,
-		    rs->t->workload, world, what);
+		    ANN_WORLD_SIZE, rs->ann_world, kind_name(rs->t->kind), rs->ns, rs->t->workload,
+		    world, what);
 	return TOPOLOGY_OK;
 }
 
@@ -531,7 +531,7 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		    strcmp(group, k->owner_group) != 0 || (k->mark && !resolve_mark(rs, k->mark)))
 			continue;
 		*row = k;
-		rs->t->kind = k->kind;
+		rs->t->kind = k;
 		name = k->name_from ? resolve_mark(rs, k->name_from) : rs->owner_name;
 		if (rs->owner_name == NULL || !dns_subdomain_valid(rs->owner_name))
 			return resolve_deny(rs, DENY_NONE,
@@ -549,7 +549,7 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		if (k->foreign_owner_hint == NULL || k->mark == NULL ||
 		    (name = resolve_mark(rs, k->mark)) == NULL)
 			continue;
-		rs->t->kind = k->kind;
+		rs->t->kind = k;
 		return resolve_deny(
 		    rs, DENY_NONE,
 		    "pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
@@ -632,7 +632,7 @@ static enum topology_status read_annotations(struct resolve *rs)
 static enum topology_status resolve_service(struct resolve *rs)
 {
 	struct topology *t = rs->t;
-	const char *kname = workload_kind_name(t->kind);
+	const char *kname = kind_name(t->kind);
 	const char *subdomain = json_str(rs->spec, "subdomain"), *v;
 
 	if (t->service[0] != '\0') {
@@ -643,9 +643,9 @@ static enum topology_status resolve_service(struct resolve *rs)
 			                    "spec.subdomain \"%.64s\" is not a valid Service name",
 			                    subdomain);
 		strcpy(t->service, subdomain);
-	} else if (kind_of(t->kind)->no_subdomain_hint != NULL) {
+	} else if (t->kind->no_subdomain_hint != NULL) {
 		return resolve_deny(rs, DENY_NONE, "pod of %s %s/%s has no spec.subdomain%s", kname,
-		                    rs->ns, t->workload, kind_of(t->kind)->no_subdomain_hint);
+		                    rs->ns, t->workload, t->kind->no_subdomain_hint);
 	} else if (!rs->bad_service && (v = json_map_str(rs->anns, ANN_SERVICE)) != NULL) {
 		strcpy(t->service, v);
 		t->set_subdomain = 1;
@@ -691,8 +691,7 @@ static enum topology_status check_own_name(struct resolve *rs)
 	    "%s %s/%s, so the addresses it derives for the other ranks cannot be trusted: "
 	    "leave the pod's name as the %s's controllers set it (another webhook or "
 	    "controller renamed it)",
-	    own, from, host, t->rank, workload_kind_name(t->kind), rs->ns, t->workload,
-	    workload_kind_name(t->kind));
+	    own, from, host, t->rank, kind_name(t->kind), rs->ns, t->workload, kind_name(t->kind));
 }
 
 /* Step: a framework of the pod that cannot serve its world (framework.h, refuse). */
@@ -716,7 +715,7 @@ static enum topology_status check_frameworks(struct resolve *rs)
 static enum topology_status check_world(struct resolve *rs)
 {
 	struct topology *t = rs->t;
-	const char *kname = workload_kind_name(t->kind);
+	const char *kname = kind_name(t->kind);
 	char host[320];
 	long p;
 
@@ -883,7 +882,7 @@ void topology_free(struct topology *t)
 
 int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
 {
-	const struct kind *row = kind_of(t->kind);
+	const struct kind *row = t->kind;
 	int n;
 
 	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
@@ -897,7 +896,7 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
                        long *first)
 {
-	const struct kind *row = kind_of(t->kind);
+	const struct kind *row = t->kind;
 	long n;
 
 	/* with a coordinator elsewhere than position 0, ranks are not positions */

@@ -15,6 +15,8 @@
 #include "workload.h"
 #include "verdict.h"
 
+struct kind;
+
 /*
  * A container to inject into: index into spec.containers, or spec.initContainers when init.
  * Its env list as topology_resolve found it, read once (a 64 KB pod's lists were walked
@@ -57,7 +59,7 @@ struct topology_rjob {
 };
 
 struct topology {
-	enum workload_kind kind;
+	const struct kind *kind; /* the pod's kind, its registered row (NULL: not known) */
 	char ns[64];
 	char workload[254]; /* the StatefulSet, Job, JobSet or LeaderWorkerSet name */
 	char service[64];   /* headless Service: the pod's subdomain */

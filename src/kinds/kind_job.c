@@ -114,7 +114,7 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 	(void)cfg;
 	w->rank0 = tmpl;
 	w->count = json_long(spec, "completions", INT_MAX, -1);
-	w->t.kind = WORKLOAD_JOB;
+	w->t.kind = kind_of(WORKLOAD_JOB);
 	if (w->n_tmpl == 0)
 		return;
 	snprintf(what, sizeof(what), "Job %s", w->name);

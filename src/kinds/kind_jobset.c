@@ -381,7 +381,7 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	long first = 0;
 
 	(void)cfg;
-	w->t.kind = WORKLOAD_JOBSET;
+	w->t.kind = kind_of(WORKLOAD_JOBSET);
 	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
 	{
 		const cJSON *jspec = json_get(json_get(rj, "template"), "spec");

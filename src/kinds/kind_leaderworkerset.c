@@ -154,7 +154,7 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	               ? json_get(lwt, "leaderTemplate")
 	               : json_get(lwt, "workerTemplate");
 	w->count = json_long(lwt, "size", INT_MAX, 1);
-	w->t.kind = WORKLOAD_LWS;
+	w->t.kind = kind_of(WORKLOAD_LWS);
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
 	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */
 	snprintf(w->t.service, sizeof(w->t.service), "%s", w->name);
@@ -266,6 +266,7 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 /* Never fetched: its pods say all distenv needs. */
 const struct kind kind_leaderworkerset = {
     .kind = WORKLOAD_LWS,
+    .own_env_prefix = "TPU_",
     .api = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1", NULL,
             NULL},
     .owner_kind = "StatefulSet",

@@ -136,7 +136,8 @@ static void check_start(const struct view *w, const struct config *cfg, struct v
 {
 	const cJSON *meta = json_get(w->tmpl[0], "metadata");
 
-	if (w->t.kind != WORKLOAD_STATEFULSET || w->t.start <= 0 || cfg->lookups || built_on(meta))
+	if (w->t.kind == NULL || w->t.kind->kind != WORKLOAD_STATEFULSET || w->t.start <= 0 ||
+	    cfg->lookups || built_on(meta))
 		return;
 	view_problem(
 	    v,
@@ -153,7 +154,7 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 
 	w->rank0 = json_get(spec, "template");
 	w->count = json_long(spec, "replicas", INT_MAX, 1);
-	w->t.kind = WORKLOAD_STATEFULSET;
+	w->t.kind = kind_of(WORKLOAD_STATEFULSET);
 	w->t.start = json_long(json_get(spec, "ordinals"), "start", INT_MAX, 0);
 	w->service = json_str(spec, "serviceName");
 	if (w->n_tmpl == 0)

@@ -34,7 +34,7 @@ static const char *get(const struct env_list *l, const char *name)
 static void jobset(struct topology *t, long pods_b)
 {
 	memset(t, 0, sizeof(*t));
-	t->kind = WORKLOAD_JOBSET;
+	t->kind = kind_of(WORKLOAD_JOBSET);
 	t->group = -1;
 	strcpy(t->ns, "ml");
 	strcpy(t->workload, "js");
@@ -100,7 +100,7 @@ static void test_single_slice(void)
 	struct env_list env;
 
 	memset(&t, 0, sizeof(t));
-	t.kind = WORKLOAD_STATEFULSET;
+	t.kind = kind_of(WORKLOAD_STATEFULSET);
 	t.group = -1;
 	strcpy(t.ns, "ml");
 	strcpy(t.workload, "tp");
@@ -139,7 +139,7 @@ static void test_refuse(void)
 	      "a coordinator that is not the first pod refused: %s", msg);
 
 	memset(&t, 0, sizeof(t));
-	t.kind = WORKLOAD_LWS;
+	t.kind = kind_of(WORKLOAD_LWS);
 	strcpy(t.ns, "ml");
 	strcpy(t.workload, "tl");
 	t.world_size = 4;

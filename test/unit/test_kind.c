@@ -202,7 +202,7 @@ static void test_host_runs(void)
 					long p;
 
 					memset(&t, 0, sizeof(t));
-					t.kind = kinds[kk];
+					t.kind = kind_of(kinds[kk]);
 					snprintf(t.workload, sizeof(t.workload), "%s", names[nn]);
 					snprintf(t.domain, sizeof(t.domain),
 					         ".svc.ml.svc.cluster.local");
@@ -266,10 +266,10 @@ static void test_host_runs(void)
 					    strcmp(got.buf, want.buf) != 0) {
 						if (bad++ == 0)
 							CHECK(0,
-							      "kind %d, %s, world %ld, coordinator "
+							      "kind %s, %s, world %ld, coordinator "
 							      "%ld: %s, want %s",
-							      (int)t.kind, names[nn], t.world_size,
-							      t.coordinator,
+							      kind_name(t.kind), names[nn],
+							      t.world_size, t.coordinator,
 							      got.buf ? got.buf : "(none)",
 							      want.buf ? want.buf : "(none)");
 					}

@@ -418,8 +418,60 @@ static void test_mesh(void)
 #undef STD
 }
 
+/* Which Service the MutatingWebhookConfigurations name for distenv's pod webhook. */
+static void test_webhook_service(void)
+{
+#define WH(name, cc) "{\"name\":\"" name "\",\"clientConfig\":" cc "}"
+#define SVC(ns, n)   "{\"service\":{\"namespace\":\"" ns "\",\"name\":\"" n "\"}}"
+#define CFG(...)     "{\"webhooks\":[" __VA_ARGS__ "]}"
+	static const struct {
+		const char *what, *mwcs;
+		int rc;
+		const char *ns, *name;
+	} cases[] = {
+	    {"no configurations", "{\"items\":[]}", 0, "", ""},
+	    {"no items at all", "{}", 0, "", ""},
+	    {"only other webhooks", "{\"items\":[" CFG(WH("x.example", SVC("a", "b"))) "]}", 0, "",
+	     ""},
+	    {"a name that shares the prefix",
+	     "{\"items\":[" CFG(WH("pods.distenv.dev.other", SVC("a", "b"))) "]}", 0, "", ""},
+	    {"its Service",
+	     "{\"items\":[" CFG(WH("pods.distenv.dev", SVC("distenv-system", "distenv"))) "]}", 1,
+	     "distenv-system", "distenv"},
+	    {"a url, no Service",
+	     "{\"items\":[" CFG(WH("pods.distenv.dev", "{\"url\":\"https://h\"}")) "]}", 1, "", ""},
+	    {"in the second configuration, after another webhook",
+	     "{\"items\":[" CFG(WH("x.example", SVC("a", "b"))) "," CFG(
+	         WH("y.example", SVC("c", "d")) "," WH("pods.distenv.dev", SVC("ml", "hook"))) "]}",
+	     1, "ml", "hook"},
+	    {"the first of two",
+	     "{\"items\":[" CFG(WH("pods.distenv.dev", SVC("one", "first"))) "," CFG(
+	         WH("pods.distenv.dev", SVC("two", "second"))) "]}",
+	     1, "one", "first"},
+	};
+#undef WH
+#undef SVC
+#undef CFG
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *m = cJSON_Parse(cases[i].mwcs);
+		char ns[64] = "junk", name[64] = "junk";
+		int rc;
+
+		CHECK(m != NULL, "%s: test JSON does not parse", cases[i].what);
+		rc = doctor_webhook_service(m, ns, sizeof(ns), name, sizeof(name));
+		CHECK(rc == cases[i].rc && strcmp(ns, cases[i].ns) == 0 &&
+		          strcmp(name, cases[i].name) == 0,
+		      "%s: %d '%s' '%s', want %d '%s' '%s'", cases[i].what, rc, ns, name,
+		      cases[i].rc, cases[i].ns, cases[i].name);
+		cJSON_Delete(m);
+	}
+}
+
 int main(void)
 {
+	test_webhook_service();
 	test_cases();
 	test_missing_fix();
 	test_order();

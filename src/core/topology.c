@@ -398,62 +398,6 @@ enum topology_status resolve_set_world(struct resolve *rs, long from_api)
 }
 
 /*
- * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without
- * printf: TF_CONFIG asks for every rank's name, and vsnprintf was three
- * quarters of an admission at W=8,192. Returns 0, or -1 when it does not fit.
- */
-int kind_host_name(char *out, size_t outlen, const char *a, const char *b, long n1, long n2)
-{
-	const char *parts[2] = {a, b};
-	long nums[2] = {n1, n2};
-	size_t o = 0;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		const char *p = parts[i];
-
-		if (p == NULL)
-			continue;
-		if (i > 0) {
-			if (o + 1 >= outlen)
-				return -1;
-			out[o++] = '-';
-		}
-		for (; *p != '\0'; p++) {
-			if (o + 1 >= outlen)
-				return -1;
-			out[o++] = *p;
-		}
-	}
-	for (i = 0; i < 2 && !(i == 1 && n2 < 0); i++) {
-		size_t d = fmt_long_len(nums[i]);
-
-		if (o + 1 + d >= outlen)
-			return -1;
-		out[o++] = '-';
-		o += fmt_long(out + o, nums[i]);
-	}
-	out[o] = '\0';
-	return (int)o;
-}
-
-long kind_host_run(char *out, size_t outlen, const char *a, const char *b, long n1, long number,
-                   long count, size_t *plen, long *first)
-{
-	int l = n1 >= 0     ? kind_host_name(out, outlen, a, b, n1, -1)
-	        : b != NULL ? snprintf(out, outlen, "%s-%s", a, b)
-	                    : snprintf(out, outlen, "%s", a);
-
-	if (count <= 0 || l < 0 || (size_t)l + 2 > outlen)
-		return 0;
-	out[l++] = '-';
-	out[l] = '\0';
-	*plen = (size_t)l;
-	*first = number;
-	return count;
-}
-
-/*
  * A kind whose workload fixes the world (a JobSet's pods, a LeaderWorkerSet's
  * group): distenv.dev/world-size, when set, must say the same (what: the pods
  * a world counts). /validate applies the same rule at apply time.
@@ -468,37 +412,6 @@ enum topology_status resolve_fixed_world(struct resolve *rs, long world, const c
 		    ANN_WORLD_SIZE, rs->ann_world, kind_name(rs->t->kind), rs->ns, rs->t->workload,
 		    world, what);
 	return TOPOLOGY_OK;
-}
-
-long topology_rank_at(const struct topology *t, long pos)
-{
-	long c = t->coordinator;
-
-	return pos == c ? 0 : pos < c ? pos + 1 : pos;
-}
-
-long topology_position(const struct topology *t, long r)
-{
-	long c = t->coordinator;
-
-	return r == 0 ? c : r <= c ? r - 1 : r;
-}
-
-/* The replicated Job that the pod at position pos belongs to. */
-static const struct topology_rjob *rjob_at(const struct topology *t, long pos)
-{
-	int k;
-
-	for (k = 0; k < t->n_rjobs; k++)
-		if (pos >= t->rjobs[k].first &&
-		    pos < t->rjobs[k].first + t->rjobs[k].jobs * t->rjobs[k].pods)
-			return &t->rjobs[k];
-	return NULL;
-}
-
-const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
-{
-	return rjob_at(t, topology_position(t, r));
 }
 
 /* -- recognising the kind -- */
@@ -878,33 +791,6 @@ void topology_free(struct topology *t)
 	free(t->targets);
 	t->targets = NULL;
 	t->n_targets = 0;
-}
-
-int topology_hostname(const struct topology *t, long r, char *out, size_t outlen)
-{
-	const struct kind *row = t->kind;
-	int n;
-
-	if (row == NULL || r < 0 || r >= (t->world_size > 0 ? t->world_size : 1))
-		return -1;
-	n = row->hostname(t, r, out, outlen);
-	/* a kind's name is its length, within out and ended there, or -1 */
-	assert(n < 0 || ((size_t)n < outlen && out[n] == '\0'));
-	return n;
-}
-
-long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
-                       long *first)
-{
-	const struct kind *row = t->kind;
-	long n;
-
-	/* with a coordinator elsewhere than position 0, ranks are not positions */
-	if (row == NULL || row->host_run == NULL || t->coordinator != 0 || r < 0 ||
-	    r >= (t->world_size > 0 ? t->world_size : 1))
-		return 0;
-	n = row->host_run(t, r, out, outlen, plen, first);
-	return n > 0 ? n : 0;
 }
 
 int topology_launcher_warnings(const struct topology *t, const cJSON *pod_spec, char *out,

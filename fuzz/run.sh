@@ -26,7 +26,7 @@ command -v "$cc" >/dev/null || { echo "fuzz: $cc is missing: run scripts/deps-be
 # so a new one needs no line here.
 rooms=""
 for f in src/kinds/*.c src/frameworks/*.c; do rooms="$rooms $(basename "$f" .c)"; done
-core="admission arena json jsonparse verdict plan topology hosts registry template $rooms env patch workload util strbuf base64 dns file config yamljson annotation validate netpol listenaddr"
+core="admission arena json jsonparse verdict plan topology hosts targets registry template $rooms env patch workload util strbuf base64 dns file config yamljson annotation validate netpol listenaddr"
 declare -A srcs=(
 	[admission]="$core"
 	[render]="$core render"

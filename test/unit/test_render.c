@@ -100,6 +100,23 @@ static const struct {
      "{google.com/tpu: 4}}}]}\n",
      0, RENDER_TEXT, "--- rank 1/2: LeaderWorkerSet ml/tpu, group 0, pod tpu-0-1, containers jax\n",
      NULL, NULL},
+    /* a zero quantity written as a string is no request, as the LWS controller reads it */
+    {"LeaderWorkerSet whose leader asks \"0\" TPUs: no TPU host, refused",
+     "kind: LeaderWorkerSet\nmetadata: {name: tpu, namespace: ml}\nspec:\n  replicas: 1\n"
+     "  leaderWorkerTemplate:\n    size: 3\n    leaderTemplate:\n      metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: jax, resources: {limits: "
+     "{google.com/tpu: '0'}}}]}\n    workerTemplate:\n      metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: jax, resources: {limits: "
+     "{google.com/tpu: 4}}}]}\n",
+     0, RENDER_TEXT, NULL, "the leader of LeaderWorkerSet ml/tpu requests no google.com/tpu", NULL},
+    {"LeaderWorkerSet whose leader asks \"+0.0\" TPUs: no TPU host, refused",
+     "kind: LeaderWorkerSet\nmetadata: {name: tpu, namespace: ml}\nspec:\n  replicas: 1\n"
+     "  leaderWorkerTemplate:\n    size: 3\n    leaderTemplate:\n      metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: jax, resources: {limits: "
+     "{google.com/tpu: '+0.0'}}}]}\n    workerTemplate:\n      metadata: {labels: "
+     "{distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: jax, resources: {limits: "
+     "{google.com/tpu: 4}}}]}\n",
+     0, RENDER_TEXT, NULL, "the leader of LeaderWorkerSet ml/tpu requests no google.com/tpu", NULL},
     {"a container's own WORLD_SIZE: warned once, marked in its env",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "

@@ -396,8 +396,11 @@ def main():
                 if a.sample and c["killed"] + c["survived"] + c["equivalent"] >= a.sample:
                     break
                 if a.time_limit and time.monotonic() - t0 > a.time_limit:
-                    c["notrun"] += 1
                     stopped = True
+                    if a.sample:  # the sample's mutants not run, not the whole file's
+                        c["notrun"] = a.sample - (c["killed"] + c["survived"] + c["equivalent"])
+                        break
+                    c["notrun"] += 1
                     continue
                 mut_lines = list(lines)
                 mut_lines[ln - 1] = m

@@ -55,7 +55,7 @@ EOF
 # Install it with the steps of docs/install.md ("With your own certificate"),
 # run from the repository's root with your registry in place of
 # registry.example.com/ml/distenv:
-#   distenv-webhook certs --service distenv --namespace distenv --out certs   # CA + serving cert, 365 days
+#   ./distenv-webhook certs --service distenv --namespace distenv --out certs   # CA + serving cert, 365 days
 #   kubectl create namespace distenv
 #   kubectl -n distenv create secret generic distenv-tls --type kubernetes.io/tls \
 #     --from-file=tls.crt=certs/tls.crt --from-file=tls.key=certs/tls.key --from-file=ca.crt=certs/ca.crt

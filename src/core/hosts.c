@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <stdio.h>
 
+#include "dns.h"
 #include "kind.h"
 #include "util.h"
 
@@ -94,6 +95,22 @@ long topology_host_run(const struct topology *t, long r, char *out, size_t outle
 		return 0;
 	n = row->host_run(t, r, out, outlen, plen, first);
 	return n > 0 ? n : 0;
+}
+
+long topology_bad_host(const struct topology *t)
+{
+	char host[320];
+	long p;
+
+	/* the last rank of each replicated Job has the longest name of its run */
+	for (p = t->world_size - 1; p >= 0;) {
+		long r = topology_rank_at(t, p);
+		const struct topology_rjob *k = topology_rjob_of(t, r);
+		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
+			return r;
+		p = k ? k->first - 1 : -1;
+	}
+	return -1;
 }
 
 long topology_rank_at(const struct topology *t, long pos)

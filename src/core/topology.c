@@ -392,8 +392,7 @@ static enum topology_status check_world(struct resolve *rs)
 {
 	struct topology *t = rs->t;
 	const char *kname = kind_name(t->kind);
-	char host[320];
-	long p;
+	long r;
 
 	if (t->world_size > rs->cfg->max_world_size)
 		return resolve_deny(
@@ -415,17 +414,10 @@ static enum topology_status check_world(struct resolve *rs)
 	    bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
 		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of %s %s/%s is too long",
 		                    kname, rs->ns, t->workload);
-	/* Every host must be a DNS label: the last one of each replicated Job is the longest. */
-	for (p = t->world_size - 1; p >= 0;) {
-		long r = topology_rank_at(t, p);
-		const struct topology_rjob *k = topology_rjob_of(t, r);
-		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
-			return resolve_deny(
-			    rs, DENY_LIMIT,
-			    "%s %s/%s: the hostname of rank %ld is not a valid DNS label", kname,
-			    rs->ns, t->workload, r);
-		p = k ? k->first - 1 : -1;
-	}
+	if ((r = topology_bad_host(t)) >= 0)
+		return resolve_deny(rs, DENY_LIMIT,
+		                    "%s %s/%s: the hostname of rank %ld is not a valid DNS label",
+		                    kname, rs->ns, t->workload, r);
 	return TOPOLOGY_OK;
 }
 

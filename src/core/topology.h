@@ -185,6 +185,13 @@ int topology_hostname(const struct topology *t, long r, char *out, size_t outlen
 long topology_host_run(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
                        long *first);
 
+/*
+ * A rank of t's world whose host name is not a DNS label (the pod's own rule,
+ * at most 63 characters), or -1 when every one is: the one check of the
+ * world's names, for a pod (topology.c) and a template (validate.c).
+ */
+long topology_bad_host(const struct topology *t);
+
 /* The replicated Job of a JobSet that rank r belongs to, or NULL for other kinds. */
 const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
 

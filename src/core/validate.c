@@ -466,10 +466,10 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	const char *fws = json_str(anns, ANN_FRAMEWORKS), *el = json_str(anns, ANN_ELASTIC);
 	struct topology *t = &w->t;
 	unsigned frameworks = cfg->default_frameworks;
-	char host[320], msg[512];
+	char msg[512];
 	long lo, hi;
 	size_t f;
-	long p;
+	long r;
 
 	if (world < 1 || world > cfg->max_world_size)
 		return;
@@ -478,18 +478,12 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	if (t->service[0] == '\0')
 		snprintf(t->service, sizeof(t->service), "%s", w->service ? w->service : "svc");
 	t->world_size = world;
-	for (p = world - 1; p >= 0;) {
-		long r = topology_rank_at(t, p);
-		const struct topology_rjob *k = topology_rjob_of(t, r);
-		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host)) {
-			view_problem(
-			    v,
-			    "the hostname of rank %ld of %s %s is not a DNS label of at most 63 "
-			    "characters: shorten the names",
-			    r, w->kind, w->name);
-			return;
-		}
-		p = k ? k->first - 1 : -1;
+	if ((r = topology_bad_host(t)) >= 0) {
+		view_problem(v,
+		             "the hostname of rank %ld of %s %s is not a DNS label of at most 63 "
+		             "characters: shorten the names",
+		             r, w->kind, w->name);
+		return;
 	}
 	if (el != NULL && annotation_range(el, cfg->max_world_size, &lo, &hi) == 0) {
 		if (lo > world)

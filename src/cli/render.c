@@ -255,7 +255,7 @@ struct rctx {
  */
 static int said_before(const struct rctx *c, const char *w)
 {
-	const char *tail = strncmp(w, "distenv: ", 9) == 0 ? w + 9 : w;
+	const char *tail = verdict_unprefixed(w);
 	size_t n = strlen(tail);
 	int i;
 
@@ -480,12 +480,11 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		}
 		validate_workload(doc, kind, ns, cfg, NULL, services, v);
 		for (w = 0; warn != NULL && w < v->n_warnings; w++) {
-			const char *t = v->warnings[w];
+			const char *t = v->warnings[w], *u = verdict_unprefixed(t);
 			size_t n = strlen(what);
 
 			/* a warning that names the workload itself is printed once, not twice */
-			if (strncmp(t, "distenv: ", 9) == 0 && strncmp(t + 9, what, n) == 0 &&
-			    (t[9 + n] == ':' || t[9 + n] == ' '))
+			if (u != t && strncmp(u, what, n) == 0 && (u[n] == ':' || u[n] == ' '))
 				strbuf_printf(warn, "warning: %s\n", t);
 			else
 				strbuf_printf(warn, "warning: %s: %s\n", what, t);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "verdict.h"
 #include "strbuf.h"
 #include "json.h"
 
@@ -133,8 +134,8 @@ static int check_review(const char *text, size_t len, const char *uid, int allow
 		     allowed ? "true" : "false");
 	else if (allowed && cJSON_GetObjectItemCaseSensitive(resp, "patch") != NULL)
 		errf(why, whylen, "a patch for a pod that did not opt in");
-	else if (!allowed && (msg == NULL || strncmp(msg, "distenv: ", 9) != 0 ||
-	                      strstr(msg, contains) == NULL))
+	else if (!allowed &&
+	         (msg == NULL || verdict_unprefixed(msg) == msg || strstr(msg, contains) == NULL))
 		errf(why, whylen, "denial \"%.160s\" does not say \"%s\"", msg ? msg : "",
 		     contains);
 	else

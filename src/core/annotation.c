@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "verdict.h"
 #include "dns.h"
 
 const struct annotation_def annotation_defs[] = {
@@ -306,7 +307,7 @@ int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err,
 			continue;
 		}
 		/* joined messages keep one "distenv: " at the front */
-		join(err, errlen, "; ", strncmp(one, "distenv: ", 9) == 0 ? one + 9 : one);
+		join(err, errlen, "; ", verdict_unprefixed(one));
 		bad++;
 	}
 	return bad;

@@ -52,6 +52,9 @@ struct resolve {
 enum topology_status resolve_deny(const struct resolve *rs, enum deny_reason why, const char *fmt,
                                   ...) __attribute__((format(printf, 3, 4)));
 
+/* The pod's name (its generateName before it has one) for a message; "(unnamed)" when none. */
+const char *resolve_pod_name(const struct resolve *rs);
+
 /* A value the controller writes as a label, an annotation or both: the label first. */
 const char *resolve_mark(const struct resolve *rs, const char *key);
 

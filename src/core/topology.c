@@ -86,6 +86,11 @@ static int bad_value(const struct resolve *rs, const char *name)
 }
 
 /* A value the controller writes as a label, an annotation or both: the label first. */
+const char *resolve_pod_name(const struct resolve *rs)
+{
+	return rs->pod_name != NULL && rs->pod_name[0] != '\0' ? rs->pod_name : "(unnamed)";
+}
+
 const char *resolve_mark(const struct resolve *rs, const char *key)
 {
 	const char *v = json_map_str(rs->labels, key);
@@ -230,19 +235,18 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		    rs, DENY_NONE,
 		    "pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
 		    "%s",
-		    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)",
-		    workload_kind_name(k->kind), rs->ns, name, kind ? kind : "nothing",
-		    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
-		    k->foreign_owner_hint);
+		    resolve_pod_name(rs), workload_kind_name(k->kind), rs->ns, name,
+		    kind ? kind : "nothing", rs->owner_name ? " " : "",
+		    rs->owner_name ? rs->owner_name : "", k->foreign_owner_hint);
 	}
 	kind_supported(supported, sizeof(supported));
-	return resolve_deny(
-	    rs, DENY_NONE,
-	    "pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; %s: remove the "
-	    "distenv.dev/inject label from other workloads",
-	    rs->pod_name && *rs->pod_name ? rs->pod_name : "(unnamed)", kind ? kind : "nothing",
-	    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "", kind ? " (" : "",
-	    kind ? (apiv ? apiv : "no apiVersion") : "", kind ? ")" : "", supported);
+	return resolve_deny(rs, DENY_NONE,
+	                    "pod %.64s is controlled by %.64s%s%.128s%s%.64s%s; %s: remove the "
+	                    "distenv.dev/inject label from other workloads",
+	                    resolve_pod_name(rs), kind ? kind : "nothing",
+	                    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
+	                    kind ? " (" : "", kind ? (apiv ? apiv : "no apiVersion") : "",
+	                    kind ? ")" : "", supported);
 }
 
 /*
@@ -432,8 +436,7 @@ static void problem(struct problems *pb, enum deny_reason why, const char *msg)
 {
 	size_t used = strlen(pb->text);
 
-	if (strncmp(msg, "distenv: ", 9) == 0)
-		msg += 9;
+	msg = verdict_unprefixed(msg);
 	if (pb->n++ == 0)
 		pb->first = why;
 	if (used + 3 < sizeof(pb->text))

@@ -1,6 +1,15 @@
 /* The names of the outcomes and denial reasons (verdict.h): static strings. */
 #include "verdict.h"
 
+#include <string.h>
+
+const char *verdict_unprefixed(const char *msg)
+{
+	size_t n = sizeof(VERDICT_PREFIX) - 1;
+
+	return strncmp(msg, VERDICT_PREFIX, n) == 0 ? msg + n : msg;
+}
+
 const char *verdict_outcome_name(enum admission_outcome o)
 {
 	static const char *const names[] = {"skipped", "patched", "unchanged", "denied",

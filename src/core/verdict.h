@@ -17,6 +17,12 @@ enum admission_outcome {
 	ADMISSION_OUTCOME_COUNT
 };
 
+/* What begins every message distenv writes for a user: a denial, a warning. */
+#define VERDICT_PREFIX "distenv: "
+
+/* msg after VERDICT_PREFIX, or msg itself when it does not begin with it. */
+const char *verdict_unprefixed(const char *msg);
+
 /* "skipped", "patched", "unchanged", "denied", "bad_request"; "unknown" past the set. */
 const char *verdict_outcome_name(enum admission_outcome o);
 

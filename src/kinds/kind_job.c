@@ -13,13 +13,17 @@
 #include "json.h"
 #include "util.h"
 
+/* 1 when the Job runs fewer pods at once than it has ranks (parallelism below completions). */
+static int runs_fewer(const struct workload_spec *ws)
+{
+	return ws->completions > 0 && ws->parallelism >= 0 && ws->parallelism < ws->completions;
+}
+
 static int job_would_deny(const struct resolve *rs, const struct workload_spec *ws)
 {
 	long world = rs->ann_world > 0 ? rs->ann_world : ws->completions;
 
-	return !ws->indexed ||
-	       (ws->completions > 0 && ws->parallelism >= 0 && ws->parallelism < ws->completions) ||
-	       world < 0 || rs->t->rank >= world;
+	return !ws->indexed || runs_fewer(ws) || world < 0 || rs->t->rank >= world;
 }
 
 static enum topology_status place_job(struct resolve *rs)
@@ -46,8 +50,7 @@ static enum topology_status place_job(struct resolve *rs)
 			    "Job %s/%s is not an Indexed Job: distenv supports only pods of a "
 			    "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)",
 			    rs->ns, rs->owner_name);
-		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions &&
-		    ws.partial_admission)
+		if (runs_fewer(&ws) && ws.partial_admission)
 			return resolve_deny(
 			    rs, DENY_WORKLOAD,
 			    "Job %s/%s runs %ld of its %ld ranks at once, as Kueue admitted it "
@@ -57,7 +60,7 @@ static enum topology_status place_job(struct resolve *rs)
 			    "\"true\" "
 			    "so that its completions follow",
 			    rs->ns, rs->owner_name, ws.parallelism, ws.completions);
-		if (ws.completions > 0 && ws.parallelism >= 0 && ws.parallelism < ws.completions)
+		if (runs_fewer(&ws))
 			return resolve_deny(
 			    rs, DENY_WORKLOAD,
 			    "Job %s/%s has parallelism %ld below completions %ld, so not all ranks "

@@ -56,8 +56,7 @@ static enum topology_status place_lws(struct resolve *rs)
 		    rs, DENY_NONE,
 		    "pod %.64s of LeaderWorkerSet %s/%s has group %.64s, not a group index: "
 		    "%s",
-		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload, gi,
-		    LWS_HASH_HINT);
+		    resolve_pod_name(rs), rs->ns, t->workload, gi, LWS_HASH_HINT);
 	if ((rc = resolve_mark_long(rs, LWS_GROUP_INDEX, &g, &have)) != TOPOLOGY_OK)
 		return rc;
 	if (!have && !worker)
@@ -67,7 +66,7 @@ static enum topology_status place_lws(struct resolve *rs)
 	if (g < 0)
 		return resolve_deny(rs, DENY_NONE,
 		                    "cannot tell the group of pod %.64s of LeaderWorkerSet %s/%s",
-		                    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+		                    resolve_pod_name(rs), rs->ns, t->workload);
 	/* The worker index: 0 for the leader; a worker's ordinal in its group's StatefulSet. */
 	if (worker) {
 		const char *v = json_map_str(rs->labels, LABEL_POD_INDEX);
@@ -82,7 +81,7 @@ static enum topology_status place_lws(struct resolve *rs)
 			return resolve_deny(
 			    rs, DENY_NONE,
 			    "cannot tell the worker index of pod %.64s of LeaderWorkerSet %s/%s",
-			    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload);
+			    resolve_pod_name(rs), rs->ns, t->workload);
 		snprintf(want_owner, sizeof(want_owner), "%s-%ld", t->workload, g);
 	} else {
 		w = 0;
@@ -106,8 +105,8 @@ static enum topology_status place_lws(struct resolve *rs)
 		    "worker pod %.64s of LeaderWorkerSet %s/%s says its leader is %.64s "
 		    "(annotation %s), not %s, the leader of group %ld as distenv names it: "
 		    "every worker would meet at a leader that does not exist",
-		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, t->workload,
-		    leader ? leader : "(none)", LWS_LEADER_NAME, want_owner, g);
+		    resolve_pod_name(rs), rs->ns, t->workload, leader ? leader : "(none)",
+		    LWS_LEADER_NAME, want_owner, g);
 	if ((rc = resolve_fixed_world(rs, world, "one group")) != TOPOLOGY_OK)
 		return rc;
 	t->group = g;

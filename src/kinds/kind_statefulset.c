@@ -40,8 +40,7 @@ static enum topology_status place_statefulset(struct resolve *rs)
 		    rs, DENY_NONE,
 		    "cannot tell the ordinal of pod %.64s of StatefulSet %s/%s: no %s label and "
 		    "the name does not end in -N",
-		    rs->pod_name ? rs->pod_name : "(unnamed)", rs->ns, rs->owner_name,
-		    LABEL_POD_INDEX);
+		    resolve_pod_name(rs), rs->ns, rs->owner_name, LABEL_POD_INDEX);
 	}
 	workload_spec_init(&ws);
 	t->rank = ord; /* the ordinal until the start is known */

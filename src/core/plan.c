@@ -275,6 +275,11 @@ int plan_template_own_master(const cJSON *pod_spec, const cJSON *anns, const str
 	int i, rc = 0;
 
 	memset(&t, 0, sizeof(t));
+	/*
+	 * The annotation's frameworks, else the defaults, without the frameworks a
+	 * resource adds (targets_frameworks_of): those (tpu) build nothing from
+	 * MASTER_ADDR/MASTER_PORT, so the rule below would drop them anyway.
+	 */
 	t.frameworks = cfg->default_frameworks;
 	if (fws != NULL && config_parse_frameworks(fws, &t.frameworks) != 0)
 		return 0; /* a bad annotation is denied on its own */

@@ -277,19 +277,27 @@ int topology_template_targets(const cJSON *pod_spec, const cJSON *anns, const st
 	return -1;
 }
 
+int targets_frameworks_of(const struct topology *t, const cJSON *pod_spec, const char *fws,
+                          const struct config *cfg, unsigned *m)
+{
+	if (fws != NULL && config_parse_frameworks(fws, m) == 0)
+		return 1;
+	*m = cfg->default_frameworks | targets_resource_frameworks(t, pod_spec);
+	return fws != NULL ? -1 : 0;
+}
+
 unsigned topology_template_frameworks(const cJSON *pod_spec, const cJSON *anns,
                                       const struct config *cfg)
 {
 	struct topology t;
 	char err[256];
-	const char *fws = json_map_str(anns, ANN_FRAMEWORKS);
-	unsigned m = cfg->default_frameworks;
+	unsigned m;
+	int asked;
 
-	if (fws != NULL)
-		return config_parse_frameworks(fws, &m) == 0 ? m : 0;
 	memset(&t, 0, sizeof(t));
-	if (targets_resolve(pod_spec, anns, cfg, &t, err, sizeof(err)) == TOPOLOGY_OK)
-		m |= targets_resource_frameworks(&t, pod_spec);
+	if (targets_resolve(pod_spec, anns, cfg, &t, err, sizeof(err)) != TOPOLOGY_OK)
+		t.n_targets = 0; /* no resource is read from targets that cannot be read */
+	asked = targets_frameworks_of(&t, pod_spec, json_map_str(anns, ANN_FRAMEWORKS), cfg, &m);
 	free(t.targets);
-	return m;
+	return asked < 0 ? 0 : m; /* a bad annotation is denied on its own */
 }

@@ -31,4 +31,14 @@ long targets_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *anns,
 /* The frameworks whose resource (framework.h) a target container of t requests. */
 unsigned targets_resource_frameworks(const struct topology *t, const cJSON *pod_spec);
 
+/*
+ * The frameworks of a pod whose targets are t, the one rule: those fws (the
+ * value of distenv.dev/frameworks, NULL: absent) names, else the configured
+ * defaults plus the frameworks whose resource a target asks for, into *m.
+ * Returns 1 when fws named them, 0 when defaulted, -1 when fws cannot be read
+ * (*m then defaulted; the annotation is denied on its own).
+ */
+int targets_frameworks_of(const struct topology *t, const cJSON *pod_spec, const char *fws,
+                          const struct config *cfg, unsigned *m);
+
 #endif

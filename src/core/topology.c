@@ -294,12 +294,9 @@ static enum topology_status read_annotations(struct resolve *rs)
 	ann_read(rs, ANN_WORLD_SIZE, &v, &rs->ann_world);
 	t->port = rs->cfg->default_port;
 	ann_read(rs, ANN_PORT, &v, &t->port);
-	t->frameworks = rs->cfg->default_frameworks;
-	if (ann_read(rs, ANN_FRAMEWORKS, &v, NULL) > 0 &&
-	    config_parse_frameworks(v, &t->frameworks) == 0)
+	ann_read(rs, ANN_FRAMEWORKS, &v, NULL); /* v NULL: absent, or bad and reported */
+	if (targets_frameworks_of(t, rs->spec, v, rs->cfg, &t->frameworks) > 0)
 		t->frameworks_asked = t->frameworks;
-	else
-		t->frameworks |= targets_resource_frameworks(t, rs->spec);
 	if (ann_read(rs, ANN_ELASTIC, &v, NULL) > 0 &&
 	    annotation_range(v, rs->cfg->max_world_size, &t->elastic_min, &t->elastic_max) != 0)
 		t->elastic_min = t->elastic_max = 0;

@@ -81,6 +81,8 @@ enum topology_status resolve_fixed_world(struct resolve *rs, long world, const c
 /* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
 int kind_name_ordinal(const char *name, const char *prefix, long *ord);
 
+/* ---- hosts.c: what every kind's host names are made with ---- */
+
 /*
  * "<a>[-<b>]-<n1>[-<n2>]" into out (b NULL, n2 < 0: left out), without printf
  * or a call per part (a TF_CONFIG of W hosts makes W of them). Returns its

@@ -1,8 +1,10 @@
 /*
  * Topology resolution, the driver: the named steps of a pod (its annotations,
- * its kind, then the kind's own place step from src/kinds/kind_*.c, the world, the
- * Service, the target containers) and the vocabulary the kind files share
- * (kind.h). Denials are written to err for the user; nothing is kept.
+ * its target containers through targets.c, its kind, then the kind's own place
+ * step from src/kinds/kind_*.c, the world, the Service, its own name, its
+ * frameworks) and the state they share with the kinds' place steps (struct
+ * resolve, kind.h). Host names are hosts.c's, warnings warnings.c's. Denials
+ * are written to err for the user; nothing is kept.
  */
 #include "topology.h"
 

@@ -3,7 +3,9 @@
  * namespace, the config and (optionally) a look-up of the owning workload:
  * workload kind and name, rank, world size, rank-0 address, port, frameworks,
  * and which containers to inject into. Pure apart from the look-up callback.
- * struct topology owns its targets array; topology_free releases it.
+ * struct topology owns its targets array; topology_free releases it. One
+ * header over four rooms: topology.c (the resolution), targets.c (the target
+ * containers), hosts.c (host names and positions), warnings.c (warnings).
  */
 #ifndef DISTENV_TOPOLOGY_H
 #define DISTENV_TOPOLOGY_H

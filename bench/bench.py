@@ -234,9 +234,10 @@ http {
             self.proc.kill()
 
 
-class Peer:
+class Peer(Distenv):
     """The controller-runtime peer without an API server (--standalone): it decodes
-    each pod and denies it (its owners are not found), a floor of what it costs."""
+    each pod and denies it (its owners are not found), a floor of what it costs.
+    Served, measured and stopped as distenv is (one process, /mutate, SIGTERM)."""
 
     def __init__(self, binary, work, certs):
         self.port = free_port()
@@ -244,19 +245,6 @@ class Peer:
             [binary, "--standalone", "--listen", "127.0.0.1:%d" % self.port, "--cert-dir", certs],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "peer.log"), "w"))
         wait_port(self.port, self.proc)
-
-    def pids(self):
-        return [self.proc.pid]
-
-    def path(self, case):
-        return "/mutate"
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def distenv_handshakes(port):

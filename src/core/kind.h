@@ -78,9 +78,6 @@ enum topology_status resolve_set_world(struct resolve *rs, long from_api);
 /* distenv.dev/world-size, when set, equals the world the workload fixes (what: its pods). */
 enum topology_status resolve_fixed_world(struct resolve *rs, long world, const char *what);
 
-/* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
-int kind_name_ordinal(const char *name, const char *prefix, long *ord);
-
 /* ---- hosts.c: what every kind's host names are made with ---- */
 
 /*

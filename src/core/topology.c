@@ -58,16 +58,6 @@ static const cJSON *controller_owner(const cJSON *meta)
 	return NULL;
 }
 
-/* The trailing "-N" of "<prefix>-N". Returns 0 or -1. */
-int kind_name_ordinal(const char *name, const char *prefix, long *ord)
-{
-	size_t pl = strlen(prefix);
-
-	if (name == NULL || strncmp(name, prefix, pl) != 0 || name[pl] != '-')
-		return -1;
-	return parse_long(name + pl + 1, 0, INT_MAX, ord);
-}
-
 /* 1 when the look-up answered for another object of the same name (deleted and re-created). */
 static int spec_is_foreign(const struct workload_spec *ws, const struct workload_ref *ref)
 {

@@ -1,8 +1,9 @@
 /*
  * The one table of workload kinds, which the program hands the core
  * (core/registry.h), and what the kind rooms share: the pods render makes
- * (kind_pod_*), and what every row says together for the chart (its opt-in
- * CEL, its rules). Static data; only the pods allocate.
+ * (kind_pod_*), a pod's ordinal in its name (kind_name_ordinal), and what
+ * every row says together for the chart (its opt-in CEL, its rules). Static
+ * data; only the pods allocate.
  */
 #include "kinds.h"
 
@@ -222,6 +223,15 @@ enum topology_status resolve_completion_index(struct resolve *rs, const char *wh
 		                    "annotation %s: \"%.32s\" is not a completion index",
 		                    ANN_JOB_INDEX, v);
 	return TOPOLOGY_OK;
+}
+
+int kind_name_ordinal(const char *name, const char *prefix, long *ord)
+{
+	size_t pl = strlen(prefix);
+
+	if (name == NULL || strncmp(name, prefix, pl) != 0 || name[pl] != '-')
+		return -1;
+	return parse_long(name + pl + 1, 0, INT_MAX, ord);
 }
 
 /* ---- the chart's rules ---- */

@@ -59,6 +59,12 @@ cJSON *kind_job_pod(const cJSON *tmpl, const char *job, const char *ns, long i);
  */
 enum topology_status resolve_completion_index(struct resolve *rs, const char *what, long *idx);
 
+/*
+ * The trailing "-N" of "<prefix>-N" (a StatefulSet pod's ordinal, a
+ * LeaderWorkerSet group's index). Returns 0 or -1.
+ */
+int kind_name_ordinal(const char *name, const char *prefix, long *ord);
+
 /* ---- kind.c: what every row says together (the chart) ---- */
 
 /*

@@ -11,6 +11,7 @@
 
 #include "doctor_int.h"
 #include "json.h"
+#include "ownenv.h"
 
 /* The newest event of reason (NULL: any) about object name (prefix match when prefix). */
 static const cJSON *event_about(const struct doctor_obj *events, const char *name, int prefix,
@@ -277,22 +278,22 @@ void doctor_check_ranks(struct doctor_ctx *c)
 		    c->world, c->groups > 1 ? " per group" : "");
 }
 
-/* The elastic range of a pod (PET_NNODES MIN:MAX in its env): 1 and min/max, else 0. */
+/*
+ * The elastic range of a pod (PET_NNODES MIN:MAX in a container's env, its
+ * last entry of that name: the kubelet's, ownenv_entry): 1 and min/max, else 0.
+ */
 static int pod_elastic(const cJSON *pod, long *min, long *max)
 {
-	const cJSON *ct, *e;
+	const cJSON *ct;
+	int index;
 
 	cJSON_ArrayForEach(ct, json_get(json_get(pod, "spec"), "containers"))
 	{
-		cJSON_ArrayForEach(e, json_get(ct, "env"))
-		{
-			const char *v = json_str(e, "value");
-			if (streq(json_str(e, "name"), "PET_NNODES") && v != NULL &&
-			    strchr(v, ':')) {
-				*min = strtol(v, NULL, 10);
-				*max = strtol(strchr(v, ':') + 1, NULL, 10);
-				return 1;
-			}
+		const char *v = json_str(ownenv_entry(ct, "PET_NNODES", &index), "value");
+		if (v != NULL && strchr(v, ':')) {
+			*min = strtol(v, NULL, 10);
+			*max = strtol(strchr(v, ':') + 1, NULL, 10);
+			return 1;
 		}
 	}
 	return 0;
@@ -390,7 +391,7 @@ void doctor_check_own_env(struct doctor_ctx *c)
 	                                    "JAX_NUM_PROCESSES",
 	                                    "JAX_COORDINATOR_ADDRESS"};
 	struct doctor_finding *f = NULL;
-	int i, n = 0;
+	int i, n = 0, index;
 	size_t k;
 
 	for (i = 0; i < c->n; i++) {
@@ -409,8 +410,9 @@ void doctor_check_own_env(struct doctor_ctx *c)
 				for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 					if (streq(name, names[k]))
 						what = names[k];
-				if (what == NULL)
-					continue;
+				if (what == NULL || ownenv_entry(ct, what, &index) != e)
+					continue; /* none of distenv's, or hidden by a later entry
+					           */
 				want[0] = '\0';
 				if (streq(what, "RANK") || streq(what, "NODE_RANK") ||
 				    streq(what, "PET_NODE_RANK") || streq(what, "JAX_PROCESS_ID"))

@@ -69,44 +69,58 @@ static const char *field_map(const cJSON *meta, const char *path, const char *pr
 	return json_map_str(json_get(meta, map), key);
 }
 
+const cJSON *ownenv_entry(const cJSON *ctr, const char *name, int *index)
+{
+	const cJSON *e, *last = NULL;
+	int i = 0;
+
+	*index = 0;
+	cJSON_ArrayForEach(e, json_get(ctr, "env"))
+	{
+		const char *nm = json_name(e);
+
+		if (nm != NULL && strcmp(nm, name) == 0) {
+			last = e;
+			*index = i;
+		}
+		i++;
+	}
+	return last;
+}
+
 int ownenv_value(const cJSON *ctr, const cJSON *meta, const char *name, const char **value,
                  char *how, size_t howlen)
 {
-	const cJSON *e;
+	int index;
+	const cJSON *e = ownenv_entry(ctr, name, &index), *from;
+	const char *v, *path;
 
 	*value = NULL;
 	how[0] = '\0';
-	cJSON_ArrayForEach(e, json_get(ctr, "env"))
-	{
-		const char *nm = json_name(e), *v, *path;
-		const cJSON *from;
-
-		if (nm == NULL || strcmp(nm, name) != 0)
-			continue;
-		from = json_get(e, "valueFrom");
-		if (from == NULL) {
-			v = json_str(e, "value");
-			if (v != NULL && strstr(v, "$(") != NULL)
-				return -1; /* expanded by the kubelet from what comes before it */
-			*value = v != NULL ? v : "";
-			return 1;
-		}
-		path = json_str(json_get(from, "fieldRef"), "fieldPath");
-		if (path == NULL || meta == NULL)
-			return -1;
-		if (strcmp(path, "metadata.name") == 0)
-			v = json_str(meta, "name");
-		else if (strcmp(path, "metadata.namespace") == 0)
-			v = json_str(meta, "namespace");
-		else if ((v = field_map(meta, path, "metadata.labels['", "labels")) == NULL)
-			v = field_map(meta, path, "metadata.annotations['", "annotations");
-		if (v == NULL || strlen(v) > OWNENV_VALUE_MAX)
-			return -1;
-		snprintf(how, howlen, " (from %.200s)", path);
-		*value = v;
+	if (e == NULL)
+		return 0;
+	from = json_get(e, "valueFrom");
+	if (from == NULL) {
+		v = json_str(e, "value");
+		if (v != NULL && strstr(v, "$(") != NULL)
+			return -1; /* expanded by the kubelet from what comes before it */
+		*value = v != NULL ? v : "";
 		return 1;
 	}
-	return 0;
+	path = json_str(json_get(from, "fieldRef"), "fieldPath");
+	if (path == NULL || meta == NULL)
+		return -1;
+	if (strcmp(path, "metadata.name") == 0)
+		v = json_str(meta, "name");
+	else if (strcmp(path, "metadata.namespace") == 0)
+		v = json_str(meta, "namespace");
+	else if ((v = field_map(meta, path, "metadata.labels['", "labels")) == NULL)
+		v = field_map(meta, path, "metadata.annotations['", "annotations");
+	if (v == NULL || strlen(v) > OWNENV_VALUE_MAX)
+		return -1;
+	snprintf(how, howlen, " (from %.200s)", path);
+	*value = v;
+	return 1;
 }
 
 static const char *effect_of(const char *name)

@@ -15,9 +15,20 @@
 #define OWNENV_VALUE_MAX 4096
 
 /*
- * The container ctr's first env entry named name, as its process will see
- * it: a literal value, or a valueFrom.fieldRef of the pod's metadata.name,
- * metadata.namespace, metadata.labels['k'] or metadata.annotations['k'],
+ * The entry of container ctr's env list named name that its process sees: the
+ * last one of that name, *index its place in the list (0 when ctr has none).
+ * A name listed twice is allowed (the API server only warns, "hides previous
+ * definition", pkg/api/pod/warnings.go), and the kubelet builds the
+ * environment as a map filled in list order, so the last entry wins
+ * (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables, Kubernetes v1.36.3).
+ * NULL when ctr has no entry of that name.
+ */
+const cJSON *ownenv_entry(const cJSON *ctr, const char *name, int *index);
+
+/*
+ * The container ctr's env entry named name that its process sees (ownenv_entry:
+ * the last of that name), as its process will see it: a literal value, or a valueFrom.fieldRef of
+ * the pod's metadata.name, metadata.namespace, metadata.labels['k'] or metadata.annotations['k'],
  * read from meta (the pod's metadata; NULL for a pod template, whose fields
  * the controller fills in later). Returns 1 with the value in *value
  * (pointing into ctr or meta), 0 when ctr has no entry of that name, -1 when

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "annotation.h"
+#include "ownenv.h"
 #include "util.h"
 #include "json.h"
 
@@ -275,25 +276,19 @@ static enum patch_status container_ops(struct writer *w, const cJSON *ctr,
 
 	/*
 	 * A merged value replaces the container's own entry in place (first, while
-	 * the indices are the object's own); equal values need nothing.
+	 * the indices are the object's own): the entry the kubelet uses, the last
+	 * of its name (ownenv_entry), which plan merged; equal values need nothing.
 	 */
 	for (i = 0; have && i < env->n; i++) {
 		const cJSON *e;
-		int j = 0;
-		if (!env->vars[i].merge)
+		const char *v;
+		int j;
+		if (!env->vars[i].merge || (e = ownenv_entry(ctr, env->vars[i].name, &j)) == NULL)
 			continue;
-		cJSON_ArrayForEach(e, cenv)
-		{
-			const char *n = json_name(e), *v;
-			if (n != NULL && strcmp(n, env->vars[i].name) == 0) {
-				v = json_str(e, "value");
-				if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
-					env_path(path, base, "/env/", j, "/value");
-					op_string(w, "replace", path, env->vars[i].value);
-				}
-				break;
-			}
-			j++;
+		v = json_str(e, "value");
+		if (v != NULL && strcmp(v, env->vars[i].value) != 0) {
+			env_path(path, base, "/env/", j, "/value");
+			op_string(w, "replace", path, env->vars[i].value);
 		}
 	}
 	/*

@@ -104,13 +104,14 @@ static size_t env_patch_bytes(const struct env_list *l)
 /*
  * The user's env entries named names[0..n) (distinct), in one walk over the
  * container's list: found[k] 1 with a literal value in values[k], 0 absent,
- * -1 set by valueFrom or $(ref). The first entry of a name counts.
+ * -1 set by valueFrom or $(ref). The last entry of a name counts, as the
+ * kubelet's (ownenv_entry).
  */
 static void user_envs(const cJSON *ctr, const struct topology_target *tg, const char *const *names,
                       int n, const char **values, int *found)
 {
 	const cJSON *e;
-	int k, left = n, may = 0;
+	int k, may = 0;
 
 	for (k = 0; k < n; k++) {
 		found[k] = 0;
@@ -125,19 +126,18 @@ static void user_envs(const cJSON *ctr, const struct topology_target *tg, const 
 		if (nm == NULL)
 			continue;
 		for (k = 0; k < n; k++)
-			if (!found[k] && nm[0] == names[k][0] && strcmp(nm, names[k]) == 0)
+			if (nm[0] == names[k][0] && strcmp(nm, names[k]) == 0)
 				break;
 		if (k == n)
 			continue;
 		v = json_str(e, "value");
 		if (cJSON_HasObjectItem(e, "valueFrom") || (v != NULL && strstr(v, "$(") != NULL)) {
 			found[k] = -1;
+			values[k] = NULL;
 		} else {
 			found[k] = 1;
 			values[k] = v != NULL ? v : "";
 		}
-		if (--left == 0)
-			break;
 	}
 }
 

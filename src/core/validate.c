@@ -583,25 +583,18 @@ static long template_ranks(const struct view *w, int i, long world)
 #define INDEX_KEY "batch.kubernetes.io/job-completion-index"
 
 /*
- * 1 when container ctr's own entry name reads the pod's completion index
- * (a fieldRef of the annotation or label batch.kubernetes.io/job-completion-index).
+ * 1 when container ctr's own entry name (the one its process sees: the last of
+ * that name, ownenv_entry) reads the pod's completion index (a fieldRef of the
+ * annotation or label batch.kubernetes.io/job-completion-index).
  */
 static int own_from_index(const cJSON *ctr, const char *name)
 {
-	const cJSON *e;
+	int index;
+	const cJSON *e = ownenv_entry(ctr, name, &index);
+	const char *path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
 
-	cJSON_ArrayForEach(e, json_get(ctr, "env"))
-	{
-		const char *nm = json_name(e), *path;
-
-		if (nm == NULL || strcmp(nm, name) != 0)
-			continue;
-		path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
-		return path != NULL &&
-		       (strcmp(path, "metadata.annotations['" INDEX_KEY "']") == 0 ||
-		        strcmp(path, "metadata.labels['" INDEX_KEY "']") == 0);
-	}
-	return 0;
+	return path != NULL && (strcmp(path, "metadata.annotations['" INDEX_KEY "']") == 0 ||
+	                        strcmp(path, "metadata.labels['" INDEX_KEY "']") == 0);
 }
 
 /*

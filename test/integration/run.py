@@ -1013,6 +1013,109 @@ class Suite:
         r = json.loads(out)["response"]
         check(st == 200 and r.get("allowed") is True, "validate JobSet of one Job: %r" % r)
 
+    def case_env_listed_twice(self):
+        """A variable listed twice in a container's env, over HTTPS: the kubelet keeps the
+        last entry (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables fills a map in
+        list order), so distenv reads, judges and merges that one, at /mutate and
+        /validate; the hidden entry is neither judged nor changed."""
+        def kubelet_env(ctr):
+            env = {}
+            for e in ctr.get("env", []):
+                env[e["name"]] = e.get("value")  # a later entry replaces an earlier one
+            return env
+
+        # PET_RDZV_CONF of an elastic pod: is_host merged into the entry the process sees
+        ann = {"distenv.dev/world-size": "4", "distenv.dev/elastic": "2:4",
+               "distenv.dev/frameworks": "pytorch"}
+        for rank in (0, 1):
+            own = [{"name": "PET_RDZV_CONF", "value": "is_host=1"}, {"name": "A", "value": "1"},
+                   {"name": "PET_RDZV_CONF", "value": "timeout=60"}]
+            pod = sts_pod("el", rank, ns="ml", annotations=ann,
+                          containers=[container("train", env=own)])
+            patched, _ = self.admit_and_apply(pod, ns="ml")
+            ctr = patched["spec"]["containers"][0]
+            env = kubelet_env(ctr)
+            want = "timeout=60,is_host=%d" % (rank == 0)
+            check(env["PET_RDZV_CONF"] == want, "rank %d: PET_RDZV_CONF %r, want %r"
+                  % (rank, env["PET_RDZV_CONF"], want))
+            check(env["PET_RDZV_ENDPOINT"] == "el-0.el.ml.svc.cluster.local:29500" and
+                  env["PET_NODE_RANK"] == str(rank), "rank %d: env %r" % (rank, env))
+            mine = [e for e in ctr["env"] if e["name"] in ("PET_RDZV_CONF", "A")]
+            check(mine == [own[0], own[1], {"name": "PET_RDZV_CONF", "value": want}],
+                  "rank %d: the user's entries %r" % (rank, mine))
+        # a per-rank variable: only the entry the process sees is judged
+        plain = {"distenv.dev/world-size": "4", "distenv.dev/frameworks": "pytorch"}
+        for own, warned in ((["1", "0"], True), (["0", "1"], False)):
+            p = sts_pod("ddp", 1, ns="ml", annotations=plain, containers=[container(
+                "train", env=[{"name": "RANK", "value": own[0]}, {"name": "X", "value": "x"},
+                              {"name": "RANK", "value": own[1]}])])
+            resp = self.admit(p, ns="ml")
+            w = ("distenv: container train: RANK=0, not distenv's 1: another pod has that "
+                 "rank; remove it")
+            check(resp.get("allowed") is True and
+                  (resp.get("warnings") or []) == ([w] if warned else []),
+                  "RANK %r: %r" % (own, resp))
+            patched, _ = self.admit_and_apply(p, ns="ml")
+            env = kubelet_env(patched["spec"]["containers"][0])
+            check(env["RANK"] == own[1] and env["WORLD_SIZE"] == "4", "RANK %r: env %r" % (own, env))
+            # a differing own value is recorded on the pod; one that agrees is not
+            check((("own=RANK=0") in patched["metadata"]["annotations"]["distenv.dev/injected"])
+                  is warned and "own=RANK=1" not in
+                  patched["metadata"]["annotations"]["distenv.dev/injected"],
+                  "RANK %r: injected %r" % (own, patched["metadata"]["annotations"]))
+        # MASTER_ADDR: a literal hidden by a valueFrom is denied as the valueFrom is
+        ip = {"name": "MASTER_ADDR", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+        lit = {"name": "MASTER_ADDR", "value": "10.0.0.1"}
+        p = sts_pod("ddp", 1, ns="ml", annotations=plain,
+                    containers=[container("train", env=[lit, ip])])
+        self.denied(p, ns="ml", contains=("MASTER_ADDR", "valueFrom"))
+        p = sts_pod("ddp", 1, ns="ml", annotations=plain,
+                    containers=[container("train", env=[ip, lit])])
+        patched, _ = self.admit_and_apply(p, ns="ml")
+        check(kubelet_env(patched["spec"]["containers"][0])["MASTER_ADDR"] == "10.0.0.1",
+              "MASTER_ADDR: %r" % patched["spec"]["containers"][0]["env"])
+
+        # /validate: a StatefulSet template, and a JobSet's completion index
+        def validate(obj, group, kind, resource):
+            req = review(obj, self.uid(), namespace="ml")
+            req["request"]["kind"] = {"group": group, "version": obj["apiVersion"].split("/")[-1],
+                                      "kind": kind}
+            req["request"]["resource"] = {"group": group, "version": req["request"]["kind"]["version"],
+                                          "resource": resource}
+            st, _, out = self.post(req, path="/validate")
+            check(st == 200, "HTTP %d" % st)
+            r = json.loads(out)["response"]
+            return r.get("allowed"), (r.get("status") or {}).get("message", "")
+
+        idx_label = {"name": "RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}}
+        zero = {"name": "RANK", "value": "0"}
+        for env, denied in (([idx_label, zero], True), ([zero, idx_label], False)):
+            sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                   "metadata": {"name": "ddp", "namespace": "ml"},
+                   "spec": {"replicas": 4, "serviceName": "ddp", "podManagementPolicy": "Parallel",
+                            "selector": {"matchLabels": {"app": "ddp"}},
+                            "template": {"metadata": {"labels": {"app": "ddp",
+                                                                 "distenv.dev/inject": "true"}},
+                                         "spec": {"containers": [container("train", env=env)]}}}}
+            allowed, msg = validate(sts, "apps", "StatefulSet", "statefulsets")
+            check(allowed is (not denied) and
+                  (("sets RANK=0 for each of its 4 ranks" in msg) is denied),
+                  "StatefulSet with RANK %r: allowed %r, %r" % (env, allowed, msg))
+        idx = {"name": "RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}
+        for env, says in (([zero, idx], "sets RANK from the completion index"),
+                          ([idx, zero], "sets RANK=0 for each of its 4 ranks")):
+            js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                  "metadata": {"name": "pytorch", "namespace": "ml"},
+                  "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2, "template": {
+                      "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                               "template": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
+                                            "spec": {"containers": [
+                                                container("main", env=env)]}}}}}]}}
+            allowed, msg = validate(js, "jobset.x-k8s.io", "JobSet", "jobsets")
+            check(allowed is False and says in msg, "JobSet with RANK %r: %r" % (env, msg))
+
     def case_skips(self):
         pod = sts_pod("w", 0, annotations={"distenv.dev/world-size": "2"})
         nolabel = copy.deepcopy(pod)
@@ -2431,6 +2534,8 @@ def main():
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
         run_case("own env: a differing value warned and recorded, a certainly wrong one "
                  "warned at /mutate and denied at /validate", suite.case_own_env)
+        run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "
+                 "at /mutate and /validate", suite.case_env_listed_twice)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)

@@ -88,6 +88,8 @@ static void test_cases(void)
 	    {"rank0-pending", "scheduling", "1 Insufficient cpu", 0, 0},
 	    {"scaled", "world", "they wait for a world of 3, it now has 4", 0, 0},
 	    {"own-rank", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},
+	    {"own-rank-hidden", "", "", 0, 0},
+	    {"own-rank-last", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},
 	    {"netpol", "netpol", "NetworkPolicy web-only drops connections to rank 0 on port 29500",
 	     0, 0},
 	    {"not-installed", "webhook", "no MutatingWebhookConfiguration has the webhook", 0, 0},

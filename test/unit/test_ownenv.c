@@ -160,6 +160,10 @@ static void test_wrong_warning(void)
 	}
 }
 
+/* A container of env entries; R(v): an entry RANK=v. */
+#define ENV(entries) "{\"env\":[" entries "]}"
+#define R(v)         "{\"name\":\"RANK\",\"value\":\"" v "\"}"
+
 static const struct {
 	const char *name;
 	const char *ctr, *meta; /* JSON; meta NULL: a pod template */
@@ -170,10 +174,18 @@ static const struct {
     {"no env at all", "{}", "{}", 0, NULL, ""},
     {"literal", "{\"env\":[{\"name\":\"RANK\",\"value\":\"3\"}]}", "{}", 1, "3", ""},
     {"literal without value: empty", "{\"env\":[{\"name\":\"RANK\"}]}", "{}", 1, "", ""},
-    {"the first entry counts",
-     "{\"env\":[{\"name\":\"RANK\",\"value\":\"3\"},{\"name\":\"RANK\","
-     "\"value\":\"4\"}]}",
-     "{}", 1, "3", ""},
+    /* a name listed twice: the kubelet's map keeps the last (kubelet_pods.go) */
+    {"listed twice: the last entry counts", ENV(R("3") "," R("4")), "{}", 1, "4", ""},
+    {"listed three times, others between: the last",
+     ENV(R("3") ",{\"name\":\"X\"}," R("4") ",{\"name\":\"RANKS\"}," R("5") ",{\"name\":\"Y\"}"),
+     "{}", 1, "5", ""},
+    {"a literal, then a $(reference) to it: read at run time", ENV(R("3") "," R("$(RANK)0")), "{}",
+     -1, NULL, ""},
+    {"a literal, then the pod-index label: the label",
+     ENV(R("0") ",{\"name\":\"RANK\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
+                "\"metadata.labels['apps.kubernetes.io/pod-index']\"}}}"),
+     "{\"labels\":{\"apps.kubernetes.io/pod-index\":\"2\"}}", 1, "2",
+     " (from metadata.labels['apps.kubernetes.io/pod-index'])"},
     {"a $(reference): read at run time", "{\"env\":[{\"name\":\"RANK\",\"value\":\"$(IDX)\"}]}",
      "{}", -1, NULL, ""},
     {"the completion index annotation",
@@ -238,8 +250,50 @@ static void test_value(void)
 	}
 }
 
+/* ownenv_entry: the last entry of the name and its place; entries without a name skipped. */
+static void test_entry(void)
+{
+	static const struct {
+		const char *env; /* the env list's JSON */
+		int want;        /* the index of the entry named RANK the kubelet uses; -1 none */
+	} rows[] = {
+	    {"[]", -1},
+	    {"[{\"name\":\"RANKS\",\"value\":\"1\"},{\"name\":\"RAN\"}]", -1},
+	    {"[{\"name\":\"RANK\",\"value\":\"1\"}]", 0},
+	    {"[{\"value\":\"1\"},{\"name\":\"X\"},{\"name\":\"RANK\",\"value\":\"1\"}]", 2},
+	    {"[{\"name\":\"RANK\",\"value\":\"1\"},{\"name\":\"RANK\",\"value\":\"2\"}]", 1},
+	    {"[{\"name\":\"RANK\",\"value\":\"1\"},{\"name\":\"X\"},{\"name\":\"RANK\"},"
+	     "{\"name\":\"Y\"}]",
+	     2},
+	    {"[{\"name\":\"X\"},{\"name\":\"RANK\",\"value\":\"1\"},{\"name\":\"Y\"},"
+	     "{\"name\":\"Z\"}]",
+	     1},
+	};
+	char buf[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *ctr;
+		const cJSON *e, *want = NULL;
+		int index = -7, k = 0;
+
+		snprintf(buf, sizeof(buf), "{\"env\":%s}", rows[i].env);
+		ctr = cJSON_Parse(buf);
+		CHECK(ctr != NULL, "row %zu: JSON", i);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(ctr, "env")) if (k++ == rows[i].want)
+		    want = e;
+		e = ownenv_entry(ctr, "RANK", &index);
+		CHECK(e == want && index == (rows[i].want < 0 ? 0 : rows[i].want),
+		      "row %zu (%s): entry %p index %d, want entry %d", i, rows[i].env,
+		      (const void *)e, index, rows[i].want);
+		cJSON_Delete(ctr);
+	}
+	CHECK(ownenv_entry(NULL, "RANK", &(int){0}) == NULL, "no container: no entry");
+}
+
 int main(void)
 {
+	test_entry();
 	test_judge();
 	test_wrong_warning();
 	test_value();

@@ -69,6 +69,19 @@ static void test_apply_is_creation(void)
 	    {"a literal MASTER_ADDR", LIT("MASTER_ADDR", "10.0.0.1"), "", 0},
 	    {"valueFrom in a container not injected into", ADDR_FROM,
 	     "\"distenv.dev/containers\":\"sidecar\"", 0},
+	    /* a name listed twice: the kubelet uses the last entry (ownenv_entry) */
+	    {"a literal MASTER_ADDR, then one from valueFrom",
+	     LIT("MASTER_ADDR", "10.0.0.1") "," ADDR_FROM, "", 1},
+	    {"MASTER_ADDR from valueFrom, then a literal",
+	     ADDR_FROM "," LIT("MASTER_ADDR", "10.0.0.1"), "", 0},
+	    {"a MASTER_PORT, then one that is no port",
+	     LIT("MASTER_PORT", "29400") "," LIT("A", "1") "," LIT("MASTER_PORT", "http"), "", 1},
+	    {"a MASTER_PORT that is no port, then one that is",
+	     LIT("MASTER_PORT", "http") "," LIT("MASTER_PORT", "29400"), "", 0},
+	    {"valueFrom, jax, JAX_COORDINATOR_ADDRESS twice",
+	     ADDR_FROM
+	     "," LIT("JAX_COORDINATOR_ADDRESS", "x:1") "," LIT("JAX_COORDINATOR_ADDRESS", "y:1"),
+	     "\"distenv.dev/frameworks\":\"jax\"", 0},
 	};
 	struct config cfg;
 	size_t i;
@@ -173,9 +186,198 @@ static void test_istio_warning(void)
 	}
 }
 
+/* Applies plan's JSON Patch to container 0's env as the API server would (add, replace). */
+static void apply_env_patch(cJSON *pod, const char *patch_text)
+{
+	cJSON *patch = cJSON_Parse(patch_text), *ctr, *op;
+	const char *pre = "/spec/containers/0/env";
+	size_t n = strlen(pre);
+
+	ctr = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"), 0);
+	CHECK(patch != NULL, "patch JSON: %s", patch_text);
+	cJSON_ArrayForEach(op, patch)
+	{
+		const char *o = cJSON_GetStringValue(cJSON_GetObjectItem(op, "op"));
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(op, "path"));
+		cJSON *value = cJSON_Duplicate(cJSON_GetObjectItem(op, "value"), 1);
+		cJSON *env = cJSON_GetObjectItem(ctr, "env");
+		char *end;
+		long at;
+
+		if (strncmp(path, pre, n) != 0) {
+			cJSON_Delete(value); /* annotations: not this test's */
+			continue;
+		}
+		if (path[n] == '\0') {
+			CHECK(strcmp(o, "add") == 0 && env == NULL, "%s %s", o, path);
+			cJSON_AddItemToObject(ctr, "env", value);
+			continue;
+		}
+		at = strtol(path + n + 1, &end, 10);
+		if (strcmp(end, "/value") == 0) {
+			CHECK(strcmp(o, "replace") == 0 && at < cJSON_GetArraySize(env), "%s %s", o,
+			      path);
+			cJSON_ReplaceItemInObject(cJSON_GetArrayItem(env, (int)at), "value", value);
+		} else {
+			CHECK(strcmp(o, "add") == 0 && *end == '\0' &&
+			          at <= cJSON_GetArraySize(env),
+			      "%s %s", o, path);
+			cJSON_InsertItemInArray(env, (int)at, value);
+		}
+	}
+	cJSON_Delete(patch);
+}
+
+/*
+ * The value container 0's process gets for name, as the kubelet builds it: a
+ * map filled in list order, so the last entry of a name wins (kubelet_pods.go
+ * makeEnvironmentVariables). NULL when absent or not a literal.
+ */
+static const char *kubelet_value(const cJSON *pod, const char *name)
+{
+	const cJSON *ctr = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"), 0);
+	const cJSON *e;
+	const char *v = NULL;
+
+	cJSON_ArrayForEach(
+	    e, cJSON_GetObjectItem(
+	           ctr, "env")) if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
+	                                   name) == 0) v =
+	    cJSON_GetStringValue(cJSON_GetObjectItem(e, "value"));
+	return v;
+}
+
+/*
+ * PET_RDZV_CONF of an elastic pod: distenv adds is_host to the container's own
+ * literal, in the entry its process sees (the last of that name); an earlier
+ * entry, which the kubelet drops, is neither read nor changed.
+ */
+static void test_rdzv_conf_listed_twice(void)
+{
+	static const struct {
+		const char *what, *env;
+		const char *want0,
+		    *want1;        /* what rank 0's and rank 1's process get ("%d": is_host) */
+		const char *first; /* entry 0 of the user's list after the patch */
+	} rows[] = {
+	    {"once", LIT("PET_RDZV_CONF", "timeout=900"), "timeout=900,is_host=1",
+	     "timeout=900,is_host=0", "timeout=900,is_host=%d"},
+	    {"twice, another name between",
+	     LIT("PET_RDZV_CONF", "timeout=900") "," LIT("A", "1") "," LIT("PET_RDZV_CONF",
+	                                                                   "timeout=60"),
+	     "timeout=60,is_host=1", "timeout=60,is_host=0", "timeout=900"},
+	    {"an is_host hidden by a later entry",
+	     LIT("PET_RDZV_CONF", "is_host=1") "," LIT("PET_RDZV_CONF", "timeout=60"),
+	     "timeout=60,is_host=1", "timeout=60,is_host=0", "is_host=1"},
+	    {"the last says is_host: it wins",
+	     LIT("PET_RDZV_CONF", "timeout=60") "," LIT("PET_RDZV_CONF", "is_host=0"), "is_host=0",
+	     "is_host=0", "timeout=60"},
+	    {"empty, then a value", LIT("PET_RDZV_CONF", "") "," LIT("PET_RDZV_CONF", "a=b"),
+	     "a=b,is_host=1", "a=b,is_host=0", ""},
+	    {"a value, then empty", LIT("PET_RDZV_CONF", "a=b") "," LIT("PET_RDZV_CONF", ""),
+	     "is_host=1", "is_host=0", "a=b"},
+	};
+	struct config cfg;
+	size_t i;
+	int r;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		for (r = 0; r < 2; r++) {
+			struct pod_plan plan;
+			char err[512] = "", first[64];
+			cJSON *pod = sts_pod(rows[i].env, "\"distenv.dev/elastic\":\"2:4\"", r);
+			const char *got, *want = r == 0 ? rows[i].want0 : rows[i].want1;
+			const cJSON *e0;
+
+			CHECK(pod != NULL, "%s: pod", rows[i].what);
+			if (pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) !=
+			    PLAN_OK) {
+				CHECK(0, "%s: rank %d: %s", rows[i].what, r, err);
+				cJSON_Delete(pod);
+				continue;
+			}
+			apply_env_patch(pod, plan.patch.buf);
+			got = kubelet_value(pod, "PET_RDZV_CONF");
+			CHECK(got != NULL && strcmp(got, want) == 0,
+			      "%s: rank %d gets '%s', want '%s'", rows[i].what, r,
+			      got ? got : "(none)", want);
+			/* the user's first entry of the name (distenv adds none: it is defined) */
+			snprintf(first, sizeof(first), rows[i].first, r == 0);
+			e0 = NULL;
+			{
+				const cJSON *e;
+				cJSON_ArrayForEach(
+				    e, cJSON_GetObjectItem(
+				           cJSON_GetArrayItem(
+				               cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+				                                   "containers"),
+				               0),
+				           "env")) if (e0 == NULL &&
+				                       strcmp(cJSON_GetStringValue(
+				                                  cJSON_GetObjectItem(e, "name")),
+				                              "PET_RDZV_CONF") == 0) e0 = e;
+			}
+			CHECK(e0 != NULL &&
+			          strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e0, "value")),
+			                 first) == 0,
+			      "%s: rank %d: first entry '%s', want '%s'", rows[i].what, r,
+			      e0 ? cJSON_GetStringValue(cJSON_GetObjectItem(e0, "value"))
+			         : "(none)",
+			      first);
+			pod_plan_free(&plan);
+			cJSON_Delete(pod);
+		}
+}
+
+/*
+ * A pod's own value of a per-rank variable, listed twice: judged by the entry
+ * its process sees (the last), warned when that one is wrong, silent when
+ * only a hidden one is.
+ */
+static void test_own_value_listed_twice(void)
+{
+	static const struct {
+		const char *env;
+		int warned; /* rank 1 is warned that its RANK is another pod's */
+	} rows[] = {
+	    {LIT("RANK", "1"), 0},
+	    {LIT("RANK", "0"), 1},
+	    {LIT("RANK", "0") "," LIT("RANK", "1"), 0},
+	    {LIT("RANK", "1") "," LIT("A", "x") "," LIT("RANK", "0"), 1},
+	};
+	struct config cfg;
+	size_t i;
+	int k;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pod_plan plan;
+		char err[512] = "";
+		cJSON *pod = sts_pod(rows[i].env, "", 1);
+		int warned = 0;
+
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK,
+		      "row %zu: %s", i, err);
+		for (k = 0; k < plan.n_warnings; k++)
+			warned |= strstr(plan.warnings[k], "RANK=0") != NULL;
+		CHECK(warned == rows[i].warned, "row %zu (%s): warned %d", i, rows[i].env, warned);
+		for (k = 0; k < plan.n_own; k++)
+			if (strcmp(plan.own[k].name, "RANK") == 0)
+				CHECK(strcmp(plan.own[k].value, rows[i].warned ? "0" : "1") == 0,
+				      "row %zu: own RANK '%s'", i, plan.own[k].value);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+	}
+}
+
 int main(void)
 {
 	test_apply_is_creation();
+	test_rdzv_conf_listed_twice();
+	test_own_value_listed_twice();
 	test_istio_warning();
 	TEST_MAIN_END("plan");
 }

@@ -291,6 +291,16 @@ def cases():
     c["pods"]["items"][1]["spec"]["containers"][0]["env"] = [e for e in pl if not (e["name"] == "RANK" and e["value"] == "1")]
     out["own-rank"] = c
 
+    # RANK listed twice in the user's env: the kubelet keeps the last entry
+    # (kubelet_pods.go makeEnvironmentVariables), so only that one is judged
+    for name, own in (("own-rank-hidden", ["0", "1"]), ("own-rank-last", ["1", "0"])):
+        c = healthy()
+        p1 = pod(1, extra_env=[{"name": "RANK", "value": v} for v in own])
+        pl = p1["spec"]["containers"][0]["env"]
+        p1["spec"]["containers"][0]["env"] = [e for e in pl if e is not pl[2]]
+        c["pods"] = lst("Pod", [pod(0), p1, pod(2)])
+        out[name] = c
+
     # The same template since own RANKs are judged: rank 0's RANK=0 agrees (kept, none
     # added), ranks 1 and 2 are refused at creation and the controller says why.
     c = healthy()

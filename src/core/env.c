@@ -87,10 +87,10 @@ static void decimal_next(char *s, size_t *len)
 
 /*
  * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
- * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
- * first when it is among them. The one host-list writer: TF_CONFIG's lists and
- * any later framework that lists every rank. Returns 0 or -1 (out of memory, or
- * a host too long).
+ * comma-separated, to buf, in rank order: rank 0 (a JobSet's coordinator,
+ * wherever its position) comes first when it is among them. The one host-list writer: TF_CONFIG's
+ * lists and any later framework that lists every rank. Returns 0 or -1 (out of memory, or a host
+ * too long).
  */
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf)
 {
@@ -106,7 +106,7 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 	char digits[24] = {0};      /* a run's next number, counted up in place (fmt_long was a
 	                               tenth of a W=1,024 answer) */
 	size_t pl = 0, dl = 0;
-	long c = t->coordinator, n, p, run = 0, num = 0;
+	long c = topology_position(t, 0), n, p, run = 0, num = 0;
 	int hl, has_c = c >= from && c < to;
 
 	if (bounded_printf(suffix, sizeof(suffix), "%s:%ld\"", t->domain, t->port) != 0)
@@ -116,7 +116,7 @@ int env_host_list(const struct topology *t, long from, long to, struct strbuf *b
 		size_t k = 0;
 		char *d;
 
-		/* the n-th in rank order: the coordinator, then the others in their order */
+		/* the n-th in rank order: rank 0, then the others in their order */
 		p = !has_c ? from + n : n == 0 ? c : from + n - 1 + (from + n - 1 >= c);
 		/* the name is written where it goes: room for ',"', a name and the suffix */
 		if ((buf->oom || buf->buf == NULL || buf->cap - buf->len <= 2 + HOST_MAX + sl) &&

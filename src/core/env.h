@@ -55,16 +55,16 @@ int env_list_add_own(struct env_list *l, const char *name, char *value);
 
 /*
  * Appends "\"<host r><domain>:<port>\"" for the pods at positions [from, to),
- * comma-separated, to buf, in rank order: a JobSet's coordinator, rank 0, comes
- * first when it is among them. The one host-list writer: TF_CONFIG's lists and
- * any framework that lists every rank. Returns 0 or -1 (out of memory, or a
- * host too long).
+ * comma-separated, to buf, in rank order: rank 0 (a JobSet's coordinator,
+ * wherever its position) comes first when it is among them. The one host-list writer: TF_CONFIG's
+ * lists and any framework that lists every rank. Returns 0 or -1 (out of memory, or a host too
+ * long).
  */
 int env_host_list(const struct topology *t, long from, long to, struct strbuf *buf);
 
 /*
- * The hosts of the pods at positions [from, to) in position order (the
- * coordinator not moved first), without quotes or ports, comma separated:
+ * The hosts of the pods at positions [from, to) in position order (rank 0
+ * not moved first), without quotes or ports, comma separated:
  * "<host a><domain>,<host b><domain>,...". Returns 0 or -1.
  */
 int env_host_names(const struct topology *t, long from, long to, struct strbuf *buf);

@@ -2,8 +2,9 @@
  * A rank's host name and its position: the kind's names through its row
  * (topology_hostname, topology_host_run), the helpers every kind's names are
  * made with (kind_host_name, kind_host_run: no printf, TF_CONFIG names every
- * rank), and the order of a JobSet's pods with a coordinator. Pure; writes only
- * into the caller's buffers.
+ * rank), and the order of the pods and their parts as the kind's row says
+ * (topology_rank_at, topology_part_of). Pure; writes only into the caller's
+ * buffers.
  */
 #include "topology.h"
 
@@ -89,8 +90,8 @@ long topology_host_run(const struct topology *t, long r, char *out, size_t outle
 	const struct kind *row = t->kind;
 	long n;
 
-	/* with a coordinator elsewhere than position 0, ranks are not positions */
-	if (row == NULL || row->host_run == NULL || t->coordinator != 0 || r < 0 ||
+	/* with rank 0 elsewhere than position 0, ranks are not positions */
+	if (row == NULL || row->host_run == NULL || topology_position(t, 0) != 0 || r < 0 ||
 	    r >= (t->world_size > 0 ? t->world_size : 1))
 		return 0;
 	n = row->host_run(t, r, out, outlen, plen, first);
@@ -99,47 +100,60 @@ long topology_host_run(const struct topology *t, long r, char *out, size_t outle
 
 long topology_bad_host(const struct topology *t)
 {
+	struct topology_part k;
 	char host[320];
 	long p;
 
-	/* the last rank of each replicated Job has the longest name of its run */
+	/* the last rank of each part has the longest name of its run */
 	for (p = t->world_size - 1; p >= 0;) {
 		long r = topology_rank_at(t, p);
-		const struct topology_rjob *k = topology_rjob_of(t, r);
 		if (topology_hostname(t, r, host, sizeof(host)) < 0 || !dns_label_valid(host))
 			return r;
-		p = k ? k->first - 1 : -1;
+		p = topology_part_of(t, r, &k) ? k.first - 1 : -1;
 	}
 	return -1;
 }
 
+/* The position of rank 0: the kind's answer, else 0. */
+static long rank0_position(const struct topology *t)
+{
+	return t->kind != NULL && t->kind->rank0_position != NULL ? t->kind->rank0_position(t) : 0;
+}
+
 long topology_rank_at(const struct topology *t, long pos)
 {
-	long c = t->coordinator;
+	long c = rank0_position(t);
 
 	return pos == c ? 0 : pos < c ? pos + 1 : pos;
 }
 
 long topology_position(const struct topology *t, long r)
 {
-	long c = t->coordinator;
+	long c = rank0_position(t);
 
 	return r == 0 ? c : r <= c ? r - 1 : r;
 }
 
-/* The replicated Job that the pod at position pos belongs to. */
-static const struct topology_rjob *rjob_at(const struct topology *t, long pos)
+int topology_parts(const struct topology *t)
 {
-	int k;
-
-	for (k = 0; k < t->n_rjobs; k++)
-		if (pos >= t->rjobs[k].first &&
-		    pos < t->rjobs[k].first + t->rjobs[k].jobs * t->rjobs[k].pods)
-			return &t->rjobs[k];
-	return NULL;
+	return t->kind != NULL && t->kind->n_parts != NULL ? t->kind->n_parts(t) : 0;
 }
 
-const struct topology_rjob *topology_rjob_of(const struct topology *t, long r)
+void topology_part(const struct topology *t, int k, struct topology_part *out)
 {
-	return rjob_at(t, topology_position(t, r));
+	assert(k >= 0 && k < topology_parts(t));
+	t->kind->part(t, k, out);
+}
+
+int topology_part_of(const struct topology *t, long r, struct topology_part *out)
+{
+	long pos = topology_position(t, r);
+	int k, n = topology_parts(t);
+
+	for (k = 0; k < n; k++) {
+		topology_part(t, k, out);
+		if (pos >= out->first && pos < out->first + out->units * out->pods)
+			return 1;
+	}
+	return 0;
 }

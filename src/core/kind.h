@@ -268,6 +268,18 @@ struct kind {
 	 */
 	long (*host_run)(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
 	                 long *first);
+	/*
+	 * The parts the kind cuts a world into (topology.h, struct topology_part),
+	 * read from its state in t->kind_state: how many, and part k into *out.
+	 * NULL: none.
+	 */
+	int (*n_parts)(const struct topology *t);
+	void (*part)(const struct topology *t, int k, struct topology_part *out);
+	/*
+	 * The position of rank 0's pod in the order the controller lists the pods
+	 * (topology_rank_at). NULL: 0, every rank is its position.
+	 */
+	long (*rank0_position)(const struct topology *t);
 	/* Reads the workload's spec into the view /validate checks; reports what is its own. */
 	void (*view)(const cJSON *spec, const struct config *cfg, struct view *w,
 	             struct validation *v);

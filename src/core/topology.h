@@ -52,13 +52,26 @@ static inline int topology_target_may_define(const struct topology_target *tg, c
 	return tg == NULL || !tg->env_read || (tg->env_pairs[p / 64] >> (p % 64) & 1);
 }
 
-/* A JobSet's replicated Job as the topology sees it: its ranks are [first, first + jobs * pods). */
-struct topology_rjob {
-	char name[64];
-	long jobs; /* replicas */
-	long pods; /* completions of each Job */
+/*
+ * A part of a world whose pods its controller makes in units of one size:
+ * units units of pods pods each, at the positions [first, first + units *
+ * pods) of the order the controller lists the pods (a JobSet's replicated
+ * Job: units Jobs of pods pods). A kind says what its parts are (struct kind,
+ * n_parts and part); a world of a kind without parts is not cut.
+ */
+struct topology_part {
+	const char *name; /* lives as long as the topology */
+	long units;
+	long pods;
 	long first;
 };
+
+/*
+ * Room for a kind's own state, which the core never reads (as struct
+ * sockaddr_storage holds any address family's): the kind's room writes it in
+ * its place and view steps and reads it in its callbacks. Zero until then.
+ */
+#define TOPOLOGY_KIND_STATE 1536
 
 struct topology {
 	const struct kind *kind; /* the pod's kind, its registered row (NULL: not known) */
@@ -68,10 +81,8 @@ struct topology {
 	int set_subdomain;  /* 1: spec.subdomain is absent and must be set to service */
 	long rank;
 	long world_size;
-	long start;       /* StatefulSet start ordinal; 0 for the other kinds */
-	long group;       /* LeaderWorkerSet group index; -1 for the other kinds */
-	long coordinator; /* JobSet: the position (spec order) of its coordinator's pod, which is
-	                     rank 0 while the pods before it move one rank up; 0 without one */
+	long start; /* StatefulSet start ordinal; 0 for the other kinds */
+	long group; /* LeaderWorkerSet group index; -1 for the other kinds */
 	long port;
 	char nproc[24];            /* PET_NPROC_PER_NODE value */
 	long processes;            /* the processes the pod says it runs: nproc-per-node's
@@ -88,8 +99,11 @@ struct topology {
 	long wait_seconds; /* distenv.dev/wait-for-master; 0 when not annotated */
 	char rdzv_id[330]; /* PET_RDZV_ID: one per world */
 	char domain[384];  /* ".<service>.<ns>.svc.<clusterDomain>" */
-	int n_rjobs;       /* JobSet: its replicated Jobs in spec order; 0 otherwise */
-	struct topology_rjob rjobs[WORKLOAD_MAX_RJOBS];
+	union {
+		unsigned char bytes[TOPOLOGY_KIND_STATE];
+		long align_long;
+		void *align_ptr;
+	} kind_state;                    /* the kind's own (TOPOLOGY_KIND_STATE) */
 	struct topology_target *targets; /* malloc'd */
 	int n_targets;
 	enum deny_reason reason; /* on TOPOLOGY_DENY: why */
@@ -194,15 +208,22 @@ long topology_host_run(const struct topology *t, long r, char *out, size_t outle
  */
 long topology_bad_host(const struct topology *t);
 
-/* The replicated Job of a JobSet that rank r belongs to, or NULL for other kinds. */
-const struct topology_rjob *topology_rjob_of(const struct topology *t, long r);
+/* How many parts t's kind cuts its world into (struct topology_part); 0: none. */
+int topology_parts(const struct topology *t);
+
+/* Part k (0 <= k < topology_parts(t)) into *out. */
+void topology_part(const struct topology *t, int k, struct topology_part *out);
+
+/* The part rank r belongs to into *out: 1, or 0 when it belongs to none. */
+int topology_part_of(const struct topology *t, long r, struct topology_part *out);
 
 /*
  * The rank of the pod at position pos in the order its controller lists the
  * pods (a JobSet's replicated Jobs in spec order, then Job, then index): pos
- * itself, except in a JobSet with a coordinator, whose pod is rank 0 (torch's
- * TCPStore, JAX's coordination service and XGBoost's tracker live on rank 0).
- * topology_position is the inverse.
+ * itself, except where the kind puts rank 0 elsewhere (its rank0_position: a
+ * JobSet's coordinator, since torch's TCPStore, JAX's coordination service
+ * and XGBoost's tracker live on rank 0), which moves the pods before it one
+ * rank up. topology_position is the inverse.
  */
 long topology_rank_at(const struct topology *t, long pos);
 long topology_position(const struct topology *t, long r);

@@ -559,6 +559,31 @@ static void check_own_master(const struct view *w, const struct config *cfg, str
 }
 
 /*
+ * The part of w's world that a template's name for a warning (what) names:
+ * an item of a kind's template list ("replicated Job NAME": the list's what,
+ * then the item's name) whose name is a part's. 1 and *out, else 0.
+ */
+static int part_of_template(const struct view *w, const char *what, struct topology_part *out)
+{
+	const struct kind_template *kt;
+	const char *name = NULL;
+	int k, n = topology_parts(&w->t);
+
+	for (kt = n > 0 ? w->t.kind->templates : NULL; kt != NULL && kt->path != NULL; kt++) {
+		size_t l = kt->what != NULL ? strlen(kt->what) : 0;
+		if (l > 0 && strstr(kt->path, "[*]") != NULL && strncmp(what, kt->what, l) == 0 &&
+		    what[l] == ' ')
+			name = what + l + 1;
+	}
+	for (k = 0; name != NULL && k < n; k++) {
+		topology_part(&w->t, k, out);
+		if (strcmp(name, out->name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The ranks pod template i of w takes in one world of world ranks: a
  * replicated Job's Jobs times completions, a LeaderWorkerSet's leader one and
  * its workers the rest of the group, else the whole world.
@@ -566,16 +591,14 @@ static void check_own_master(const struct view *w, const struct config *cfg, str
 static long template_ranks(const struct view *w, int i, long world)
 {
 	const char *what = w->tmpl_what[i];
-	int r;
+	struct topology_part part;
 
 	if (strcmp(what, "leader template") == 0)
 		return 1;
 	if (strcmp(what, "worker template") == 0)
 		return world - 1;
-	for (r = 0; r < w->t.n_rjobs; r++)
-		if (strncmp(what, "replicated Job ", 15) == 0 &&
-		    strcmp(what + 15, w->t.rjobs[r].name) == 0)
-			return w->t.rjobs[r].jobs * w->t.rjobs[r].pods;
+	if (part_of_template(w, what, &part))
+		return part.units * part.pods;
 	return world;
 }
 
@@ -605,15 +628,11 @@ static int own_from_index(const cJSON *ctr, const char *name)
  */
 static long index_not_rank(const struct view *w, int i, long ranks, long world)
 {
-	const char *what = w->tmpl_what[i];
-	int r;
+	struct topology_part part;
 
-	if (strncmp(what, "replicated Job ", 15) != 0)
+	if (!part_of_template(w, w->tmpl_what[i], &part))
 		return 0;
-	for (r = 0; r < w->t.n_rjobs; r++)
-		if (strcmp(what + 15, w->t.rjobs[r].name) == 0)
-			return w->t.rjobs[r].jobs > 1 || ranks != world ? w->t.rjobs[r].jobs : 0;
-	return 0;
+	return part.units > 1 || ranks != world ? part.units : 0;
 }
 
 /* The variables judged at apply time: the same for every pod, or one literal for many ranks. */

@@ -1,6 +1,6 @@
 /*
- * TensorFlow: TF_CONFIG, every rank a worker, or a JobSet's replicated Jobs
- * as TensorFlow's roles with the evaluator a cluster of its own. Pure.
+ * TensorFlow: TF_CONFIG, every rank a worker, or the parts of a world (a
+ * JobSet's replicated Jobs) as TensorFlow's roles with the evaluator a cluster of its own. Pure.
  */
 #include "frameworks.h"
 
@@ -12,61 +12,63 @@
 #include "strbuf.h"
 
 /*
- * 1 when t is a JobSet whose every replicated Job is named after a TensorFlow
- * task type (chief, worker, ps, evaluator), so that TF_CONFIG lists them as roles.
+ * 1 when t's world is in parts (a JobSet's replicated Jobs) each named after
+ * a TensorFlow task type (chief, worker, ps, evaluator), so that TF_CONFIG
+ * lists them as roles.
  */
 static int tf_roles(const struct topology *t)
 {
 	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
+	struct topology_part part;
 	size_t i;
-	int k, named;
+	int k, named, n = topology_parts(t);
 
-	for (k = 0; k < t->n_rjobs; k++) {
+	for (k = 0; k < n; k++) {
+		topology_part(t, k, &part);
 		for (i = 0, named = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
-			named |= strcmp(t->rjobs[k].name, roles[i]) == 0;
+			named |= strcmp(part.name, roles[i]) == 0;
 		if (!named)
 			return 0;
 	}
-	return t->n_rjobs > 0;
+	return n > 0;
 }
 
 /*
  * TF_CONFIG: {"cluster":{"worker":["h0:P",...]},"task":{"type":"worker","index":R}},
- * or, for a JobSet whose replicated Jobs are named after TensorFlow's task
- * types, one list per role and the pod's own role and index in it (its place
- * in the role's list, which is in rank order like the workers'). The
- * evaluator is a cluster of its own, as TensorFlow splits it
+ * or, for a world whose parts (a JobSet's replicated Jobs) are named after
+ * TensorFlow's task types, one list per role and the pod's own role and index
+ * in it (its place in the role's list, which is in rank order like the
+ * workers'). The evaluator is a cluster of its own, as TensorFlow splits it
  * (distribute_coordinator.py, _split_cluster_for_evaluator): the training
  * roles' cluster leaves it out (a chief's ParameterServerStrategy connects to
  * every task it lists), and an evaluator's lists only the evaluators.
  */
 static int add_tensorflow(const struct topology *t, const struct fw_input *in, struct env_list *out)
 {
-	const struct topology_rjob *own = tf_roles(t) ? topology_rjob_of(t, t->rank) : NULL;
+	struct topology_part own, r;
 	struct strbuf buf;
 	int k, n, eval, rc = -1;
 
 	(void)in;
 	strbuf_init(&buf);
 	strbuf_puts(&buf, "{\"cluster\":{");
-	if (own != NULL) {
-		long pos = topology_position(t, t->rank), c = t->coordinator;
-		long end = own->first + own->jobs * own->pods, index = pos - own->first;
+	if (tf_roles(t) && topology_part_of(t, t->rank, &own)) {
+		long pos = topology_position(t, t->rank), c = topology_position(t, 0);
+		long end = own.first + own.units * own.pods, index = pos - own.first;
 
-		if (c >= own->first && c < end)
+		if (c >= own.first && c < end)
 			index = pos == c ? 0 : pos < c ? index + 1 : index;
-		eval = strcmp(own->name, "evaluator") == 0;
-		for (k = 0, n = 0; k < t->n_rjobs; k++) {
-			const struct topology_rjob *r = &t->rjobs[k];
-			if ((strcmp(r->name, "evaluator") == 0) != eval)
+		eval = strcmp(own.name, "evaluator") == 0;
+		for (k = 0, n = 0; k < topology_parts(t); k++) {
+			topology_part(t, k, &r);
+			if ((strcmp(r.name, "evaluator") == 0) != eval)
 				continue;
-			strbuf_printf(&buf, "%s\"%s\":[", n++ ? "," : "", r->name);
-			if (env_host_list(t, r->first, r->first + r->jobs * r->pods, &buf) != 0)
+			strbuf_printf(&buf, "%s\"%s\":[", n++ ? "," : "", r.name);
+			if (env_host_list(t, r.first, r.first + r.units * r.pods, &buf) != 0)
 				goto out;
 			strbuf_puts(&buf, "]");
 		}
-		strbuf_printf(&buf, "},\"task\":{\"type\":\"%s\",\"index\":%ld}}", own->name,
-		              index);
+		strbuf_printf(&buf, "},\"task\":{\"type\":\"%s\",\"index\":%ld}}", own.name, index);
 	} else {
 		strbuf_puts(&buf, "\"worker\":[");
 		if (env_host_list(t, 0, t->world_size, &buf) != 0)
@@ -88,15 +90,17 @@ out:
  */
 static int widest_tensorflow(const struct topology *t, long *ranks, int max)
 {
+	struct topology_part part;
 	int j, n = 0;
 
 	if (!tf_roles(t)) {
 		ranks[0] = t->world_size - 1;
 		return max > 0;
 	}
-	for (j = 0; j < t->n_rjobs && n < max; j++)
-		ranks[n++] = topology_rank_at(t, t->rjobs[j].first +
-		                                     t->rjobs[j].jobs * t->rjobs[j].pods - 1);
+	for (j = 0; j < topology_parts(t) && n < max; j++) {
+		topology_part(t, j, &part);
+		ranks[n++] = topology_rank_at(t, part.first + part.units * part.pods - 1);
+	}
 	return n;
 }
 

@@ -43,28 +43,31 @@ struct slice {
 	long first, hosts, id, n;
 };
 
-/* The slice of the pod at position pos: one Job of a JobSet, else the whole world. */
+/* The slice of the pod at position pos: one unit of a part (a Job of a JobSet), else the world. */
 static void slice_at(const struct topology *t, long pos, struct slice *s)
 {
+	struct topology_part r;
 	long before = 0, total = 0;
-	int k;
+	int k, n = topology_parts(t);
 
 	s->first = 0;
 	s->hosts = t->world_size;
 	s->id = 0;
 	s->n = 1;
-	for (k = 0; k < t->n_rjobs; k++)
-		total += t->rjobs[k].jobs;
-	for (k = 0; k < t->n_rjobs; k++) {
-		const struct topology_rjob *r = &t->rjobs[k];
-		if (pos >= r->first && pos < r->first + r->jobs * r->pods) {
-			s->first = r->first + (pos - r->first) / r->pods * r->pods;
-			s->hosts = r->pods;
-			s->id = before + (pos - r->first) / r->pods;
+	for (k = 0; k < n; k++) {
+		topology_part(t, k, &r);
+		total += r.units;
+	}
+	for (k = 0; k < n; k++) {
+		topology_part(t, k, &r);
+		if (pos >= r.first && pos < r.first + r.units * r.pods) {
+			s->first = r.first + (pos - r.first) / r.pods * r.pods;
+			s->hosts = r.pods;
+			s->id = before + (pos - r.first) / r.pods;
 			s->n = total;
 			return;
 		}
-		before += r->jobs;
+		before += r.units;
 	}
 }
 
@@ -96,18 +99,20 @@ out:
 	return rc;
 }
 
-/* The longest host list: the last pod's of each replicated Job (names differ), else any. */
+/* The longest host list: the last pod's of each part (names differ), else any. */
 static int widest_tpu(const struct topology *t, long *ranks, int max)
 {
+	struct topology_part part;
 	int k, n = 0;
 
-	if (t->n_rjobs == 0) {
+	if (topology_parts(t) == 0) {
 		ranks[0] = t->world_size - 1;
 		return max > 0;
 	}
-	for (k = 0; k < t->n_rjobs && n < max; k++)
-		ranks[n++] = topology_rank_at(t, t->rjobs[k].first +
-		                                     t->rjobs[k].jobs * t->rjobs[k].pods - 1);
+	for (k = 0; k < topology_parts(t) && n < max; k++) {
+		topology_part(t, k, &part);
+		ranks[n++] = topology_rank_at(t, part.first + part.units * part.pods - 1);
+	}
 	return n;
 }
 
@@ -120,11 +125,14 @@ static int widest_tpu(const struct topology *t, long *ranks, int max)
  */
 static int refuse_tpu(const struct topology *t, const cJSON *anns, char *msg, size_t len)
 {
+	struct topology_part p0, pk;
 	const char *v;
 	int k;
 
-	for (k = 1; k < t->n_rjobs; k++)
-		if (t->rjobs[k].pods != t->rjobs[0].pods) {
+	for (k = 1; k < topology_parts(t); k++) {
+		topology_part(t, 0, &p0);
+		topology_part(t, k, &pk);
+		if (pk.pods != p0.pods) {
 			snprintf(
 			    msg, len,
 			    "tpu: the Jobs of JobSet %s/%s are not one size (%.63s: %ld pods, "
@@ -132,11 +140,11 @@ static int refuse_tpu(const struct topology *t, const cJSON *anns, char *msg, si
 			    "process ids would not be the ranks: give every replicated Job the "
 			    "same completions, or list the frameworks in distenv.dev/frameworks "
 			    "without tpu",
-			    t->ns, t->workload, t->rjobs[0].name, t->rjobs[0].pods,
-			    t->rjobs[k].name, t->rjobs[k].pods);
+			    t->ns, t->workload, p0.name, p0.pods, pk.name, pk.pods);
 			return 1;
 		}
-	if (t->n_rjobs > 0 && t->coordinator != 0) {
+	}
+	if (topology_parts(t) > 0 && topology_position(t, 0) != 0) {
 		snprintf(
 		    msg, len,
 		    "tpu: the coordinator of JobSet %s/%s is not its first pod, so JAX's process "

@@ -5,6 +5,7 @@
  * look-up the resolution passes in.
  */
 #include "kinds.h"
+#include "kind_jobset.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -26,13 +27,14 @@
 #define JOBSET_COORDINATOR  "jobset.sigs.k8s.io/coordinator"
 
 /* Finds the replicated Job called name; NULL when the JobSet has none. */
-static struct topology_rjob *rjob_named(struct topology *t, const char *name)
+static struct jobset_rjob *rjob_named(struct topology *t, const char *name)
 {
+	struct jobset_state *js = jobset_state(t);
 	int k;
 
-	for (k = 0; k < t->n_rjobs; k++)
-		if (strcmp(t->rjobs[k].name, name) == 0)
-			return &t->rjobs[k];
+	for (k = 0; k < js->n_rjobs; k++)
+		if (strcmp(js->rjobs[k].name, name) == 0)
+			return &js->rjobs[k];
 	return NULL;
 }
 
@@ -50,6 +52,7 @@ static int jobset_would_deny(const struct resolve *rs, const struct workload_spe
 /* The replicated Jobs from the JobSet in the API (look-ups on). */
 static enum topology_status jobset_from_api(struct resolve *rs, struct workload_spec *ws)
 {
+	struct jobset_state *js = jobset_state(rs->t);
 	struct topology *t = rs->t;
 	struct workload_ref ref = {WORKLOAD_JOBSET, rs->ns, t->workload,
 	                           resolve_mark(rs, JOBSET_UID)};
@@ -62,7 +65,7 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 		return rc;
 	for (k = 0; k < ws->n_rjobs; k++) {
 		const struct workload_rjob *w = &ws->rjobs[k];
-		struct topology_rjob *r = &t->rjobs[k];
+		struct jobset_rjob *r = &js->rjobs[k];
 
 		if (!w->indexed)
 			return resolve_deny(
@@ -94,7 +97,7 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 			    "JobSet %s/%s has more pods than the world size limit of %ld", rs->ns,
 			    t->workload, rs->cfg->max_world_size);
 	}
-	t->n_rjobs = ws->n_rjobs;
+	js->n_rjobs = ws->n_rjobs;
 	t->world_size = first;
 	return resolve_fixed_world(rs, first, "all its pods: every replicated Job's");
 }
@@ -105,6 +108,7 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
  */
 static enum topology_status jobset_from_labels(struct resolve *rs, const char *rjob)
 {
+	struct jobset_state *js = jobset_state(rs->t);
 	struct topology *t = rs->t;
 	long reps = -1, global = -1;
 	int have_r, have_g;
@@ -130,11 +134,11 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
 		    rs, DENY_WORLD,
 		    "annotation %s is %ld, not a multiple of the %ld Jobs of JobSet %s/%s",
 		    ANN_WORLD_SIZE, rs->ann_world, reps, rs->ns, t->workload);
-	t->n_rjobs = 1;
-	snprintf(t->rjobs[0].name, sizeof(t->rjobs[0].name), "%s", rjob);
-	t->rjobs[0].jobs = reps;
-	t->rjobs[0].pods = rs->ann_world / reps;
-	t->rjobs[0].first = 0;
+	js->n_rjobs = 1;
+	snprintf(js->rjobs[0].name, sizeof(js->rjobs[0].name), "%s", rjob);
+	js->rjobs[0].jobs = reps;
+	js->rjobs[0].pods = rs->ann_world / reps;
+	js->rjobs[0].first = 0;
 	t->world_size = rs->ann_world;
 	return TOPOLOGY_OK;
 }
@@ -143,7 +147,7 @@ static enum topology_status jobset_from_labels(struct resolve *rs, const char *r
  * The position (spec order) of pod i of Job j of replicated Job r, or -1 when
  * there is no such pod. topology_rank_at turns it into the pod's rank.
  */
-static long jobset_pos(const struct topology_rjob *r, long j, long i)
+static long jobset_pos(const struct jobset_rjob *r, long j, long i)
 {
 	if (r == NULL || j < 0 || j >= r->jobs || i < 0 || i >= r->pods)
 		return -1;
@@ -153,18 +157,19 @@ static long jobset_pos(const struct topology_rjob *r, long j, long i)
 /* The coordinator "<js>-<rjob>-<j>-<i>.<subdomain>" of the pod's label, as a position. */
 static long coordinator_from_label(struct topology *t, const char *v)
 {
+	const struct jobset_state *js = jobset_cstate(t);
 	size_t wl = strlen(t->workload);
 	int k;
 
 	if (strncmp(v, t->workload, wl) != 0 || v[wl] != '-')
 		return -1;
-	for (k = 0; k < t->n_rjobs; k++) {
-		size_t nl = strlen(t->rjobs[k].name);
+	for (k = 0; k < js->n_rjobs; k++) {
+		size_t nl = strlen(js->rjobs[k].name);
 		const char *p = v + wl + 1;
 		char *end;
 		long j, i;
 
-		if (strncmp(p, t->rjobs[k].name, nl) != 0 || p[nl] != '-')
+		if (strncmp(p, js->rjobs[k].name, nl) != 0 || p[nl] != '-')
 			continue;
 		j = strtol(p + nl + 1, &end, 10);
 		if (*end != '-')
@@ -172,13 +177,14 @@ static long coordinator_from_label(struct topology *t, const char *v)
 		i = strtol(end + 1, &end, 10);
 		if (*end != '.' && *end != '\0')
 			continue;
-		return jobset_pos(&t->rjobs[k], j, i);
+		return jobset_pos(&js->rjobs[k], j, i);
 	}
 	return -1;
 }
 
 static enum topology_status place_jobset(struct resolve *rs)
 {
+	struct jobset_state *js = jobset_state(rs->t);
 	struct topology *t = rs->t;
 	const char *rjob = resolve_mark(rs, JOBSET_RJOB), *coord;
 	struct workload_spec ws;
@@ -222,9 +228,9 @@ static enum topology_status place_jobset(struct resolve *rs)
 	 * its jobset.sigs.k8s.io/coordinator label without look-ups.
 	 */
 	if (ws.coordinator[0] != '\0') {
-		t->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
-		                            ws.coordinator_pod);
-		if (t->coordinator < 0)
+		js->coordinator = jobset_pos(rjob_named(t, ws.coordinator), ws.coordinator_job,
+		                             ws.coordinator_pod);
+		if (js->coordinator < 0)
 			return resolve_deny(
 			    rs, DENY_WORKLOAD,
 			    "the coordinator of JobSet %s/%s (replicated Job %s, Job %ld, pod %ld) "
@@ -232,8 +238,8 @@ static enum topology_status place_jobset(struct resolve *rs)
 			    rs->ns, t->workload, ws.coordinator, ws.coordinator_job,
 			    ws.coordinator_pod);
 	} else if (rs->lookup == NULL && (coord = resolve_mark(rs, JOBSET_COORDINATOR)) != NULL) {
-		t->coordinator = coordinator_from_label(t, coord);
-		if (t->coordinator < 0)
+		js->coordinator = coordinator_from_label(t, coord);
+		if (js->coordinator < 0)
 			return resolve_deny(rs, DENY_NONE,
 			                    "%s \"%.128s\" does not name a pod of JobSet %s/%s",
 			                    JOBSET_COORDINATOR, coord, rs->ns, t->workload);
@@ -245,10 +251,45 @@ static enum topology_status place_jobset(struct resolve *rs)
 	return TOPOLOGY_OK;
 }
 
+/* The replicated Job that rank r belongs to, or NULL. */
+static const struct jobset_rjob *rjob_of(const struct topology *t, long r)
+{
+	const struct jobset_state *js = jobset_cstate(t);
+	long pos = topology_position(t, r);
+	int k;
+
+	for (k = 0; k < js->n_rjobs; k++)
+		if (pos >= js->rjobs[k].first &&
+		    pos < js->rjobs[k].first + js->rjobs[k].jobs * js->rjobs[k].pods)
+			return &js->rjobs[k];
+	return NULL;
+}
+
+/* The parts of a JobSet's world: its replicated Jobs, each a part of Jobs. */
+static int n_parts_jobset(const struct topology *t)
+{
+	return jobset_cstate(t)->n_rjobs;
+}
+
+static void part_jobset(const struct topology *t, int k, struct topology_part *out)
+{
+	const struct jobset_rjob *r = &jobset_cstate(t)->rjobs[k];
+
+	out->name = r->name;
+	out->units = r->jobs;
+	out->pods = r->pods;
+	out->first = r->first;
+}
+
+static long rank0_jobset(const struct topology *t)
+{
+	return jobset_cstate(t)->coordinator;
+}
+
 static int host_jobset(const struct topology *t, long r, char *out, size_t outlen)
 {
 	long pos = topology_position(t, r);
-	const struct topology_rjob *k = topology_rjob_of(t, r);
+	const struct jobset_rjob *k = rjob_of(t, r);
 
 	if (k == NULL)
 		return -1;
@@ -261,7 +302,7 @@ static long run_jobset(const struct topology *t, long r, char *out, size_t outle
                        long *first)
 {
 	long pos = topology_position(t, r);
-	const struct topology_rjob *k = topology_rjob_of(t, r);
+	const struct jobset_rjob *k = rjob_of(t, r);
 
 	if (k == NULL)
 		return 0;
@@ -346,6 +387,7 @@ out:
 /* spec.coordinator names one of the JobSet's pods, which becomes rank 0. */
 static void view_coordinator(const cJSON *coord, struct view *w, struct validation *v)
 {
+	struct jobset_state *js = jobset_state(&w->t);
 	const char *rjob = json_str(coord, "replicatedJob");
 	long j = json_long(coord, "jobIndex", INT_MAX, 0),
 	     i = json_long(coord, "podIndex", INT_MAX, 0);
@@ -353,12 +395,12 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
 
 	if (coord == NULL)
 		return;
-	for (k = 0; rjob != NULL && k < w->t.n_rjobs; k++) {
-		const struct topology_rjob *r = &w->t.rjobs[k];
+	for (k = 0; rjob != NULL && k < js->n_rjobs; k++) {
+		const struct jobset_rjob *r = &js->rjobs[k];
 		if (strcmp(r->name, rjob) != 0)
 			continue;
 		if (j >= 0 && j < r->jobs && i >= 0 && i < r->pods) {
-			w->t.coordinator = r->first + j * r->pods + i;
+			js->coordinator = r->first + j * r->pods + i;
 			return;
 		}
 		break;
@@ -374,10 +416,11 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
 static void view_jobset(const cJSON *spec, const struct config *cfg, struct view *w,
                         struct validation *v)
 {
+	struct jobset_state *js = jobset_state(&w->t);
 	const cJSON *rj, *net = json_get(spec, "network");
 	const char *sub = json_str(net, "subdomain");
 	const cJSON *tmpls[WORKLOAD_MAX_RJOBS];
-	const struct topology_rjob *r0;
+	const struct jobset_rjob *r0;
 	long first = 0;
 
 	(void)cfg;
@@ -386,16 +429,16 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	{
 		const cJSON *jspec = json_get(json_get(rj, "template"), "spec");
 		const char *rname = json_str(rj, "name");
-		struct topology_rjob *r;
+		struct jobset_rjob *r;
 		char what[300];
 
-		if (w->t.n_rjobs >= WORKLOAD_MAX_RJOBS) {
+		if (js->n_rjobs >= WORKLOAD_MAX_RJOBS) {
 			view_problem(v, "JobSet %s has more than %d replicated Jobs", w->name,
 			             WORKLOAD_MAX_RJOBS);
 			break;
 		}
-		tmpls[w->t.n_rjobs] = json_get(jspec, "template");
-		r = &w->t.rjobs[w->t.n_rjobs++];
+		tmpls[js->n_rjobs] = json_get(jspec, "template");
+		r = &js->rjobs[js->n_rjobs++];
 		snprintf(r->name, sizeof(r->name), "%s", rname ? rname : "");
 		r->jobs = json_long(rj, "replicas", INT_MAX, 1);
 		r->pods = json_long(jspec, "completions", INT_MAX, 1);
@@ -409,8 +452,8 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		return;
 	view_coordinator(json_get(spec, "coordinator"), w, v);
 	/* rank 0: the coordinator's pod, else the first pod of the first replicated Job */
-	if ((r0 = topology_rjob_of(&w->t, 0)) != NULL)
-		w->rank0 = tmpls[r0 - w->t.rjobs];
+	if ((r0 = rjob_of(&w->t, 0)) != NULL)
+		w->rank0 = tmpls[r0 - js->rjobs];
 	if (cJSON_IsFalse(json_get(net, "enableDNSHostnames")))
 		view_problem(
 		    v,
@@ -582,6 +625,9 @@ const struct kind kind_jobset = {
             {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
     .hostname = host_jobset,
     .host_run = run_jobset,
+    .n_parts = n_parts_jobset,
+    .part = part_jobset,
+    .rank0_position = rank0_jobset,
     .view = view_jobset,
     .make_pods = make_pods_jobset,
     .defaults = defaults_jobset,

@@ -12,6 +12,7 @@
 
 #include "env.h"
 #include "framework.h"
+#include "kind_jobset.h"
 #include "testutil.h"
 #include "topology.h"
 
@@ -33,6 +34,8 @@ static const char *get(const struct env_list *l, const char *name)
 /* A JobSet js in ml: replicated Jobs a (2 Jobs x 2 pods) and b (1 Job x pods_b). */
 static void jobset(struct topology *t, long pods_b)
 {
+	struct jobset_state *js = jobset_state(t);
+
 	memset(t, 0, sizeof(*t));
 	t->kind = kind_of(WORKLOAD_JOBSET);
 	t->group = -1;
@@ -41,15 +44,15 @@ static void jobset(struct topology *t, long pods_b)
 	strcpy(t->service, "js");
 	strcpy(t->domain, ".js.ml.svc.cluster.local");
 	t->port = 29500;
-	t->n_rjobs = 2;
-	strcpy(t->rjobs[0].name, "a");
-	t->rjobs[0].jobs = 2;
-	t->rjobs[0].pods = 2;
-	t->rjobs[0].first = 0;
-	strcpy(t->rjobs[1].name, "b");
-	t->rjobs[1].jobs = 1;
-	t->rjobs[1].pods = pods_b;
-	t->rjobs[1].first = 4;
+	js->n_rjobs = 2;
+	strcpy(js->rjobs[0].name, "a");
+	js->rjobs[0].jobs = 2;
+	js->rjobs[0].pods = 2;
+	js->rjobs[0].first = 0;
+	strcpy(js->rjobs[1].name, "b");
+	js->rjobs[1].jobs = 1;
+	js->rjobs[1].pods = pods_b;
+	js->rjobs[1].first = 4;
 	t->world_size = 4 + pods_b;
 	t->frameworks = tpu()->bit;
 }
@@ -134,7 +137,7 @@ static void test_refuse(void)
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "not one size"),
 	      "Jobs of 2 and 3 pods refused: %s", msg);
 	jobset(&t, 2);
-	t.coordinator = 5;
+	jobset_state(&t)->coordinator = 5;
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "coordinator"),
 	      "a coordinator that is not the first pod refused: %s", msg);
 

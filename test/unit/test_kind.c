@@ -9,6 +9,7 @@
 
 #include "env.h"
 #include "kind.h"
+#include "kind_jobset.h"
 #include "strbuf.h"
 #include "testutil.h"
 
@@ -197,6 +198,7 @@ static void test_host_runs(void)
 				for (long c = 0, w = worlds[wi];
 				     c < (kinds[kk] == WORKLOAD_JOBSET ? 3 : 1); c++) {
 					struct topology t;
+					struct jobset_state *js = jobset_state(&t);
 					struct strbuf got, want;
 					char host[320];
 					long p;
@@ -217,24 +219,25 @@ static void test_host_runs(void)
 						    {1, 1}, {2, 3}, {1, w > 7 ? w - 7 : 1}};
 						long first = 0;
 						for (int j = 0; j < 3; j++) {
-							snprintf(t.rjobs[j].name,
-							         sizeof(t.rjobs[j].name), "r%d", j);
-							t.rjobs[j].jobs = sizes[j][0];
-							t.rjobs[j].pods = sizes[j][1];
-							t.rjobs[j].first = first;
+							snprintf(js->rjobs[j].name,
+							         sizeof(js->rjobs[j].name), "r%d",
+							         j);
+							js->rjobs[j].jobs = sizes[j][0];
+							js->rjobs[j].pods = sizes[j][1];
+							js->rjobs[j].first = first;
 							first += sizes[j][0] * sizes[j][1];
 						}
-						t.n_rjobs = 3;
+						js->n_rjobs = 3;
 						t.world_size = first;
-						t.coordinator = c;
+						js->coordinator = c;
 					}
 					strbuf_init(&got);
 					strbuf_init(&want);
 					for (long n = 0; n < t.world_size; n++) {
 						/* rank order: the coordinator first, then the
 						 * others by position */
-						p = n == 0 ? t.coordinator
-						           : n - 1 + (n - 1 >= t.coordinator);
+						p = n == 0 ? js->coordinator
+						           : n - 1 + (n - 1 >= js->coordinator);
 						if (topology_hostname(&t, topology_rank_at(&t, p),
 						                      host, sizeof(host)) < 0) {
 							bad++;
@@ -269,7 +272,7 @@ static void test_host_runs(void)
 							      "kind %s, %s, world %ld, coordinator "
 							      "%ld: %s, want %s",
 							      kind_name(t.kind), names[nn],
-							      t.world_size, t.coordinator,
+							      t.world_size, js->coordinator,
 							      got.buf ? got.buf : "(none)",
 							      want.buf ? want.buf : "(none)");
 					}
@@ -277,20 +280,21 @@ static void test_host_runs(void)
 					strbuf_free(&want);
 					/* TF_CONFIG's role lists: each replicated Job's positions
 					 * alone */
-					for (int j = 0; j < t.n_rjobs; j++) {
-						long from = t.rjobs[j].first,
-						     to = from + t.rjobs[j].jobs * t.rjobs[j].pods;
+					for (int j = 0; j < js->n_rjobs; j++) {
+						long from = js->rjobs[j].first,
+						     to = from +
+						          js->rjobs[j].jobs * js->rjobs[j].pods;
 						int has_c =
-						    t.coordinator >= from && t.coordinator < to;
+						    js->coordinator >= from && js->coordinator < to;
 
 						strbuf_init(&got);
 						strbuf_init(&want);
 						for (long n = 0; n < to - from; n++) {
 							p = !has_c   ? from + n
-							    : n == 0 ? t.coordinator
+							    : n == 0 ? js->coordinator
 							             : from + n - 1 +
 							                   (from + n - 1 >=
-							                    t.coordinator);
+							                    js->coordinator);
 							if (topology_hostname(
 							        &t, topology_rank_at(&t, p), host,
 							        sizeof(host)) >= 0)

@@ -14,6 +14,27 @@
 #include "env.h"
 #include "framework.h"
 #include "testutil.h"
+#include "testworld.h"
+
+/*
+ * strdup as the library's, but the one after strdup_fail more calls returns
+ * NULL (out of memory): every env entry's name and value is a strdup
+ * (env_list_add), so each entry a framework writes can be made to fail.
+ * strdup_calls counts the calls. -1: none fails.
+ */
+static long strdup_fail = -1, strdup_calls;
+
+char *strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p;
+
+	strdup_calls++;
+	if (strdup_fail >= 0 && strdup_fail-- == 0)
+		return NULL;
+	p = malloc(n);
+	return p != NULL ? memcpy(p, s, n) : NULL;
+}
 
 static void test_table(void)
 {
@@ -142,9 +163,170 @@ static void test_config(void)
 	CHECK(config_parse_frameworks("mxnet", &mask) != 0, "config refuses mxnet");
 }
 
+/* Rank `rank` of StatefulSet ml/ddp, world 4, with only framework fw (variant v: 0 plain,
+ * 1 elastic 2:4 with max-restarts 3, 2 a one-process pod). */
+static void world(struct topology *t, const struct framework *fw, int v, long rank)
+{
+	test_world(t, WORKLOAD_STATEFULSET, "ddp", rank, 4, 29500, fw->bit);
+	strcpy(t->nproc, v == 2 ? "1" : "8");
+	t->processes = v == 2 ? 1 : 8;
+	t->one_process = v == 2;
+	t->elastic_min = v == 1 ? 2 : 0;
+	t->elastic_max = v == 1 ? 4 : 0;
+	t->max_restarts = v == 1 ? 3 : -1;
+}
+
+static int listed(const char *const *names, const char *name)
+{
+	for (; *names != NULL; names++)
+		if (strcmp(*names, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Out of memory is never a partial environment: for every framework and every
+ * allocation of an entry it writes, a failed one fails the whole build
+ * (env_build returns -1, which the admission answers as an error), and the
+ * build that does not fail gives every variable.
+ */
+static void test_out_of_memory(void)
+{
+	size_t i;
+	int v;
+
+	for (i = 0; i < framework_count; i++)
+		for (v = 0; v < 3; v++) {
+			const struct framework *fw = framework_table[i];
+			struct topology t;
+			struct env_list env;
+			long calls, k, partial = 0;
+			size_t n;
+
+			world(&t, fw, v, 1);
+			strdup_calls = 0;
+			if (env_build(&t, &env) != 0) {
+				CHECK(0, "%s variant %d: env_build fails with memory", fw->name, v);
+				continue;
+			}
+			calls = strdup_calls;
+			n = env.n;
+			env_list_free(&env);
+			CHECK(n > 0 && calls >= (long)n,
+			      "%s variant %d: %zu variables, %ld strdups", fw->name, v, n, calls);
+			for (k = 0; k < calls; k++) {
+				strdup_fail = k;
+				if (env_build(&t, &env) == 0) {
+					partial++;
+					env_list_free(&env);
+				}
+				strdup_fail = -1;
+			}
+			CHECK(partial == 0,
+			      "%s variant %d: %ld of %ld failed allocations built an env", fw->name,
+			      v, partial, calls);
+		}
+}
+
+/*
+ * from_addr and from_port are exactly the variables that follow a container's
+ * own MASTER_ADDR or MASTER_PORT (env_build_master), besides those two: plan
+ * denies a container whose MASTER_ADDR cannot be read at admission unless it
+ * sets each of them, so a name missing there is a variable left pointing at
+ * the wrong host, and one too many a needless denial.
+ */
+static void test_from_master(void)
+{
+	size_t i, k;
+	int v;
+
+	for (i = 0; i < framework_count; i++) {
+		const struct framework *fw = framework_table[i];
+		int met_addr = 0, met_port = 0;
+
+		for (v = 0; v < 3; v++) {
+			struct topology t;
+			struct env_list base, addr, port;
+
+			world(&t, fw, v, 1);
+			if (env_build(&t, &base) != 0 ||
+			    env_build_master(&t, "own-master.example", 0, &addr) != 0 ||
+			    env_build_master(&t, NULL, 4242, &port) != 0) {
+				CHECK(0, "%s variant %d: env_build", fw->name, v);
+				continue;
+			}
+			for (k = 0; k < base.n; k++) {
+				const char *name = base.vars[k].name;
+				const char *a = test_env_value(&addr, name),
+				           *p = test_env_value(&port, name);
+				int moved_a = a == NULL || strcmp(a, base.vars[k].value) != 0;
+				int moved_p = p == NULL || strcmp(p, base.vars[k].value) != 0;
+
+				if (strcmp(name, "MASTER_ADDR") == 0 ||
+				    strcmp(name, "MASTER_PORT") == 0)
+					continue;
+				CHECK(moved_a == listed(fw->from_addr, name),
+				      "%s variant %d: %s follows MASTER_ADDR: %d, from_addr lists "
+				      "it: %d",
+				      fw->name, v, name, moved_a, listed(fw->from_addr, name));
+				CHECK(moved_p == listed(fw->from_port, name),
+				      "%s variant %d: %s follows MASTER_PORT: %d, from_port lists "
+				      "it: %d",
+				      fw->name, v, name, moved_p, listed(fw->from_port, name));
+				met_addr += listed(fw->from_addr, name);
+				met_port += listed(fw->from_port, name);
+			}
+			env_list_free(&base);
+			env_list_free(&addr);
+			env_list_free(&port);
+		}
+		/* every name listed is written in some pod */
+		for (k = 0; fw->from_addr[k] != NULL; k++)
+			;
+		CHECK(met_addr >= (int)k, "%s: from_addr lists %zu names, met %d times", fw->name,
+		      k, met_addr);
+		for (k = 0; fw->from_port[k] != NULL; k++)
+			;
+		CHECK(met_port >= (int)k, "%s: from_port lists %zu names, met %d times", fw->name,
+		      k, met_port);
+	}
+}
+
+/*
+ * A row whose help is a plain list of names ("A, B, C") lists exactly the
+ * variables it writes, in their order (render --help and the README say so).
+ */
+static void test_help_lists(void)
+{
+	size_t i, k;
+
+	for (i = 0; i < framework_count; i++) {
+		const struct framework *fw = framework_table[i];
+		struct topology t;
+		struct env_list env;
+		char want[512] = "";
+
+		if (strspn(fw->help, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_, ") != strlen(fw->help))
+			continue; /* a description, not a list */
+		world(&t, fw, 0, 1);
+		if (env_build(&t, &env) != 0) {
+			CHECK(0, "%s: env_build", fw->name);
+			continue;
+		}
+		for (k = 0; k < env.n; k++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+			         k ? ", " : "", env.vars[k].name);
+		CHECK_STR(fw->help, want, fw->name);
+		env_list_free(&env);
+	}
+}
+
 int main(void)
 {
 	test_table();
+	test_out_of_memory();
+	test_from_master();
+	test_help_lists();
 	test_annotation();
 	test_chart_schema();
 	test_docs();

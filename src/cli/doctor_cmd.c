@@ -14,6 +14,7 @@
 #include "doctor.h"
 #include "doctor_cmd.h"
 #include "dns.h"
+#include "kind.h"
 #include "kube.h"
 #include "strbuf.h"
 #include "util.h"
@@ -74,10 +75,10 @@ int doctor_cmd_run(const struct doctor_opts *o, const struct config *cfg, FILE *
 	kc = kube_client_new(cfg, err, errlen);
 	if (kc == NULL)
 		return 2;
-	if (workload_api_path(o->kind, o->ns, o->name, path, sizeof(path), err, errlen) != 0)
+	if (workload_api_path(o->kind->kind, o->ns, o->name, path, sizeof(path), err, errlen) != 0)
 		goto out;
-	snprintf(what, sizeof(what), "get %s %s in namespace %s", workload_kind_name(o->kind),
-	         o->name, o->ns);
+	snprintf(what, sizeof(what), "get %s %s in namespace %s", kind_name(o->kind), o->name,
+	         o->ns);
 	get(kc, path, what, &rd[R_WORKLOAD]);
 	if (rd[R_WORKLOAD].why[0] && strstr(rd[R_WORKLOAD].why, "cannot reach") != NULL) {
 		errf(err, errlen, "%s", rd[R_WORKLOAD].why);

@@ -11,8 +11,10 @@
 #include "config.h"
 #include "workload.h"
 
+struct kind;
+
 struct doctor_opts {
-	enum workload_kind kind;
+	const struct kind *kind; /* a registered row */
 	const char *name, *ns;
 	int json; /* -o json */
 };

@@ -677,7 +677,7 @@ static int cmd_doctor(int argc, char **argv)
 	                                     {"kubeconfig", required_argument, NULL, 'k'},
 	                                     {"output", required_argument, NULL, 'o'},
 	                                     {NULL, 0, NULL, 0}};
-	struct doctor_opts o = {WORKLOAD_NONE, NULL, "default", 0};
+	struct doctor_opts o = {NULL, NULL, "default", 0};
 	const char *kubeconfig = NULL, *home;
 	char name[256], err[1024];
 	struct config cfg;

@@ -17,6 +17,7 @@
 #include "annotation.h"
 #include "doctor_int.h"
 #include "json.h"
+#include "kind.h"
 
 #define DEFAULT_PORT 29500
 
@@ -42,7 +43,7 @@ static void read_injected(const char *v, struct pinfo *p)
 	}
 }
 
-static void pod_read(enum workload_kind kind, long start, const cJSON *pod, struct pinfo *p)
+static void pod_read(const struct kind *kind, long start, const cJSON *pod, struct pinfo *p)
 {
 	const cJSON *meta = json_get(pod, "metadata"), *status = json_get(pod, "status");
 	const cJSON *labels = json_get(meta, "labels"), *anns = json_get(meta, "annotations");
@@ -76,6 +77,7 @@ static void pod_read(enum workload_kind kind, long start, const cJSON *pod, stru
 void doctor_run(const struct doctor_input *in, struct doctor_report *out)
 {
 	struct doctor_ctx c;
+	struct kind_doctor_want want;
 	const cJSON *pod;
 	const char *dom;
 	int i;
@@ -91,13 +93,15 @@ void doctor_run(const struct doctor_input *in, struct doctor_report *out)
 	}
 	if (in->workload.obj == NULL) {
 		doctor_add(out, DOCTOR_FAIL, "workload", "check the name and the namespace (-n)",
-		           "%s %s not found in namespace %s", workload_kind_name(in->kind),
-		           in->name, in->ns);
+		           "%s %s not found in namespace %s", kind_name(in->kind), in->name,
+		           in->ns);
 		return;
 	}
-	c.tpl = doctor_template(in->kind, in->workload.obj);
-	c.start = doctor_start(in->kind, in->workload.obj);
-	c.world = doctor_world(in->kind, in->workload.obj, &c.groups);
+	doctor_want(in->kind, in->workload.obj, &want);
+	c.tpl = want.tmpl;
+	c.start = want.start;
+	c.world = want.world;
+	c.groups = want.groups;
 	c.port =
 	    str_long(json_map_str(json_get(json_get(c.tpl, "metadata"), "annotations"), ANN_PORT),
 	             DEFAULT_PORT);

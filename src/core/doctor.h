@@ -15,6 +15,8 @@
 #include "strbuf.h"
 #include "workload.h"
 
+struct kind;
+
 enum doctor_state {
 	DOCTOR_OK,      /* ✓ checked, nothing in the way */
 	DOCTOR_FAIL,    /* ✗ blocks the job */
@@ -51,7 +53,7 @@ struct doctor_obj {
 };
 
 struct doctor_input {
-	enum workload_kind kind;
+	const struct kind *kind; /* a registered row */
 	const char *ns, *name;
 	struct doctor_obj workload;
 	struct doctor_obj pods;           /* PodList of the workload's pods */
@@ -70,7 +72,7 @@ struct doctor_input {
  * "jobset/js", "lws/vllm"): the kind and the name (into name, namelen bytes).
  * Returns 0, or -1 with err naming the kinds it knows.
  */
-int doctor_parse_target(const char *arg, enum workload_kind *kind, char *name, size_t namelen,
+int doctor_parse_target(const char *arg, const struct kind **kind, char *name, size_t namelen,
                         char *err, size_t errlen);
 
 /*
@@ -78,11 +80,11 @@ int doctor_parse_target(const char *arg, enum workload_kind *kind, char *name, s
  * and values are DNS-ish) that lists the workload's pods. Returns 0, or -1
  * with err (a StatefulSet selector with matchExpressions only, say).
  */
-int doctor_pod_selector(enum workload_kind kind, const cJSON *workload, const char *name, char *out,
+int doctor_pod_selector(const struct kind *kind, const cJSON *workload, const char *name, char *out,
                         size_t outlen, char *err, size_t errlen);
 
 /* The headless Service the pods' names live under: a pod's spec.subdomain, else the workload's. */
-void doctor_service_name(enum workload_kind kind, const cJSON *workload, const cJSON *pods,
+void doctor_service_name(const struct kind *kind, const cJSON *workload, const cJSON *pods,
                          const char *name, char *out, size_t outlen);
 
 /*

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "doctor.h"
+#include "kind.h"
 #include "json.h"
 #include "util.h"
 
@@ -71,33 +72,21 @@ void doctor_say(struct doctor_finding *f, const char *fmt, ...)
 /* A check that could not be made: what could not be read, and why. */
 void doctor_unknown(struct doctor_report *r, const char *check, const char *what, const char *why);
 
-/* ---- doctor_kind.c ---- */
+/* ---- doctor_kind.c: the kind's row asked (struct kind_doctor) ---- */
 
-/* The pod template of the workload (a JobSet's first replicated Job's, a LWS's worker's). */
-const cJSON *doctor_template(enum workload_kind kind, const cJSON *w);
-
-/* The world the workload asks for now, per group; *groups: how many worlds (LWS groups). */
-long doctor_world(enum workload_kind kind, const cJSON *w, long *groups);
-
-/* The first ordinal of the workload's pods (a StatefulSet's spec.ordinals.start), else 0. */
-long doctor_start(enum workload_kind kind, const cJSON *w);
+/* What the workload asks for now (its template's distenv.dev/world-size first). */
+void doctor_want(const struct kind *kind, const cJSON *w, struct kind_doctor_want *out);
 
 /*
  * A pod's group, and its rank when its distenv.dev/injected annotation did
  * not say, from what its controller writes on it (labels, annotations).
  */
-void doctor_pod_place(enum workload_kind kind, long start, const cJSON *labels, const cJSON *anns,
+void doctor_pod_place(const struct kind *kind, long start, const cJSON *labels, const cJSON *anns,
                       struct pinfo *p);
 
 /* A pod's own name for rank r of group g, as its controller names it ("" when not derivable). */
-void doctor_rank_name(enum workload_kind kind, const char *name, long start, long g, long r,
+void doctor_rank_name(const struct kind *kind, const char *name, long start, long g, long r,
                       char *out, size_t len);
-
-/* 1 when the workload's FailedCreate events are on objects named after it (a JobSet's Jobs). */
-int doctor_events_by_prefix(enum workload_kind kind);
-
-/* 1 when the workload is several worlds (LeaderWorkerSet groups), each with its own rank 0. */
-int doctor_worlds_per_group(enum workload_kind kind);
 
 /* ---- doctor_pods.c and doctor_net.c: the checks, in the order doctor_run calls them ---- */
 

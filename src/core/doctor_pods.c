@@ -11,6 +11,7 @@
 
 #include "doctor_int.h"
 #include "json.h"
+#include "kind.h"
 #include "ownenv.h"
 
 /* The newest event of reason (NULL: any) about object name (prefix match when prefix). */
@@ -84,7 +85,7 @@ static int failed_create(struct doctor_ctx *c, enum doctor_state st, const char 
 {
 	const struct doctor_input *in = c->in;
 	const cJSON *e =
-	    event_about(&in->events, in->name, doctor_events_by_prefix(in->kind), "FailedCreate");
+	    event_about(&in->events, in->name, in->kind->doctor->events_by_prefix, "FailedCreate");
 	const char *msg = json_str(e, "message");
 	struct doctor_finding *f;
 
@@ -350,7 +351,7 @@ void doctor_check_world(struct doctor_ctx *c)
 		    max);
 		stale = 1;
 	}
-	for (i = 0; i < c->n && !stale && !doctor_worlds_per_group(c->in->kind); i++) {
+	for (i = 0; i < c->n && !stale && !c->in->kind->doctor->worlds_per_group; i++) {
 		const struct pinfo *p = &c->p[i];
 		if (!p->injected || p->world < 0 || (p->world == w0 && strcmp(p->master, m0) == 0))
 			continue;

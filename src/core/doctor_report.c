@@ -9,6 +9,7 @@
 
 #include "doctor_int.h"
 #include "json.h"
+#include "kind.h"
 
 struct doctor_finding *doctor_add(struct doctor_report *r, enum doctor_state st, const char *check,
                                   const char *fix, const char *title_fmt, ...)
@@ -89,8 +90,8 @@ void doctor_print_text(const struct doctor_input *in, const struct doctor_report
 {
 	int i;
 
-	strbuf_printf(out, "distenv doctor: %s %s in namespace %s\n", workload_kind_name(in->kind),
-	              in->name, in->ns);
+	strbuf_printf(out, "distenv doctor: %s %s in namespace %s\n", kind_name(in->kind), in->name,
+	              in->ns);
 	if (r->first_fail >= 0)
 		strbuf_printf(out, "first blocking cause: %s\n\n", r->f[r->first_fail].title);
 	else
@@ -126,7 +127,7 @@ void doctor_print_json(const struct doctor_input *in, const struct doctor_report
 	int i;
 
 	strbuf_puts(out, "{\"kind\":");
-	json_put_string(out, workload_kind_name(in->kind), 64);
+	json_put_string(out, kind_name(in->kind), 64);
 	strbuf_puts(out, ",\"namespace\":");
 	json_put_string(out, in->ns, 256);
 	strbuf_puts(out, ",\"name\":");

@@ -210,6 +210,56 @@ struct kind_label {
 	enum kind_label_value value;
 };
 
+/*
+ * What `doctor` (core/doctor*.c) reads differently for a kind, on the objects
+ * a person would read: the workload as the API server returns it, its pods.
+ */
+/* What a workload asks for now, as doctor reads its spec. */
+struct kind_doctor_want {
+	const cJSON *tmpl; /* the pod template that carries distenv's annotations (a worker's) */
+	long world;        /* the ranks of one world; -1: not known */
+	long groups;       /* how many worlds; 1 unless the kind says */
+	long start;        /* the first ordinal of its pods; 0 unless the kind says */
+};
+
+struct kind_doctor {
+	/*
+	 * The words kubectl takes for the kind in KIND/NAME ("sts", "statefulset",
+	 * "statefulset.apps", ...), NULL ending: the usage names the first, and the
+	 * second after it when the first is not the kind's own name ("sts
+	 * (statefulset)"); and an example target ("sts/ddp").
+	 */
+	const char *const *words;
+	const char *example;
+	/*
+	 * The label key whose value is the workload's name on every pod, which
+	 * lists them ("batch.kubernetes.io/job-name"); NULL: the kind's mark, or
+	 * without one the workload's own spec.selector.matchLabels.
+	 */
+	const char *pods_label;
+	/* Reads what the workload asks for from its spec into *out (filled with the defaults). */
+	void (*want)(const cJSON *spec, struct kind_doctor_want *out);
+	/*
+	 * A pod's group (*group is 0 before) and, when *rank is -1 (distenv's own
+	 * annotation did not say), its rank, from what its controller writes on it.
+	 * NULL: neither.
+	 */
+	void (*pod_place)(const cJSON *labels, const cJSON *anns, long start, long *rank,
+	                  long *group);
+	/*
+	 * A missing rank's pod name as the controller names it ("<sts>-<start+r>");
+	 * NULL: "rank R".
+	 */
+	void (*rank_name)(const char *name, long start, long g, long r, char *out, size_t len);
+	/*
+	 * The Service its pods' names live under when no pod has spec.subdomain
+	 * (NULL: none known); may be name, the workload's.
+	 */
+	const char *(*service)(const cJSON *spec, const char *name);
+	int events_by_prefix; /* 1: FailedCreate is on objects named after it (its Jobs) */
+	int worlds_per_group; /* 1: each group is a world of its own, with its own rank 0 */
+};
+
 struct kind {
 	enum workload_kind kind;
 	/*
@@ -268,6 +318,8 @@ struct kind {
 	 */
 	long (*host_run)(const struct topology *t, long r, char *out, size_t outlen, size_t *plen,
 	                 long *first);
+	/* What doctor reads differently for it (struct kind_doctor). */
+	const struct kind_doctor *doctor;
 	/*
 	 * The parts the kind cuts a world into (topology.h, struct topology_part),
 	 * read from its state in t->kind_state: how many, and part k into *out.
@@ -323,6 +375,12 @@ const char *kind_name(const struct kind *k);
 const struct kind *kind_of(enum workload_kind k);
 
 /*
+ * The i-th kind in the order messages and the chart list them (StatefulSet,
+ * Job, JobSet, LeaderWorkerSet), or NULL past the last.
+ */
+const struct kind *kind_listed(size_t i);
+
+/*
  * The kind the API calls name ("StatefulSet") in group ("apps"; NULL: any);
  * NULL when distenv has none.
  */
@@ -333,8 +391,7 @@ const struct kind *kind_of_resource(const char *group, const char *resource);
 
 /*
  * "distenv supports only pods of a StatefulSet (apps/v1), ... or of a
- * LeaderWorkerSet (...)": every kind's supported phrase, in the order of enum
- * workload_kind.
+ * LeaderWorkerSet (...)": every kind's supported phrase, in kind_listed's order.
  */
 void kind_supported(char *out, size_t outlen);
 

@@ -81,26 +81,30 @@ const struct kind *kind_of_resource(const char *group, const char *resource)
 	return NULL;
 }
 
-void kind_supported(char *out, size_t outlen)
+const struct kind *kind_listed(size_t i)
 {
-	size_t used = 0;
-	int k, n = 0, last = 0;
+	const struct kind *row;
+	int k;
 
 	for (k = 0; k < WORKLOAD_KIND_COUNT; k++)
-		if (kind_of((enum workload_kind)k) != NULL)
-			last = k;
+		if ((row = kind_of((enum workload_kind)k)) != NULL && i-- == 0)
+			return row;
+	return NULL;
+}
+
+void kind_supported(char *out, size_t outlen)
+{
+	const struct kind *row;
+	size_t i, used = 0;
+
 	snprintf(out, outlen, "distenv supports only pods of ");
-	for (k = 0; k < WORKLOAD_KIND_COUNT; k++) {
-		const struct kind *row = kind_of((enum workload_kind)k);
-		if (row == NULL)
-			continue;
+	for (i = 0; (row = kind_listed(i)) != NULL; i++) {
 		used = strlen(out);
 		snprintf(out + used, outlen - used, "%s%s",
-		         n == 0      ? ""
-		         : k == last ? " or of "
-		                     : ", of ",
+		         i == 0                       ? ""
+		         : kind_listed(i + 1) == NULL ? " or of "
+		                                      : ", of ",
 		         row->supported);
-		n++;
 	}
 }
 

@@ -234,6 +234,14 @@ int kind_name_ordinal(const char *name, const char *prefix, long *ord)
 	return parse_long(name + pl + 1, 0, INT_MAX, ord);
 }
 
+long kind_map_long(const cJSON *map, const char *key)
+{
+	const char *s = json_map_str(map, key);
+	long v;
+
+	return s != NULL && parse_long(s, 0, 1L << 30, &v) == 0 ? v : -1;
+}
+
 /* ---- the chart's rules ---- */
 
 /* "v1" of "apps/v1". */

@@ -157,7 +157,57 @@ static int make_pods_job(const cJSON *obj, const char *name, const char *ns, str
 	return 0;
 }
 
+/* -- what doctor reads (struct kind_doctor) -- */
+
+/* Its template and completions. */
+static void doctor_want_job(const cJSON *spec, struct kind_doctor_want *out)
+{
+	out->tmpl = json_get(spec, "template");
+	out->world = json_long(spec, "completions", 1L << 20, -1);
+}
+
+/* The completion index the Job controller writes on the pod. */
+static void doctor_place_job(const cJSON *labels, const cJSON *anns, long start, long *rank,
+                             long *group)
+{
+	(void)labels;
+	(void)start;
+	(void)group;
+	if (*rank < 0)
+		*rank = kind_map_long(anns, ANN_JOB_INDEX);
+}
+
+static void doctor_name_job(const char *name, long start, long g, long r, char *out, size_t len)
+{
+	(void)start;
+	(void)g;
+	snprintf(out, len, "%s-%ld-…", name, r);
+}
+
+/* The template's spec.subdomain, else its distenv.dev/service. */
+static const char *doctor_service_job(const cJSON *spec, const char *name)
+{
+	const cJSON *tpl = json_get(spec, "template");
+	const char *s = json_str(json_get(tpl, "spec"), "subdomain");
+
+	(void)name;
+	return s != NULL
+	           ? s
+	           : json_map_str(json_get(json_get(tpl, "metadata"), "annotations"), ANN_SERVICE);
+}
+
+static const struct kind_doctor doctor_job = {
+    .words = (const char *const[]){"job", "jobs", "job.batch", "jobs.batch", NULL},
+    .example = "job/train",
+    .pods_label = "batch.kubernetes.io/job-name",
+    .want = doctor_want_job,
+    .pod_place = doctor_place_job,
+    .rank_name = doctor_name_job,
+    .service = doctor_service_job,
+};
+
 const struct kind kind_job = {
+    .doctor = &doctor_job,
     .kind = WORKLOAD_JOB,
     .api = {"Job", "batch", "batch/v1", "jobs", parse_job},
     .owner_kind = "Job",

@@ -607,7 +607,48 @@ static int defaults_jobset(cJSON *obj)
 	return 0;
 }
 
+/* -- what doctor reads (struct kind_doctor) -- */
+
+/*
+ * The first replicated Job's pod template, and every replicated Job's Jobs
+ * times their completions (else parallelism).
+ */
+static void doctor_want_jobset(const cJSON *spec, struct kind_doctor_want *out)
+{
+	const cJSON *rj = json_get(spec, "replicatedJobs");
+
+	out->tmpl =
+	    json_get(json_get(json_get(cJSON_IsArray(rj) ? rj->child : NULL, "template"), "spec"),
+	             "template");
+	out->world = 0;
+	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
+	{
+		const cJSON *js = json_get(json_get(rj, "template"), "spec");
+		long per = json_long(js, "completions", 1L << 20,
+		                     json_long(js, "parallelism", 1L << 20, 1));
+		out->world += json_long(rj, "replicas", 1L << 20, 1) * per;
+	}
+}
+
+/* spec.network.subdomain, else the JobSet's name (the controller's Service). */
+static const char *doctor_service_jobset(const cJSON *spec, const char *name)
+{
+	const char *s = json_str(json_get(spec, "network"), "subdomain");
+
+	return s != NULL ? s : name;
+}
+
+static const struct kind_doctor doctor_jobset = {
+    .words = (const char *const[]){"jobset", "jobsets", "js", "jobset.jobset.x-k8s.io",
+                                   "jobsets.jobset.x-k8s.io", NULL},
+    .example = "jobset/js",
+    .want = doctor_want_jobset,
+    .service = doctor_service_jobset,
+    .events_by_prefix = 1,
+};
+
 const struct kind kind_jobset = {
+    .doctor = &doctor_jobset,
     .kind = WORKLOAD_JOBSET,
     .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
     .owner_kind = "Job",

@@ -263,7 +263,53 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 }
 
 /* Never fetched: its pods say all distenv needs. */
+/* -- what doctor reads (struct kind_doctor) -- */
+
+/* Its worker template, a group's size, and its replicas: the groups. */
+static void doctor_want_lws(const cJSON *spec, struct kind_doctor_want *out)
+{
+	out->tmpl = json_get(json_get(spec, "leaderWorkerTemplate"), "workerTemplate");
+	out->world = json_long(json_get(spec, "leaderWorkerTemplate"), "size", 1L << 20, 1);
+	out->groups = json_long(spec, "replicas", 1L << 20, 1);
+}
+
+/* The group and worker index the LeaderWorkerSet controller labels its pods with. */
+static void doctor_place_lws(const cJSON *labels, const cJSON *anns, long start, long *rank,
+                             long *group)
+{
+	(void)anns;
+	(void)start;
+	*group = kind_map_long(labels, LWS_GROUP_INDEX);
+	if (*rank < 0)
+		*rank = kind_map_long(labels, LWS_WORKER_INDEX);
+}
+
+static void doctor_name_lws(const char *name, long start, long g, long r, char *out, size_t len)
+{
+	(void)start;
+	snprintf(out, len, r == 0 ? "%s-%ld" : "%s-%ld-%ld", name, g, r);
+}
+
+static const char *doctor_service_lws(const cJSON *spec, const char *name)
+{
+	(void)spec;
+	return name;
+}
+
+static const struct kind_doctor doctor_lws = {
+    .words = (const char *const[]){"lws", "leaderworkerset", "leaderworkersets",
+                                   "leaderworkerset.leaderworkerset.x-k8s.io",
+                                   "leaderworkersets.leaderworkerset.x-k8s.io", NULL},
+    .example = "lws/vllm",
+    .want = doctor_want_lws,
+    .pod_place = doctor_place_lws,
+    .rank_name = doctor_name_lws,
+    .service = doctor_service_lws,
+    .worlds_per_group = 1,
+};
+
 const struct kind kind_leaderworkerset = {
+    .doctor = &doctor_lws,
     .kind = WORKLOAD_LWS,
     .own_env_prefix = "TPU_",
     .api = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1", NULL,

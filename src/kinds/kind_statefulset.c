@@ -205,7 +205,52 @@ static int make_pods_statefulset(const cJSON *obj, const char *name, const char 
 	return 0;
 }
 
+/* -- what doctor reads (struct kind_doctor) -- */
+
+/* Its template, replicas and first ordinal. */
+static void doctor_want_sts(const cJSON *spec, struct kind_doctor_want *out)
+{
+	out->tmpl = json_get(spec, "template");
+	out->world = json_long(spec, "replicas", 1L << 20, 1);
+	out->start = json_long(json_get(spec, "ordinals"), "start", 1L << 30, 0);
+}
+
+/* The pod's ordinal from the StatefulSet controller's pod-index label, less the start. */
+static void doctor_place_sts(const cJSON *labels, const cJSON *anns, long start, long *rank,
+                             long *group)
+{
+	long ord = kind_map_long(labels, LABEL_POD_INDEX);
+
+	(void)anns;
+	(void)group;
+	if (*rank < 0 && json_map_str(labels, LABEL_POD_INDEX) != NULL && ord >= start)
+		*rank = ord - start;
+}
+
+static void doctor_name_sts(const char *name, long start, long g, long r, char *out, size_t len)
+{
+	(void)g;
+	snprintf(out, len, "%s-%ld", name, start + r);
+}
+
+static const char *doctor_service_sts(const cJSON *spec, const char *name)
+{
+	(void)name;
+	return json_str(spec, "serviceName");
+}
+
+static const struct kind_doctor doctor_sts = {
+    .words = (const char *const[]){"sts", "statefulset", "statefulsets", "statefulset.apps",
+                                   "statefulsets.apps", NULL},
+    .example = "sts/ddp",
+    .want = doctor_want_sts,
+    .pod_place = doctor_place_sts,
+    .rank_name = doctor_name_sts,
+    .service = doctor_service_sts,
+};
+
 const struct kind kind_statefulset = {
+    .doctor = &doctor_sts,
     .kind = WORKLOAD_STATEFULSET,
     .api = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
     .owner_kind = "StatefulSet",

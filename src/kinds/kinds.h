@@ -65,6 +65,12 @@ enum topology_status resolve_completion_index(struct resolve *rs, const char *wh
  */
 int kind_name_ordinal(const char *name, const char *prefix, long *ord);
 
+/*
+ * The value of key in map (a pod's labels or annotations) as a whole number
+ * in [0, 2^30]; -1 when absent or not such a number.
+ */
+long kind_map_long(const cJSON *map, const char *key);
+
 /* ---- kind.c: what every row says together (the chart) ---- */
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "doctor.h"
+#include "kind.h"
 #include "json.h"
 #include "mesh.h"
 #include "strbuf.h"
@@ -54,7 +55,7 @@ static int run(const char *name, cJSON **fx, struct doctor_input *in, struct doc
 	if (*fx == NULL)
 		return -1;
 	memset(in, 0, sizeof(*in));
-	in->kind = WORKLOAD_STATEFULSET;
+	in->kind = kind_named(NULL, "StatefulSet");
 	in->ns = "ml";
 	in->name = "ddp";
 	in->workload = obj_of(*fx, keys[0]);
@@ -249,33 +250,34 @@ static void test_targets(void)
 	static const struct {
 		const char *arg;
 		int ok;
-		enum workload_kind kind;
+		const char *kind; /* the API's name of the kind */
 		const char *name;
 	} cases[] = {
-	    {"sts/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
-	    {"statefulset.apps/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
-	    {"StatefulSet/ddp", 1, WORKLOAD_STATEFULSET, "ddp"},
-	    {"job/train", 1, WORKLOAD_JOB, "train"},
-	    {"jobs.batch/train", 1, WORKLOAD_JOB, "train"},
-	    {"jobset/js", 1, WORKLOAD_JOBSET, "js"},
-	    {"lws/vllm", 1, WORKLOAD_LWS, "vllm"},
-	    {"leaderworkerset/vllm", 1, WORKLOAD_LWS, "vllm"},
-	    {"deploy/web", 0, WORKLOAD_NONE, ""}, /* not a kind distenv injects */
-	    {"ddp", 0, WORKLOAD_NONE, ""},        /* no kind */
-	    {"sts/", 0, WORKLOAD_NONE, ""},       /* no name */
-	    {"/ddp", 0, WORKLOAD_NONE, ""},       /* no kind */
-	    {"sts/a/b", 0, WORKLOAD_NONE, ""},    /* two slashes */
+	    {"sts/ddp", 1, "StatefulSet", "ddp"},
+	    {"statefulset.apps/ddp", 1, "StatefulSet", "ddp"},
+	    {"StatefulSet/ddp", 1, "StatefulSet", "ddp"},
+	    {"job/train", 1, "Job", "train"},
+	    {"jobs.batch/train", 1, "Job", "train"},
+	    {"jobset/js", 1, "JobSet", "js"},
+	    {"lws/vllm", 1, "LeaderWorkerSet", "vllm"},
+	    {"leaderworkerset/vllm", 1, "LeaderWorkerSet", "vllm"},
+	    {"deploy/web", 0, NULL, ""}, /* not a kind distenv injects */
+	    {"ddp", 0, NULL, ""},        /* no kind */
+	    {"sts/", 0, NULL, ""},       /* no name */
+	    {"/ddp", 0, NULL, ""},       /* no kind */
+	    {"sts/a/b", 0, NULL, ""},    /* two slashes */
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum workload_kind k = WORKLOAD_NONE;
+		const struct kind *k = NULL;
 		char name[64] = "", err[256] = "";
 		int rc =
 		    doctor_parse_target(cases[i].arg, &k, name, sizeof(name), err, sizeof(err));
 		CHECK((rc == 0) == cases[i].ok, "%s: rc %d (%s)", cases[i].arg, rc, err);
 		if (cases[i].ok) {
-			CHECK(k == cases[i].kind, "%s: kind %d", cases[i].arg, (int)k);
+			CHECK(k == kind_named(NULL, cases[i].kind), "%s: kind %s", cases[i].arg,
+			      kind_name(k));
 			const char *got = name;
 			CHECK_STR(got, cases[i].name, cases[i].arg);
 		} else {
@@ -287,29 +289,29 @@ static void test_targets(void)
 static void test_selector(void)
 {
 	static const struct {
-		enum workload_kind kind;
+		const char *kind;            /* the API's name of the kind */
 		const char *workload, *want; /* want NULL: refused */
 	} cases[] = {
-	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"ddp\"}}}}",
+	    {"StatefulSet", "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"ddp\"}}}}",
 	     "app=ddp"},
-	    {WORKLOAD_STATEFULSET,
+	    {"StatefulSet",
 	     "{\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"ddp\",\"tier\":\"a\"}}}}",
 	     "app=ddp,tier=a"},
-	    {WORKLOAD_STATEFULSET,
+	    {"StatefulSet",
 	     "{\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":"
 	     "\"Exists\"}]}}}",
 	     NULL},
-	    {WORKLOAD_JOB, "{}", "batch.kubernetes.io/job-name=ddp"},
-	    {WORKLOAD_JOBSET, "{}", "jobset.sigs.k8s.io/jobset-name=ddp"},
-	    {WORKLOAD_LWS, "{}", "leaderworkerset.sigs.k8s.io/name=ddp"},
+	    {"Job", "{}", "batch.kubernetes.io/job-name=ddp"},
+	    {"JobSet", "{}", "jobset.sigs.k8s.io/jobset-name=ddp"},
+	    {"LeaderWorkerSet", "{}", "leaderworkerset.sigs.k8s.io/name=ddp"},
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cJSON *w = cJSON_Parse(cases[i].workload);
 		char out[256] = "", err[256] = "";
-		int rc = doctor_pod_selector(cases[i].kind, w, "ddp", out, sizeof(out), err,
-		                             sizeof(err));
+		int rc = doctor_pod_selector(kind_named(NULL, cases[i].kind), w, "ddp", out,
+		                             sizeof(out), err, sizeof(err));
 		if (cases[i].want == NULL)
 			CHECK(rc == -1 && err[0], "case %zu: accepted '%s'", i, out);
 		else
@@ -322,21 +324,20 @@ static void test_selector(void)
 static void test_service_name(void)
 {
 	static const struct {
-		enum workload_kind kind;
+		const char *kind; /* the API's name of the kind */
 		const char *workload, *pods, *want;
 	} cases[] = {
 	    /* the pods' subdomain first: it is the name in their DNS records */
-	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"serviceName\":\"a\"}}",
+	    {"StatefulSet", "{\"spec\":{\"serviceName\":\"a\"}}",
 	     "{\"items\":[{\"spec\":{\"subdomain\":\"b\"}}]}", "b"},
-	    {WORKLOAD_STATEFULSET, "{\"spec\":{\"serviceName\":\"a\"}}", "{\"items\":[]}", "a"},
-	    {WORKLOAD_JOB,
+	    {"StatefulSet", "{\"spec\":{\"serviceName\":\"a\"}}", "{\"items\":[]}", "a"},
+	    {"Job",
 	     "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"distenv.dev/"
 	     "service\":\"s\"}}}}}",
 	     "{\"items\":[]}", "s"},
-	    {WORKLOAD_JOBSET, "{\"spec\":{\"network\":{\"subdomain\":\"net\"}}}", "{\"items\":[]}",
-	     "net"},
-	    {WORKLOAD_JOBSET, "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
-	    {WORKLOAD_LWS, "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
+	    {"JobSet", "{\"spec\":{\"network\":{\"subdomain\":\"net\"}}}", "{\"items\":[]}", "net"},
+	    {"JobSet", "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
+	    {"LeaderWorkerSet", "{\"spec\":{}}", "{\"items\":[]}", "ddp"},
 	};
 	size_t i;
 
@@ -344,7 +345,7 @@ static void test_service_name(void)
 		cJSON *w = cJSON_Parse(cases[i].workload), *p = cJSON_Parse(cases[i].pods);
 		char out[64];
 		const char *got = out;
-		doctor_service_name(cases[i].kind, w, p, "ddp", out, sizeof(out));
+		doctor_service_name(kind_named(NULL, cases[i].kind), w, p, "ddp", out, sizeof(out));
 		CHECK_STR(got, cases[i].want, "service name");
 		cJSON_Delete(w);
 		cJSON_Delete(p);

@@ -16,16 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct workload_spec spec;
-	enum workload_kind kind;
+	const struct kind *kind;
 	char err[512];
 
 	if (size < 1)
 		return 0;
-	kind = data[0] & 1 ? WORKLOAD_JOB : WORKLOAD_STATEFULSET;
+	kind = data[0] & 1 ? &kind_job : &kind_statefulset;
 	memset(&spec, 0x5a, sizeof(spec));
 	err[0] = '\0';
-	if (workload_parse(kind, (const char *)data + 1, size - 1, &spec, err, sizeof(err)) !=
-	    0) {
+	if (workload_parse(kind, (const char *)data + 1, size - 1, &spec, err, sizeof(err)) != 0) {
 		if (err[0] == '\0' || memchr(err, '\0', sizeof(err)) == NULL)
 			abort();
 		return 0;

@@ -75,7 +75,7 @@ int doctor_cmd_run(const struct doctor_opts *o, const struct config *cfg, FILE *
 	kc = kube_client_new(cfg, err, errlen);
 	if (kc == NULL)
 		return 2;
-	if (workload_api_path(o->kind->kind, o->ns, o->name, path, sizeof(path), err, errlen) != 0)
+	if (workload_api_path(o->kind, o->ns, o->name, path, sizeof(path), err, errlen) != 0)
 		goto out;
 	snprintf(what, sizeof(what), "get %s %s in namespace %s", kind_name(o->kind), o->name,
 	         o->ns);

@@ -574,8 +574,8 @@ static void no_workload(char *err, size_t errlen)
 	size_t used;
 
 	snprintf(err, errlen, "no ");
-	for (k = 0; k < WORKLOAD_KIND_COUNT; k++) {
-		const struct kind *row = kind_of((enum workload_kind)k);
+	for (k = 0; kind_listed((size_t)k) != NULL; k++) {
+		const struct kind *row = kind_listed((size_t)k);
 		if (row == NULL || row->make_pods == NULL)
 			continue;
 		used = strlen(err);

@@ -252,7 +252,7 @@ static void validate_scale(const cJSON *req, const struct config *cfg,
 		         */
 	fmt_printf(res->workload, sizeof(res->workload), "%s/%s", k->api.kind, name);
 	was = arena_pause();
-	if (lookup->get_object(lookup->ctx, k->kind, res->ns, name, &obj, err, sizeof(err)) < 0)
+	if (lookup->get_object(lookup->ctx, k, res->ns, name, &obj, err, sizeof(err)) < 0)
 		view_warn(v, "the world change of this scale is not checked: %.200s", err);
 	arena_resume(was);
 	if (obj == NULL)

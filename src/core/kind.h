@@ -261,7 +261,6 @@ struct kind_doctor {
 };
 
 struct kind {
-	enum workload_kind kind;
 	/*
 	 * A prefix of variables the kind's own webhook writes into its pods
 	 * (LeaderWorkerSet's "TPU_"): a container's own value of such a variable is
@@ -371,12 +370,10 @@ struct kind {
 /* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" (the API's name of k), or "none" for NULL. */
 const char *kind_name(const struct kind *k);
 
-/* The kind k, or NULL for WORKLOAD_NONE and out-of-range values. */
-const struct kind *kind_of(enum workload_kind k);
-
 /*
- * The i-th kind in the order messages and the chart list them (StatefulSet,
- * Job, JobSet, LeaderWorkerSet), or NULL past the last.
+ * The i-th kind in the order messages and the chart list them, or NULL past
+ * the last: the built-in kinds first, then the custom resources, each by its
+ * API group (StatefulSet, Job, JobSet, LeaderWorkerSet).
  */
 const struct kind *kind_listed(size_t i);
 

@@ -1,6 +1,6 @@
 /*
  * The kinds and frameworks the program registered (registry.h), and the
- * look-ups over them every wing shares: a kind by enum, API name or resource,
+ * look-ups over them every wing shares: a kind by API name or resource, in list order,
  * a framework by name or bit, the phrases made of every row. Set once at
  * start-up, read only after; nothing here allocates.
  */
@@ -41,17 +41,6 @@ const struct framework *framework_at(size_t i)
 
 /* ---- kinds ---- */
 
-const struct kind *kind_of(enum workload_kind k)
-{
-	const struct kind *row;
-	size_t i;
-
-	for (i = 0; (row = kind_at(i)) != NULL; i++)
-		if (row->kind == k)
-			return row;
-	return NULL;
-}
-
 const char *kind_name(const struct kind *k)
 {
 	return k != NULL ? k->api.kind : "none";
@@ -81,14 +70,28 @@ const struct kind *kind_of_resource(const char *group, const char *resource)
 	return NULL;
 }
 
+/* 1 when kind a comes before kind b in lists: built-in first, then by API group, then name. */
+static int listed_before(const struct kind *a, const struct kind *b)
+{
+	int c = strcmp(a->api.group, b->api.group);
+
+	if (a->crd != b->crd)
+		return a->crd < b->crd;
+	return c != 0 ? c < 0 : strcmp(a->api.kind, b->api.kind) < 0;
+}
+
 const struct kind *kind_listed(size_t i)
 {
-	const struct kind *row;
-	int k;
+	const struct kind *row, *other;
+	size_t j, k, before;
 
-	for (k = 0; k < WORKLOAD_KIND_COUNT; k++)
-		if ((row = kind_of((enum workload_kind)k)) != NULL && i-- == 0)
+	/* the row with exactly i rows before it (a handful of rows: no sort, no copy) */
+	for (j = 0; (row = kind_at(j)) != NULL; j++) {
+		for (k = 0, before = 0; (other = kind_at(k)) != NULL; k++)
+			before += other != row && listed_before(other, row);
+		if (before == i)
 			return row;
+	}
 	return NULL;
 }
 

@@ -112,7 +112,7 @@ enum topology_status resolve_fetch(struct resolve *rs, const struct workload_ref
                                                      const struct workload_spec *),
                                    struct workload_spec *ws, const char *why)
 {
-	const char *kname = workload_kind_name(ref->kind);
+	const char *kname = kind_name(ref->kind);
 	char lerr[256];
 	int fresh;
 
@@ -213,7 +213,7 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		if (name == NULL || !dns_subdomain_valid(name))
 			return resolve_deny(rs, DENY_NONE,
 			                    "the pod's %s name \"%.64s\" is not valid",
-			                    workload_kind_name(k->kind), name ? name : "");
+			                    kind_name(k), name ? name : "");
 		strcpy(rs->t->workload, name);
 		return TOPOLOGY_OK;
 	}
@@ -227,9 +227,9 @@ static enum topology_status identify(struct resolve *rs, const struct kind **row
 		    rs, DENY_NONE,
 		    "pod %.64s carries the marks of %s %s/%.64s but is controlled by %.64s%s%.64s"
 		    "%s",
-		    resolve_pod_name(rs), workload_kind_name(k->kind), rs->ns, name,
-		    kind ? kind : "nothing", rs->owner_name ? " " : "",
-		    rs->owner_name ? rs->owner_name : "", k->foreign_owner_hint);
+		    resolve_pod_name(rs), kind_name(k), rs->ns, name, kind ? kind : "nothing",
+		    rs->owner_name ? " " : "", rs->owner_name ? rs->owner_name : "",
+		    k->foreign_owner_hint);
 	}
 	kind_supported(supported, sizeof(supported));
 	return resolve_deny(rs, DENY_NONE,

@@ -16,20 +16,6 @@
 #include "dns.h"
 #include "json.h"
 
-const struct workload_api *workload_api_of(enum workload_kind kind)
-{
-	const struct kind *k = kind_of(kind);
-
-	return k ? &k->api : NULL;
-}
-
-const char *workload_kind_name(enum workload_kind kind)
-{
-	const struct workload_api *a = workload_api_of(kind);
-
-	return a ? a->kind : "none";
-}
-
 void workload_spec_init(struct workload_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
@@ -37,10 +23,10 @@ void workload_spec_init(struct workload_spec *spec)
 	spec->coordinator_job = spec->coordinator_pod = -1;
 }
 
-int workload_api_path(enum workload_kind kind, const char *ns, const char *name, char *out,
+int workload_api_path(const struct kind *kind, const char *ns, const char *name, char *out,
                       size_t outlen, char *err, size_t errlen)
 {
-	const struct workload_api *a = workload_api_of(kind);
+	const struct workload_api *a = kind != NULL ? &kind->api : NULL;
 
 	if (a == NULL || a->resource == NULL) {
 		errf(err, errlen, "no workload kind to look up");
@@ -185,10 +171,10 @@ int workload_read_job_spec(const cJSON *spec, const char *path, long *completion
 	return 0;
 }
 
-int workload_parse(enum workload_kind kind, const char *json, size_t len, struct workload_spec *out,
+int workload_parse(const struct kind *kind, const char *json, size_t len, struct workload_spec *out,
                    char *err, size_t errlen)
 {
-	const struct workload_api *a = workload_api_of(kind);
+	const struct workload_api *a = kind != NULL ? &kind->api : NULL;
 
 	if (a == NULL || a->parse == NULL) {
 		errf(err, errlen, "no workload kind to parse");

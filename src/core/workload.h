@@ -1,6 +1,6 @@
 /*
- * A workload as the core sees it, whatever its kind: the kinds' enum, the plain
- * data a look-up answers (struct workload_spec, struct service_info), the
+ * A workload as the core sees it, whatever its kind: the plain data a
+ * look-up answers (struct workload_spec, struct service_info), the
  * callback the shell provides to fetch an object, and how the API names and
  * serves a kind (struct workload_api, a part of each kind's row: the rows are
  * in src/kinds/, handed to the core through core/registry.h). Plain data and
@@ -12,14 +12,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-enum workload_kind {
-	WORKLOAD_NONE = 0,
-	WORKLOAD_STATEFULSET,
-	WORKLOAD_JOB,
-	WORKLOAD_JOBSET,
-	WORKLOAD_LWS,
-	WORKLOAD_KIND_COUNT
-};
+struct kind;
 
 /* The replicated Jobs a JobSet may have and distenv reads (JobSets rarely have more than 5). */
 #define WORKLOAD_MAX_RJOBS 16
@@ -70,7 +63,7 @@ int workload_parse_service(const char *json, size_t len, struct service_info *ou
 
 /* The object a pod names as its controller: kind, namespace, name and uid. */
 struct workload_ref {
-	enum workload_kind kind;
+	const struct kind *kind; /* a registered row */
 	const char *ns;
 	const char *name;
 	const char *uid; /* the owner's uid; NULL or "" when the pod does not say */
@@ -107,7 +100,7 @@ struct workload_lookup {
 	 * which the caller frees with cJSON_Delete, 0 when there is no such object,
 	 * or -1 with err when the API could not say. Never cached.
 	 */
-	int (*get_object)(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+	int (*get_object)(void *ctx, const struct kind *kind, const char *ns, const char *name,
 	                  cJSON **out, char *err, size_t errlen);
 };
 
@@ -122,22 +115,16 @@ struct workload_api {
 	             size_t errlen);
 };
 
-/* The row of kind, or NULL for WORKLOAD_NONE and out-of-range values. */
-const struct workload_api *workload_api_of(enum workload_kind kind);
-
-/* "StatefulSet", "Job", "JobSet", "LeaderWorkerSet" or "none". */
-const char *workload_kind_name(enum workload_kind kind);
-
 /*
  * The API path of ref's object ("/apis/apps/v1/namespaces/NS/statefulsets/NAME")
  * after checking ns is a DNS label and name a DNS subdomain. Returns 0, or -1
  * with err (also for a kind distenv never GETs).
  */
-int workload_api_path(enum workload_kind kind, const char *ns, const char *name, char *out,
+int workload_api_path(const struct kind *kind, const char *ns, const char *name, char *out,
                       size_t outlen, char *err, size_t errlen);
 
 /* Reads the API server's answer for kind. Returns 0 or -1 with err. Pure. */
-int workload_parse(enum workload_kind kind, const char *json, size_t len, struct workload_spec *out,
+int workload_parse(const struct kind *kind, const char *json, size_t len, struct workload_spec *out,
                    char *err, size_t errlen);
 
 #endif

@@ -14,9 +14,6 @@
 #include "json.h"
 #include "util.h"
 
-/* Each kind's row, defined in its room (kind_<name>.c): only this table names them. */
-extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
-
 const struct kind *const kind_table[] = {&kind_jobset, &kind_leaderworkerset, &kind_statefulset,
                                          &kind_job};
 const size_t kind_count = sizeof(kind_table) / sizeof(kind_table[0]);
@@ -256,9 +253,9 @@ void kind_chart_validate_rules(struct strbuf *out)
 {
 	int i, crd_said = 0;
 
-	/* the order of enum workload_kind: the built-in kinds first */
-	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
-		const struct kind *k = kind_of((enum workload_kind)i);
+	/* in list order: the built-in kinds first */
+	for (i = 0; kind_listed((size_t)i) != NULL; i++) {
+		const struct kind *k = kind_listed((size_t)i);
 		if (k == NULL)
 			continue;
 		if (k->crd && !crd_said++)
@@ -279,8 +276,8 @@ void kind_chart_rbac_rules(struct strbuf *out)
 {
 	int i;
 
-	for (i = 0; i < WORKLOAD_KIND_COUNT; i++) {
-		const struct kind *k = kind_of((enum workload_kind)i);
+	for (i = 0; kind_listed((size_t)i) != NULL; i++) {
+		const struct kind *k = kind_listed((size_t)i);
 		if (k == NULL || k->api.resource == NULL)
 			continue;
 		strbuf_printf(out,

@@ -36,7 +36,7 @@ static enum topology_status place_job(struct resolve *rs)
 		return rc;
 	workload_spec_init(&ws);
 	if (rs->lookup != NULL) {
-		struct workload_ref ref = {WORKLOAD_JOB, rs->ns, rs->owner_name,
+		struct workload_ref ref = {&kind_job, rs->ns, rs->owner_name,
 		                           json_str(rs->owner, "uid")};
 		rc = resolve_fetch(rs, &ref, job_would_deny, &ws,
 		                   rs->ann_world <= 0
@@ -117,7 +117,7 @@ static void view_indexed_job(const cJSON *spec, const struct config *cfg, struct
 	(void)cfg;
 	w->rank0 = tmpl;
 	w->count = json_long(spec, "completions", INT_MAX, -1);
-	w->t.kind = kind_of(WORKLOAD_JOB);
+	w->t.kind = &kind_job;
 	if (w->n_tmpl == 0)
 		return;
 	snprintf(what, sizeof(what), "Job %s", w->name);
@@ -208,7 +208,6 @@ static const struct kind_doctor doctor_job = {
 
 const struct kind kind_job = {
     .doctor = &doctor_job,
-    .kind = WORKLOAD_JOB,
     .api = {"Job", "batch", "batch/v1", "jobs", parse_job},
     .owner_kind = "Job",
     .owner_group = "batch",

@@ -54,8 +54,7 @@ static enum topology_status jobset_from_api(struct resolve *rs, struct workload_
 {
 	struct jobset_state *js = jobset_state(rs->t);
 	struct topology *t = rs->t;
-	struct workload_ref ref = {WORKLOAD_JOBSET, rs->ns, t->workload,
-	                           resolve_mark(rs, JOBSET_UID)};
+	struct workload_ref ref = {&kind_jobset, rs->ns, t->workload, resolve_mark(rs, JOBSET_UID)};
 	enum topology_status rc;
 	long first = 0;
 	int k;
@@ -424,7 +423,7 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	long first = 0;
 
 	(void)cfg;
-	w->t.kind = kind_of(WORKLOAD_JOBSET);
+	w->t.kind = &kind_jobset;
 	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
 	{
 		const cJSON *jspec = json_get(json_get(rj, "template"), "spec");
@@ -649,7 +648,6 @@ static const struct kind_doctor doctor_jobset = {
 
 const struct kind kind_jobset = {
     .doctor = &doctor_jobset,
-    .kind = WORKLOAD_JOBSET,
     .api = {"JobSet", "jobset.x-k8s.io", "jobset.x-k8s.io/v1alpha2", "jobsets", parse_jobset},
     .owner_kind = "Job",
     .owner_group = "batch",

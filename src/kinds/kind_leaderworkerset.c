@@ -153,7 +153,7 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	               ? json_get(lwt, "leaderTemplate")
 	               : json_get(lwt, "workerTemplate");
 	w->count = json_long(lwt, "size", INT_MAX, 1);
-	w->t.kind = kind_of(WORKLOAD_LWS);
+	w->t.kind = &kind_leaderworkerset;
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
 	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */
 	snprintf(w->t.service, sizeof(w->t.service), "%s", w->name);
@@ -310,7 +310,6 @@ static const struct kind_doctor doctor_lws = {
 
 const struct kind kind_leaderworkerset = {
     .doctor = &doctor_lws,
-    .kind = WORKLOAD_LWS,
     .own_env_prefix = "TPU_",
     .api = {"LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkerset.x-k8s.io/v1", NULL,
             NULL},

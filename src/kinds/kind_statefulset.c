@@ -45,7 +45,7 @@ static enum topology_status place_statefulset(struct resolve *rs)
 	workload_spec_init(&ws);
 	t->rank = ord; /* the ordinal until the start is known */
 	if (rs->lookup != NULL) {
-		struct workload_ref ref = {WORKLOAD_STATEFULSET, rs->ns, rs->owner_name,
+		struct workload_ref ref = {&kind_statefulset, rs->ns, rs->owner_name,
 		                           json_str(rs->owner, "uid")};
 		rc = resolve_fetch(rs, &ref, sts_would_deny, &ws,
 		                   rs->ann_world <= 0 ? "the world size is not known"
@@ -112,7 +112,7 @@ out:
  */
 static int built_on(const cJSON *meta)
 {
-	const struct kind *self = kind_of(WORKLOAD_STATEFULSET);
+	const struct kind *self = &kind_statefulset;
 	size_t i;
 
 	for (i = 0; kind_at(i) != NULL; i++) {
@@ -135,7 +135,7 @@ static void check_start(const struct view *w, const struct config *cfg, struct v
 {
 	const cJSON *meta = json_get(w->tmpl[0], "metadata");
 
-	if (w->t.kind == NULL || w->t.kind->kind != WORKLOAD_STATEFULSET || w->t.start <= 0 ||
+	if (w->t.kind == NULL || w->t.kind != &kind_statefulset || w->t.start <= 0 ||
 	    cfg->lookups || built_on(meta))
 		return;
 	view_problem(
@@ -153,7 +153,7 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 
 	w->rank0 = json_get(spec, "template");
 	w->count = json_long(spec, "replicas", INT_MAX, 1);
-	w->t.kind = kind_of(WORKLOAD_STATEFULSET);
+	w->t.kind = &kind_statefulset;
 	w->t.start = json_long(json_get(spec, "ordinals"), "start", INT_MAX, 0);
 	w->service = json_str(spec, "serviceName");
 	if (w->n_tmpl == 0)
@@ -251,7 +251,6 @@ static const struct kind_doctor doctor_sts = {
 
 const struct kind kind_statefulset = {
     .doctor = &doctor_sts,
-    .kind = WORKLOAD_STATEFULSET,
     .api = {"StatefulSet", "apps", "apps/v1", "statefulsets", parse_statefulset},
     .owner_kind = "StatefulSet",
     .owner_group = "apps",

@@ -21,6 +21,13 @@
 extern const struct kind *const kind_table[];
 extern const size_t kind_count;
 
+/*
+ * Each row, defined in its room (kind_<name>.c): the table holds them, a room
+ * names its own, and a test names the ones it builds inputs for. A room never
+ * names another's (scripts/include-graph.py --symbols checks it).
+ */
+extern const struct kind kind_statefulset, kind_job, kind_jobset, kind_leaderworkerset;
+
 /* ---- kind.c: the pods render makes, shared by every room ---- */
 
 /* Who a controller says a pod is: its name, owner, hostname and subdomain. */

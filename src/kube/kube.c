@@ -25,6 +25,7 @@
 #include <openssl/crypto.h>
 
 #include "kube.h"
+#include "kind.h"
 #include "log.h"
 #include "metrics.h"
 #include "kubeconfig.h"
@@ -659,7 +660,7 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 {
 	const struct fetch_call *call = ctx;
 	struct kube_client *kc = call->kc;
-	enum workload_kind kind = ref->kind;
+	const struct kind *kind = ref->kind;
 	const char *ns = ref->ns, *name = ref->name;
 	char path[600], errbuf[CURL_ERROR_SIZE];
 	struct strbuf b;
@@ -680,7 +681,7 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 	}
 	rc = api_get(kc, path, call->deadline_ms, &b, &status, errbuf);
 	if (rc != CURLE_OK || status != 200) {
-		const struct workload_api *a = workload_api_of(kind);
+		const struct workload_api *a = &kind->api;
 		struct api_noun noun = {"", "", ""};
 		api_noun_of(a->kind, a->resource, a->group, &noun);
 		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
@@ -694,8 +695,8 @@ static int fetch(void *ctx, const struct workload_ref *ref, int fresh, struct wo
 out:
 	metrics_lookup(rc_out == 0, 0, mono_elapsed_s(&t0));
 	if (rc_out != 0)
-		log_kv(LOG_WARN, "lookup_failed", "kind", workload_kind_name(kind), "namespace", ns,
-		       "name", name, "error", err, LOG_END);
+		log_kv(LOG_WARN, "lookup_failed", "kind", kind_name(kind), "namespace", ns, "name",
+		       name, "error", err, LOG_END);
 	strbuf_free(&b);
 	return rc_out;
 }
@@ -726,7 +727,7 @@ int kube_get_workload(void *ctx, const struct workload_ref *ref, int fresh,
 	return rc;
 }
 
-int kube_get_object(void *ctx, enum workload_kind kind, const char *ns, const char *name,
+int kube_get_object(void *ctx, const struct kind *kind, const char *ns, const char *name,
                     cJSON **out, char *err, size_t errlen)
 {
 	struct kube_client *kc = ctx;
@@ -746,7 +747,7 @@ int kube_get_object(void *ctx, enum workload_kind kind, const char *ns, const ch
 	if (rc == CURLE_OK && status == 404) {
 		rc_out = 0;
 	} else if (rc != CURLE_OK || status != 200) {
-		const struct workload_api *a = workload_api_of(kind);
+		const struct workload_api *a = &kind->api;
 		struct api_noun noun = {"", "", ""};
 		api_noun_of(a->kind, a->resource, a->group, &noun);
 		describe_failure(kc, rc, status, &b, errbuf, &noun, ns, name, kc->timeout_ms, err,
@@ -756,7 +757,7 @@ int kube_get_object(void *ctx, enum workload_kind kind, const char *ns, const ch
 		cJSON_Delete(*out);
 		*out = NULL;
 		errf(err, errlen, "the API server's answer for %s %s/%s is not an object",
-		     workload_kind_name(kind), ns, name);
+		     kind_name(kind), ns, name);
 	} else {
 		rc_out = 1;
 	}

@@ -69,7 +69,7 @@ int kube_get_service(void *kc, const char *ns, const char *name, struct service_
 int kube_list_netpols(void *kc, const char *ns, cJSON **out, char *err, size_t errlen);
 
 /* Matches struct workload_lookup's get_object: 1 and *out, 0 not found, -1 err. Not cached. */
-int kube_get_object(void *kc, enum workload_kind kind, const char *ns, const char *name,
+int kube_get_object(void *kc, const struct kind *kind, const char *ns, const char *name,
                     cJSON **out, char *err, size_t errlen);
 
 /*

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "lookupcache.h"
+#include "kind.h"
 #include "util.h"
 #include "mono.h"
 
@@ -293,7 +294,7 @@ int lookup_cache_get_via(struct lookup_cache *c, const struct workload_lookup *i
 	 * key that does not fit (no valid name makes one) is not cached.
 	 */
 	if (c->max_entries <= 0 ||
-	    bounded_printf(key, sizeof(key), "%d/%s/%s/%.63s", (int)ref->kind,
+	    bounded_printf(key, sizeof(key), "%s/%s/%s/%.63s", kind_name(ref->kind),
 	                   ref->ns ? ref->ns : "", ref->name ? ref->name : "", uid) != 0)
 		return inner->get(inner->ctx, ref, fresh, out, err, errlen);
 	if (!fresh) {

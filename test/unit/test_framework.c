@@ -167,7 +167,7 @@ static void test_config(void)
  * 1 elastic 2:4 with max-restarts 3, 2 a one-process pod). */
 static void world(struct topology *t, const struct framework *fw, int v, long rank)
 {
-	test_world(t, WORKLOAD_STATEFULSET, "ddp", rank, 4, 29500, fw->bit);
+	test_world(t, &kind_statefulset, "ddp", rank, 4, 29500, fw->bit);
 	strcpy(t->nproc, v == 2 ? "1" : "8");
 	t->processes = v == 2 ? 1 : 8;
 	t->one_process = v == 2;

@@ -32,7 +32,7 @@ static void test_env(void)
 		struct env_list env;
 		char n[24], id[24];
 
-		test_world(&t, WORKLOAD_JOB, "jx", rows[i].rank, rows[i].world, 1234,
+		test_world(&t, &kind_job, "jx", rows[i].rank, rows[i].world, 1234,
 		           framework_named("jax", 3)->bit);
 		if (env_build_master(&t, rows[i].own_addr, rows[i].own_port, &env) != 0) {
 			CHECK(0, "row %zu: env_build", i);

@@ -37,7 +37,7 @@ static void jobset(struct topology *t, long pods_b)
 	struct jobset_state *js = jobset_state(t);
 
 	memset(t, 0, sizeof(*t));
-	t->kind = kind_of(WORKLOAD_JOBSET);
+	t->kind = &kind_jobset;
 	t->group = -1;
 	strcpy(t->ns, "ml");
 	strcpy(t->workload, "js");
@@ -103,7 +103,7 @@ static void test_single_slice(void)
 	struct env_list env;
 
 	memset(&t, 0, sizeof(t));
-	t.kind = kind_of(WORKLOAD_STATEFULSET);
+	t.kind = &kind_statefulset;
 	t.group = -1;
 	strcpy(t.ns, "ml");
 	strcpy(t.workload, "tp");
@@ -142,7 +142,7 @@ static void test_refuse(void)
 	      "a coordinator that is not the first pod refused: %s", msg);
 
 	memset(&t, 0, sizeof(t));
-	t.kind = kind_of(WORKLOAD_LWS);
+	t.kind = &kind_leaderworkerset;
 	strcpy(t.ns, "ml");
 	strcpy(t.workload, "tl");
 	t.world_size = 4;

@@ -18,7 +18,7 @@ static const struct framework *xgboost(void)
 /* Rank r of StatefulSet ml/xgb, world w, running `processes` processes a pod. */
 static void world(struct topology *t, long r, long w, long processes)
 {
-	test_world(t, WORKLOAD_STATEFULSET, "xgb", r, w, 9091, xgboost()->bit);
+	test_world(t, &kind_statefulset, "xgb", r, w, 9091, xgboost()->bit);
 	t->processes = processes;
 }
 

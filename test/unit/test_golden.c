@@ -80,7 +80,7 @@ static void run_case(const char *name, int update)
 		if (kind != NULL && strcmp(kind, "JobSet") == 0) {
 			char *obj = cJSON_PrintUnformatted(cJSON_GetObjectItem(l, "object"));
 			char perr[256];
-			CHECK(obj != NULL && workload_parse(WORKLOAD_JOBSET, obj, strlen(obj), spec,
+			CHECK(obj != NULL && workload_parse(&kind_jobset, obj, strlen(obj), spec,
 			                                    perr, sizeof(perr)) == 0,
 			      "%s: lookup object: %s", name, obj ? perr : "missing");
 			free(obj);

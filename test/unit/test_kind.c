@@ -16,12 +16,18 @@
 /* Every row has what render, the denials and the NetworkPolicy check read from it. */
 static void test_rows(void)
 {
+	/* the order messages and the chart's rules list them in */
+	static const struct kind *const listed[] = {&kind_statefulset, &kind_job, &kind_jobset,
+	                                            &kind_leaderworkerset};
 	size_t i;
 
-	CHECK(kind_count == WORKLOAD_KIND_COUNT - 1, "%zu kinds", kind_count);
+	CHECK(kind_count == sizeof(listed) / sizeof(listed[0]), "%zu kinds", kind_count);
+	for (i = 0; i < sizeof(listed) / sizeof(listed[0]); i++)
+		CHECK(kind_listed(i) == listed[i], "kind_listed(%zu): %s, want %s", i,
+		      kind_name(kind_listed(i)), kind_name(listed[i]));
+	CHECK(kind_listed(kind_count) == NULL, "kind_listed past the last");
 	for (i = 0; i < kind_count; i++) {
 		const struct kind *k = kind_table[i];
-		CHECK(kind_of(k->kind) == k, "kind_of(%s)", k->api.kind);
 		CHECK(kind_named(k->api.group, k->api.kind) == k, "kind_named(%s)", k->api.kind);
 		CHECK(k->make_pods != NULL, "%s: no make_pods", k->api.kind);
 		CHECK(k->supported != NULL && strstr(k->supported, k->api.kind) != NULL,
@@ -185,8 +191,8 @@ static void test_host_runs(void)
 {
 	static const char *const names[] = {"train", "a-workload-name-of-sixty-three-bytes-"
 	                                             "xxxxxxxxxxxxxxxxxxxxxxxxxx"};
-	enum workload_kind kinds[] = {WORKLOAD_STATEFULSET, WORKLOAD_JOB, WORKLOAD_JOBSET,
-	                              WORKLOAD_LWS};
+	const struct kind *kinds[] = {&kind_statefulset, &kind_job, &kind_jobset,
+	                              &kind_leaderworkerset};
 	/* numbers that gain a digit within a run: 9 to 10, 99 to 100, 999 to 1000 */
 	static const long worlds[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   10,  11,   12,   19,
 	                              26, 33, 40, 97, 98, 99, 100, 101, 998, 999, 1000, 1001, 1003};
@@ -196,7 +202,7 @@ static void test_host_runs(void)
 		for (size_t nn = 0; nn < 2; nn++)
 			for (size_t wi = 0; wi < sizeof(worlds) / sizeof(worlds[0]); wi++)
 				for (long c = 0, w = worlds[wi];
-				     c < (kinds[kk] == WORKLOAD_JOBSET ? 3 : 1); c++) {
+				     c < (kinds[kk] == &kind_jobset ? 3 : 1); c++) {
 					struct topology t;
 					struct jobset_state *js = jobset_state(&t);
 					struct strbuf got, want;
@@ -204,15 +210,15 @@ static void test_host_runs(void)
 					long p;
 
 					memset(&t, 0, sizeof(t));
-					t.kind = kind_of(kinds[kk]);
+					t.kind = kinds[kk];
 					snprintf(t.workload, sizeof(t.workload), "%s", names[nn]);
 					snprintf(t.domain, sizeof(t.domain),
 					         ".svc.ml.svc.cluster.local");
 					t.port = 2222;
 					t.world_size = w;
-					t.group = kinds[kk] == WORKLOAD_LWS ? 7 : -1;
-					t.start = kinds[kk] == WORKLOAD_STATEFULSET ? 3 : 0;
-					if (kinds[kk] == WORKLOAD_JOBSET) {
+					t.group = kinds[kk] == &kind_leaderworkerset ? 7 : -1;
+					t.start = kinds[kk] == &kind_statefulset ? 3 : 0;
+					if (kinds[kk] == &kind_jobset) {
 						/* three replicated Jobs: 1 Job of 1 pod, 2 of 3, 1
 						 * of the rest */
 						long sizes[3][2] = {

@@ -42,12 +42,12 @@ static char tmp[] = "/tmp/distenv-test-kube-XXXXXX";
 
 /* ---- kube_parse_workload ---- */
 
-#define STS WORKLOAD_STATEFULSET
-#define JOB WORKLOAD_JOB
+#define STS (&kind_statefulset)
+#define JOB (&kind_job)
 
 static const struct {
 	const char *name;
-	enum workload_kind kind;
+	const struct kind *kind;
 	const char *json;
 	int rc;
 	struct workload_spec want;
@@ -110,7 +110,7 @@ static const struct {
      WSPEC(0, 0, 0, 0, 0, ""), "Job .spec.parallelism"},
     {"job got a sts", JOB, "{\"kind\":\"StatefulSet\"}", -1, WSPEC(0, 0, 0, 0, 0, ""),
      "expected a Job, got kind StatefulSet"},
-    {"no kind", WORKLOAD_NONE, "{}", -1, WSPEC(0, 0, 0, 0, 0, ""), "no workload kind"},
+    {"no kind", NULL, "{}", -1, WSPEC(0, 0, 0, 0, 0, ""), "no workload kind"},
 };
 
 static void test_parse(void)
@@ -167,7 +167,7 @@ static void test_parse(void)
 				name[len] = '\0';
 				snprintf(json, sizeof(json), names[k].fmt, name);
 				err[0] = '\0';
-				rc = workload_parse(WORKLOAD_JOBSET, json, strlen(json), &got, err,
+				rc = workload_parse(&kind_jobset, json, strlen(json), &got, err,
 				                    sizeof(err));
 				snprintf(want, sizeof(want),
 				         "%s is not a string of at most 63 characters",
@@ -196,7 +196,7 @@ static void test_parse(void)
 
 static const struct {
 	const char *name;
-	enum workload_kind kind;
+	const struct kind *kind;
 	const char *ns, *wl, *want, *err_has;
 } path_cases[] = {
     {"sts", STS, "team-a", "ddp", "/apis/apps/v1/namespaces/team-a/statefulsets/ddp", NULL},
@@ -214,7 +214,7 @@ static const struct {
      "x", NULL, "is not a valid namespace name"},
     {"namespace with space", JOB, "a b", "x", NULL, "namespace 'a b'"},
     {"null namespace", JOB, NULL, "x", NULL, "namespace ''"},
-    {"no kind", WORKLOAD_NONE, "ns", "x", NULL, "no workload kind"},
+    {"no kind", NULL, "ns", "x", NULL, "no workload kind"},
 };
 
 static void test_path(void)
@@ -808,7 +808,7 @@ static const char job_body[] = "{\"kind\":\"Job\",\"spec\":{\"completions\":6,\"
                                "\"completionMode\":\"Indexed\"}}";
 
 /* kube_get_workload for an owner reference without a uid, through the cache. */
-static int kget(struct kube_client *kc, enum workload_kind kind, const char *ns, const char *name,
+static int kget(struct kube_client *kc, const struct kind *kind, const char *ns, const char *name,
                 struct workload_spec *out, char *err, size_t errlen)
 {
 	struct workload_ref ref = {kind, ns, name, NULL};

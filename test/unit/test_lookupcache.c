@@ -13,8 +13,8 @@
 #include "lookupcache.h"
 #include "testutil.h"
 
-#define STS WORKLOAD_STATEFULSET
-#define JOB WORKLOAD_JOB
+#define STS (&kind_statefulset)
+#define JOB (&kind_job)
 
 /* The fake: answers replicas = `replicas` with uid `uid`, or fails; counts calls. */
 struct fake {
@@ -100,7 +100,7 @@ static void test_table(void)
 	static const struct {
 		const char *what;
 		char op;
-		enum workload_kind kind;
+		const struct kind *kind;
 		const char *name, *uid;
 		long long advance_ms; /* before the call */
 		int fail;             /* the fake fails this call */

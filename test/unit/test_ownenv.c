@@ -14,7 +14,7 @@
 static void world(struct topology *t, long rank, long size)
 {
 	memset(t, 0, sizeof(*t));
-	t->kind = kind_of(WORKLOAD_STATEFULSET);
+	t->kind = &kind_statefulset;
 	snprintf(t->ns, sizeof(t->ns), "ml");
 	snprintf(t->workload, sizeof(t->workload), "ddp");
 	snprintf(t->service, sizeof(t->service), "ddp");

@@ -14,11 +14,11 @@
 #include "kind.h"
 #include "topology.h"
 
-static inline void test_world(struct topology *t, enum workload_kind kind, const char *name, long r,
+static inline void test_world(struct topology *t, const struct kind *kind, const char *name, long r,
                               long w, long port, unsigned framework)
 {
 	memset(t, 0, sizeof(*t));
-	t->kind = kind_of(kind);
+	t->kind = kind;
 	t->group = -1;
 	snprintf(t->ns, sizeof(t->ns), "ml");
 	snprintf(t->workload, sizeof(t->workload), "%s", name);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What a pod webhook costs a cluster: `make bench-cluster` (docs/benchmarks.md,
-# "What distenv costs a cluster"). Figures, not a test.
+# What a pod webhook costs a cluster: `make bench-cluster` (docs/benchmarks.md;
+# docs/benchmarks-history.md, "What distenv costs a cluster"). Figures, not a test.
 #
 # Starts the e2e tier's control plane (test/e2e/cluster.sh: etcd, kube-apiserver,
 # kube-controller-manager, the JobSet manager; no scheduler, pods stay Pending)

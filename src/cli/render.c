@@ -50,9 +50,10 @@ static void own_note(const struct plan_own *o, char *out, size_t outlen)
 {
 	if (o->value == NULL)
 		snprintf(out, outlen, "its own, set by a reference read at run time");
+	else if (o->how[0] != '\0') /* " (from PATH)" -> "its own, from PATH" */
+		snprintf(out, outlen, "its own, %.*s", (int)strlen(o->how) - 3, o->how + 2);
 	else
-		snprintf(out, outlen, "its own%s%s", o->how[0] ? "," : "",
-		         o->how[0] ? o->how + 1 : "");
+		snprintf(out, outlen, "its own");
 	if (o->differs)
 		snprintf(out + strlen(out), outlen - strlen(out), ", not distenv's");
 }

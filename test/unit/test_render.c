@@ -129,6 +129,14 @@ static const struct {
      "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
      "'true'}}, spec: {containers: [{name: t, env: [{name: WORLD_SIZE, value: '16'}]}]}}}\n",
      0, RENDER_TEXT, "  (container t) WORLD_SIZE=16 (its own, not distenv's)\n", NULL, ""},
+    {"a container's own RANK from a fieldRef: its effective line names where it comes from",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: [{name: t, env: [{name: RANK, valueFrom: {fieldRef: "
+     "{fieldPath: \"metadata.labels['apps.kubernetes.io/pod-index']\"}}}]}]}}}\n",
+     0, RENDER_TEXT,
+     "  (container t) RANK=1 (its own, from metadata.labels['apps.kubernetes.io/pod-index'])\n",
+     NULL, ""},
     {"a literal RANK for two ranks: refused, as /validate refuses it",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "

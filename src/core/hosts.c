@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dns.h"
 #include "kind.h"
@@ -112,6 +113,28 @@ long topology_bad_host(const struct topology *t)
 		p = topology_part_of(t, r, &k) ? k.first - 1 : -1;
 	}
 	return -1;
+}
+
+void topology_bad_host_why(const struct topology *t, long r, char *out, size_t outlen)
+{
+	char host[320];
+	int n = topology_hostname(t, r, host, sizeof(host));
+
+	if (n < 0)
+		snprintf(out, outlen,
+		         "is longer than a DNS label's 63 characters: shorten the names");
+	else if (n > 63)
+		snprintf(out, outlen,
+		         "%.100s%s, is %d characters, above a DNS label's 63: shorten the names",
+		         host, n > 100 ? "..." : "", n);
+	else if (strchr(host, '.') != NULL)
+		snprintf(out, outlen,
+		         "%s, has a dot, which a pod's hostname (one DNS label) cannot: name the "
+		         "workload without dots",
+		         host);
+	else
+		snprintf(out, outlen, "%s, is not a DNS label (a-z, 0-9 and '-', at most 63)",
+		         host);
 }
 
 /* The position of rank 0: the kind's answer, else 0. */

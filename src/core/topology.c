@@ -407,10 +407,12 @@ static enum topology_status check_world(struct resolve *rs)
 	    bounded_printf(t->rdzv_id, sizeof(t->rdzv_id), "%s-%s", t->ns, t->workload) != 0)
 		return resolve_deny(rs, DENY_LIMIT, "the rendezvous id of %s %s/%s is too long",
 		                    kname, rs->ns, t->workload);
-	if ((r = topology_bad_host(t)) >= 0)
-		return resolve_deny(rs, DENY_LIMIT,
-		                    "%s %s/%s: the hostname of rank %ld is not a valid DNS label",
-		                    kname, rs->ns, t->workload, r);
+	if ((r = topology_bad_host(t)) >= 0) {
+		char why[256];
+		topology_bad_host_why(t, r, why, sizeof(why));
+		return resolve_deny(rs, DENY_LIMIT, "%s %s/%s: the hostname of rank %ld, %s", kname,
+		                    rs->ns, t->workload, r, why);
+	}
 	return TOPOLOGY_OK;
 }
 

@@ -208,6 +208,12 @@ long topology_host_run(const struct topology *t, long r, char *out, size_t outle
  */
 long topology_bad_host(const struct topology *t);
 
+/*
+ * What is wrong with rank r's host name (topology_bad_host's answer) and the fix,
+ * to follow "the hostname of rank R": "NAME, has a dot, ...". Writes into out.
+ */
+void topology_bad_host_why(const struct topology *t, long r, char *out, size_t outlen);
+
 /* How many parts t's kind cuts its world into (struct topology_part); 0: none. */
 int topology_parts(const struct topology *t);
 

@@ -479,10 +479,8 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		snprintf(t->service, sizeof(t->service), "%s", w->service ? w->service : "svc");
 	t->world_size = world;
 	if ((r = topology_bad_host(t)) >= 0) {
-		view_problem(v,
-		             "the hostname of rank %ld of %s %s is not a DNS label of at most 63 "
-		             "characters: shorten the names",
-		             r, w->kind, w->name);
+		topology_bad_host_why(t, r, msg, sizeof(msg));
+		view_problem(v, "the hostname of rank %ld of %s %s, %s", r, w->kind, w->name, msg);
 		return;
 	}
 	if (el != NULL && annotation_range(el, cfg->max_world_size, &lo, &hi) == 0) {

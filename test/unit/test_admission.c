@@ -717,6 +717,14 @@ static const struct {
      JOB_POD("0", ",'distenv.dev/service':'Bad_Name','distenv.dev/world-size':'2'", ""), NULL,
      DENY_ANNOTATION,
      "distenv: annotation distenv.dev/service: \"Bad_Name\" is not a valid Service name"},
+    {"a pod of a Job whose name has a dot: the host it would have is named, and why not",
+     "{'metadata':{'generateName':'train.v2-1-','labels':{" LABEL "},'annotations':{'batch."
+     "kubernetes.io/job-completion-index':'1','distenv.dev/world-size':'2'},'ownerReferences':"
+     "[{'apiVersion':'batch/v1','kind':'Job','name':'train.v2','uid':'u-t','controller':true}]"
+     "},'spec':{'hostname':'train.v2-1','subdomain':'train'," CTR "}}",
+     NULL, DENY_LIMIT,
+     "distenv: Job ml/train.v2: the hostname of rank 1, train.v2-1, has a dot, which a pod's "
+     "hostname (one DNS label) cannot: name the workload without dots"},
     {"a Job pod whose spec.hostname another webhook rewrote",
      "{'metadata':{'generateName':'train-1-','labels':{" LABEL "},'annotations':{'batch."
      "kubernetes.io/job-completion-index':'1','distenv.dev/world-size':'4'}," JOB_OWNER "},"
@@ -1252,7 +1260,7 @@ static void test_host_label(void)
 	name[60] = '\0';
 	CHECK(plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) == PLAN_DENY &&
 	          strncmp(err, "distenv: ", 9) == 0 && strstr(err, "rank 999") &&
-	          strstr(err, "not a valid DNS label"),
+	          strstr(err, "is 64 characters, above a DNS label's 63: shorten the names"),
 	      "a last host of 64 characters: '%s'", err);
 	CHECK(plan.topo.reason == DENY_LIMIT, "a last host of 64 characters: reason %d",
 	      (int)plan.topo.reason);

@@ -109,6 +109,20 @@ static const struct {
      STS("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi",
          "'podManagementPolicy':'Parallel',", ""),
      1, "above 52 its pods cannot be created", NULL},
+    {"a StatefulSet name with a dot: its pods' hostnames are no DNS label, and the fix says why",
+     "StatefulSet", STS("llama.v2", "'podManagementPolicy':'Parallel',", ""), 1,
+     "the hostname of rank 1 of StatefulSet llama.v2, llama.v2-1, has a dot, which a pod's "
+     "hostname (one DNS label) cannot: name the workload without dots",
+     NULL},
+    {"a JobSet whose longest hostname is 64 characters: named, with its length", "JobSet",
+     "{'metadata':{'name':'pytorch-pretraining-llama-3-70b-run'},'spec':{'replicatedJobs':[{"
+     "'name':'workers-with-a-long-name','replicas':1,'template':{'spec':{'completions':4,"
+     "'parallelism':4,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
+     1,
+     "the hostname of rank 3 of JobSet pytorch-pretraining-llama-3-70b-run, "
+     "pytorch-pretraining-llama-3-70b-run-workers-with-a-long-name-0-3, is 64 characters, "
+     "above a DNS label's 63: shorten the names",
+     NULL},
     {"no serviceName", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'podManagementPolicy':'Parallel'," TMPL("", "") "}}", 1,
      "has no spec.serviceName", NULL},

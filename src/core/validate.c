@@ -252,6 +252,34 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 }
 
 /*
+ * A distenv.dev/ annotation on the workload's own metadata that no opted-in pod
+ * template carries: distenv reads the pods' annotations, which come from the
+ * templates alone, so it would be ignored without a word.
+ */
+static void check_workload_annotations(const cJSON *obj, const struct view *w, struct validation *v)
+{
+	const cJSON *a;
+	int i;
+
+	cJSON_ArrayForEach(a, json_get(json_get(obj, "metadata"), "annotations"))
+	{
+		int carried = 0;
+
+		if (a->string == NULL ||
+		    strncmp(a->string, ANNOTATION_PREFIX, strlen(ANNOTATION_PREFIX)) != 0)
+			continue;
+		for (i = 0; i < w->n_tmpl && !carried; i++)
+			carried =
+			    json_get(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+			             a->string) != NULL;
+		if (!carried)
+			view_warn(
+			    v, "%.40s is on the %s, not its pod template: ignored; move it there",
+			    a->string, w->kind);
+	}
+}
+
+/*
  * Whether the Service's selector selects every pod of template tmpl of kind k:
  * 1 yes, 0 no, -1 cannot be told (a label the controller adds with a value not
  * known at apply time). A label the template lacks may be one the kind's
@@ -870,6 +898,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	}
 	kind_each_template(k, obj, warn_not_opted, v);
 	check_annotations(w, cfg, v, &world);
+	check_workload_annotations(obj, w, v);
 	if (world > 0 && w->count >= 0 && world != w->count) {
 		if (k->fixed_world)
 			view_problem(

@@ -123,6 +123,19 @@ static const struct {
      "pytorch-pretraining-llama-3-70b-run-workers-with-a-long-name-0-3, is 64 characters, "
      "above a DNS label's 63: shorten the names",
      NULL},
+    {"a distenv.dev/ annotation on the StatefulSet itself: ignored by the pods, said so",
+     "StatefulSet",
+     "{'metadata':{'name':'ddp','annotations':{'distenv.dev/frameworks':'jax'}},'spec':{"
+     "'replicas':2,'serviceName':'ddp','podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+     1, NULL,
+     "distenv: distenv.dev/frameworks is on the StatefulSet, not its pod template: ignored; move "
+     "it there"},
+    {"the same annotation on the StatefulSet and its pod template: the pods have it, no warning",
+     "StatefulSet",
+     "{'metadata':{'name':'ddp','annotations':{'distenv.dev/frameworks':'jax'}},'spec':{"
+     "'replicas':2,'serviceName':'ddp','podManagementPolicy':'Parallel'," TMPL(
+         "'distenv.dev/frameworks':'jax'", "") "}}",
+     1, NULL, NULL},
     {"no serviceName", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'podManagementPolicy':'Parallel'," TMPL("", "") "}}", 1,
      "has no spec.serviceName", NULL},

@@ -196,6 +196,12 @@ struct kind_template {
 	 * item's name follows ("replicated Job" + " w"); NULL: the workload's only one.
 	 */
 	const char *what;
+	/*
+	 * The ranks its pods take in one world: 1 (a leader's), -1 (every rank
+	 * but one: the workers beside a leader); 0: the whole world, or the part
+	 * of an item of a list (topology_part: a replicated Job's).
+	 */
+	long ranks;
 };
 
 /*

@@ -610,19 +610,21 @@ static int part_of_template(const struct view *w, const char *what, struct topol
 }
 
 /*
- * The ranks pod template i of w takes in one world of world ranks: a
- * replicated Job's Jobs times completions, a LeaderWorkerSet's leader one and
- * its workers the rest of the group, else the whole world.
+ * The ranks pod template i of w takes in one world of world ranks: what its
+ * kind's template row says (a LeaderWorkerSet's leader one, its workers the
+ * rest of the group), a part's units times pods (a replicated Job's Jobs times
+ * completions), else the whole world.
  */
 static long template_ranks(const struct view *w, int i, long world)
 {
 	const char *what = w->tmpl_what[i];
+	const struct kind_template *kt;
 	struct topology_part part;
 
-	if (strcmp(what, "leader template") == 0)
-		return 1;
-	if (strcmp(what, "worker template") == 0)
-		return world - 1;
+	for (kt = w->t.kind != NULL ? w->t.kind->templates : NULL; kt != NULL && kt->path != NULL;
+	     kt++)
+		if (kt->ranks != 0 && kt->what != NULL && strcmp(what, kt->what) == 0)
+			return kt->ranks > 0 ? kt->ranks : world + kt->ranks;
 	if (part_of_template(w, what, &part))
 		return part.units * part.pods;
 	return world;
@@ -741,13 +743,13 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 					    "%s: container %.63s sets %s from the completion "
 					    "index, "
 					    "0 to %ld in each of its %ld Job(s), not the ranks of "
-					    "JobSet %s's %ld pods, so two pods would claim one "
+					    "%s %s's %ld pods, so two pods would claim one "
 					    "rank: "
 					    "remove %s from its env (distenv gives each pod its "
 					    "own)",
 					    what, json_str(ctr, "name"), env.vars[k].name,
-					    ranks / jobs - 1, jobs, w->name, world,
-					    env.vars[k].name);
+					    ranks / jobs - 1, jobs, kind_name(w->t.kind), w->name,
+					    world, env.vars[k].name);
 					if (first)
 						v->reason = DENY_ENV;
 					continue;

@@ -223,7 +223,7 @@ const struct kind kind_job = {
             {"batch.kubernetes.io/controller-uid", KIND_LABEL_UNKNOWN},
             {"batch.kubernetes.io/job-completion-index", KIND_LABEL_PER_POD},
             {NULL, KIND_LABEL_UNKNOWN}},
-    .templates = (const struct kind_template[]){{"spec.template", NULL}, {NULL, NULL}},
+    .templates = (const struct kind_template[]){{"spec.template", NULL, 0}, {NULL, NULL, 0}},
     .hostname = host_job,
     .host_run = run_job,
     .view = view_indexed_job,

@@ -659,9 +659,9 @@ const struct kind kind_jobset = {
     .no_subdomain_hint = ": leave the JobSet's spec.network.enableDNSHostnames on (the "
                          "default) so that its pods have stable names",
     .place = place_jobset,
-    .templates =
-        (const struct kind_template[]){
-            {"spec.replicatedJobs[*].template.spec.template", "replicated Job"}, {NULL, NULL}},
+    .templates = (const struct kind_template[]){{"spec.replicatedJobs[*].template.spec.template",
+                                                 "replicated Job", 0},
+                                                {NULL, NULL, 0}},
     .hostname = host_jobset,
     .host_run = run_jobset,
     .n_parts = n_parts_jobset,

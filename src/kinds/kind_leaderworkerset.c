@@ -328,9 +328,9 @@ const struct kind kind_leaderworkerset = {
     /* Without a leaderTemplate the leader is made from the workerTemplate. */
     .templates =
         (const struct kind_template[]){
-            {"spec.leaderWorkerTemplate.leaderTemplate", "leader template"},
-            {"spec.leaderWorkerTemplate.workerTemplate", "worker template"},
-            {NULL, NULL}},
+            {"spec.leaderWorkerTemplate.leaderTemplate", "leader template", 1},
+            {"spec.leaderWorkerTemplate.workerTemplate", "worker template", -1},
+            {NULL, NULL, 0}},
     .hostname = host_lws,
     .host_run = run_lws,
     .view = view_lws,

@@ -294,6 +294,26 @@ static const struct {
      "'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{'distenv.dev/port':'0'}},"
      "'spec':{}},'workerTemplate':{'spec':{}}}}}",
      1, "distenv.dev/port: \"0\"", NULL},
+    /* the ranks a template's pods take (kind_template.ranks): a leader one, its workers the rest */
+    {"a LeaderWorkerSet's leader sets RANK itself: one rank, one literal is not judged",
+     "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':'t',"
+     "'env':[{'name':'RANK','value':'0'}]}]}},'workerTemplate':{'metadata':{'labels':{"
+     "'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':'t'}]}}}}}",
+     1, NULL, NULL},
+    {"a LeaderWorkerSet of 2 whose one worker sets RANK itself: one rank, not judged",
+     "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':2,'workerTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':'t',"
+     "'env':[{'name':'RANK','value':'1'}]}]}}}}}",
+     1, NULL, NULL},
+    {"a LeaderWorkerSet of 4 whose workers set RANK: one literal for 3 ranks, denied",
+     "LeaderWorkerSet",
+     "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'workerTemplate':{"
+     "'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':'t',"
+     "'env':[{'name':'RANK','value':'1'}]}]}}}}}",
+     1, "worker template: ", NULL},
     {"a leader template's warning names it", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
      "'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'hostNetwork':true}},"

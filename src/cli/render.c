@@ -248,6 +248,7 @@ struct rctx {
 	struct rank_warning *rw;
 	size_t n_rw, cap_rw;
 	const struct validation *said; /* what /validate said of the workload, or NULL */
+	const cJSON *obj;              /* the document: the workload (or the Pod) */
 };
 
 /*
@@ -356,6 +357,7 @@ static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
 	struct rctx *c = ctx;
 
 	const cJSON *label = json_get(json_get(json_get(tmpl, "metadata"), "labels"), LABEL_INJECT);
+	char hint[160] = "";
 
 	/* beside one that opts in, /validate names it (its pods are counted, not injected) */
 	if (c->warn == NULL || kind_template_opts_in(tmpl) || (c->opted && what[0] != '\0'))
@@ -370,11 +372,23 @@ static void warn_label(void *ctx, const cJSON *tmpl, const char *what)
 		              LABEL_INJECT, cJSON_IsTrue(label) ? "true" : "false", LABEL_INJECT);
 		return;
 	}
+	/* where it was written instead, when it was: the usual slips */
+	if (cJSON_IsString(label))
+		snprintf(hint, sizeof(hint), " (its value is \"%.40s\": only \"true\" opts in)",
+		         label->valuestring);
+	else if (json_get(json_get(json_get(tmpl, "metadata"), "annotations"), LABEL_INJECT))
+		snprintf(hint, sizeof(hint), " (it is an annotation here: move it under labels)");
+	else if (c->obj != NULL && c->obj != tmpl &&
+	         json_get(json_get(json_get(c->obj, "metadata"), "labels"), LABEL_INJECT))
+		snprintf(hint, sizeof(hint),
+		         " (the %s's own metadata has it: pods get the pod template's labels)",
+		         c->kind != NULL ? c->kind : "workload");
 	strbuf_printf(
 	    c->warn,
-	    "warning: %s: %s%s no label %s: \"true\", so the webhook would leave its pods "
+	    "warning: %s: %s%s no label %s: \"true\"%s, so the webhook would leave its pods "
 	    "alone\n",
-	    c->doc, what[0] ? what : "the pod template", what[0] ? ": has" : " has", LABEL_INJECT);
+	    c->doc, what[0] ? what : "the pod template", what[0] ? ": has" : " has", LABEL_INJECT,
+	    hint);
 }
 
 /* 1 when a pod template opts in (kind_each_template's fn). */
@@ -430,8 +444,8 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct rctx c = {cfg,  o,    out,  jarr, warn, err, errlen, 0,   NULL,
-	                 NULL, NULL, NULL, 0,    NULL, 0,   0,      NULL};
+	struct rctx c = {cfg,  o,    out,  jarr, warn, err, errlen, 0,    NULL,
+	                 NULL, NULL, NULL, 0,    NULL, 0,   0,      NULL, doc};
 	struct pod_sink sink = {emit, &c, o->world_size, err, errlen};
 	char what[320];
 	struct validation *v;
@@ -442,6 +456,7 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		ns = o->namespace ? o->namespace : "default";
 	snprintf(what, sizeof(what), "%s %s", kind ? kind : "?", name ? name : "(unnamed)");
 	c.doc = what;
+	c.kind = kind;
 	if (kind != NULL && strcmp(kind, "Pod") == 0) {
 		warn_label(&c, doc, "");
 		if (!kind_template_opts_in(doc)) {

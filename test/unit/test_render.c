@@ -168,6 +168,23 @@ static const struct {
      "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
      " template: {spec: {containers: [{name: c}]}}}\n",
      0, RENDER_TEXT, "", NULL, "has no label distenv.dev/inject: \"true\", so the webhook"},
+    {"the opt-in written as an annotation: said where it is and where it goes",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
+     " template: {metadata: {annotations: {distenv.dev/inject: 'true'}}, spec: {containers: "
+     "[{name: c}]}}}\n",
+     0, RENDER_TEXT, "", NULL,
+     "has no label distenv.dev/inject: \"true\" (it is an annotation here: move it under "
+     "labels), so the webhook"},
+    {"the opt-in label on the StatefulSet, not its pod template: said so",
+     "kind: StatefulSet\nmetadata: {name: w, labels: {distenv.dev/inject: 'true'}}\nspec: "
+     "{serviceName: s, replicas: 2, template: {spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, "", NULL,
+     "(the StatefulSet's own metadata has it: pods get the pod template's labels)"},
+    {"the opt-in label with another value than \"true\": said so",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
+     " template: {metadata: {labels: {distenv.dev/inject: 'yes'}}, spec: {containers: "
+     "[{name: c}]}}}\n",
+     0, RENDER_TEXT, "", NULL, "(its value is \"yes\": only \"true\" opts in)"},
     {"an unquoted true: YAML's boolean, which the API server refuses as a label",
      "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
      " template: {metadata: {labels: {distenv.dev/inject: true}}, spec: {containers: "

@@ -269,8 +269,9 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 		             cname, name, own, how) >= 120)
 			snprintf(
 			    msg, len,
-			    "distenv: container %.20s: %s is not a name of rank 0's pod (render "
-			    "shows it): check it",
+			    /* short, so that a template's name fits before it (warn_named) */
+			    "distenv: container %.20s: %s is not rank 0's pod (render shows it): "
+			    "check it",
 			    cname, name);
 		return OWNENV_WARN;
 	}

@@ -136,6 +136,17 @@ static const struct {
      "'replicas':2,'serviceName':'ddp','podManagementPolicy':'Parallel'," TMPL(
          "'distenv.dev/frameworks':'jax'", "") "}}",
      1, NULL, NULL},
+    {"a replicated Job's container with its own MASTER_ADDR under another Service: the warning "
+     "names the replicated Job whole",
+     "JobSet",
+     "{'metadata':{'name':'pytorch'},'spec':{'network':{'subdomain':'mysvc'},'replicatedJobs':[{"
+     "'name':'workers','replicas':1,'template':{'spec':{'completions':4,'parallelism':4,"
+     "'completionMode':'Indexed','template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},"
+     "'spec':{'containers':[{'name':'pytorch','env':[{'name':'MASTER_ADDR','value':"
+     "'pytorch-workers-0-0.pytorch'}]}]}}}}}]}}",
+     1, NULL,
+     "distenv: replicated Job workers: container pytorch: MASTER_ADDR is not rank 0's pod (render "
+     "shows it): check it"},
     {"no serviceName", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'podManagementPolicy':'Parallel'," TMPL("", "") "}}", 1,
      "has no spec.serviceName", NULL},

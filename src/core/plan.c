@@ -174,6 +174,36 @@ static int defines_all_derived(const cJSON *ctr, const struct topology_target *t
 }
 
 /*
+ * The variables of l a framework builds from master that ctr does not set, as
+ * "A, B and C" into out (what defines_all_derived found missing).
+ */
+static void missing_derived(const cJSON *ctr, const struct topology_target *tg,
+                            const struct env_list *l, const char *master, char *out, size_t outlen)
+{
+	const char *names[32], *v;
+	size_t i, k, n = 0, used;
+
+	for (i = 0; framework_at(i) != NULL; i++) {
+		const char *const *derived = strcmp(master, "MASTER_PORT") == 0
+		                                 ? framework_at(i)->from_port
+		                                 : framework_at(i)->from_addr;
+		for (k = 0; derived[k] != NULL && n < sizeof(names) / sizeof(names[0]); k++)
+			if (env_find(l, derived[k]) != NULL &&
+			    user_env(ctr, tg, derived[k], &v) == 0)
+				names[n++] = derived[k];
+	}
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		used = strlen(out);
+		snprintf(out + used, outlen - used, "%s%s",
+		         i == 0      ? ""
+		         : i + 1 < n ? ", "
+		                     : " and ",
+		         names[i]);
+	}
+}
+
+/*
  * The rule of a target container ctr that sets MASTER_ADDR or MASTER_PORT
  * itself, against env, the variables distenv gives the pod: one set by
  * valueFrom or a $(reference), which cannot be read at admission, is denied
@@ -209,12 +239,18 @@ static int plan_own_master_check(const cJSON *ctr, const struct topology_target 
 		return 0;
 	if ((ha < 0 && !defines_all_derived(ctr, tg, env, "MASTER_ADDR")) ||
 	    (hp < 0 && !defines_all_derived(ctr, tg, env, "MASTER_PORT"))) {
+		const char *which = ha < 0 && !defines_all_derived(ctr, tg, env, "MASTER_ADDR")
+		                        ? "MASTER_ADDR"
+		                        : "MASTER_PORT";
+		char missing[512];
+
+		missing_derived(ctr, tg, env, which, missing, sizeof(missing));
 		snprintf(err, errlen,
 		         "distenv: container %.63s sets %s from valueFrom or a $(reference), "
-		         "which distenv cannot read at admission, so PET_MASTER_ADDR, "
-		         "PET_MASTER_PORT and JAX_COORDINATOR_ADDRESS would disagree with it: "
-		         "give it a literal value, or remove it and use distenv's",
-		         cname ? cname : "?", ha < 0 ? "MASTER_ADDR" : "MASTER_PORT");
+		         "which distenv cannot read at admission, so %s would disagree with it: "
+		         "give it a literal value, set %s too, or remove it and use distenv's",
+		         cname ? cname : "?", which, missing,
+		         strchr(missing, ' ') != NULL ? "those" : "that");
 		return -1;
 	}
 	if (hp > 0 && parse_long(port_s, 1, 65535, port) != 0) {

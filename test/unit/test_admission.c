@@ -1464,6 +1464,20 @@ static void test_own_master(void)
 	     "sets MASTER_PORT from valueFrom or a $(reference)"},
 	    {"MASTER_PORT not a port", "{'name':'MASTER_PORT','value':'http'}", "pytorch", NULL,
 	     "not a port number"},
+	    /* the denial names what the pod's own frameworks derive, and nothing else */
+	    {"MASTER_ADDR from a fieldRef, pytorch: names PET_MASTER_ADDR alone",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}",
+	     "pytorch", NULL,
+	     "admission, so PET_MASTER_ADDR would disagree with it: give it a literal value, set "
+	     "that too, or remove it"},
+	    {"MASTER_ADDR from a fieldRef, jax: names JAX_COORDINATOR_ADDRESS alone",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}", "jax",
+	     NULL, "admission, so JAX_COORDINATOR_ADDRESS would disagree with it:"},
+	    {"MASTER_PORT as a reference, three frameworks: each one's variable named",
+	     "{'name':'MASTER_PORT','value':'$(P)'}", "pytorch,jax,xgboost", NULL,
+	     "so PET_MASTER_PORT, JAX_COORDINATOR_ADDRESS and DMLC_TRACKER_PORT would disagree "
+	     "with "
+	     "it: give it a literal value, set those too,"},
 	    {"fieldRef with every derived variable set too",
 	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}},"
 	     "{'name':'PET_MASTER_ADDR','value':'x'}",

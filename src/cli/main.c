@@ -728,6 +728,11 @@ static int cmd_doctor(int argc, char **argv)
 		    stat(def, &st) == 0)
 			memcpy(cfg.kubeconfig, def, sizeof(def));
 	}
+	/* said here with every place looked at: the client's own words name the flag alone */
+	if (cfg.kubeconfig[0] == '\0' && getenv("KUBERNETES_SERVICE_HOST") == NULL)
+		return fail("doctor: no kubeconfig: give --kubeconfig FILE or set $KUBECONFIG "
+		            "(~/.kube/config does not exist, and this is not a pod)"),
+		       2;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return fail("doctor: cannot initialise libcurl"), 2;
 	log_set_level(LOG_ERROR); /* the client's start-up line is for serve's log, not here */

@@ -801,6 +801,27 @@ class Suite:
         check(r.returncode != 0 and "cannot read /nonexistent/flag.kc" in r.stderr,
               "--kubeconfig does not win: %d %s" % (r.returncode, r.stderr))
 
+    def case_doctor_no_kubeconfig(self):
+        """doctor with no --kubeconfig, no $KUBECONFIG, no ~/.kube/config and outside a pod
+        says every place it looked and what to give (exit 2); with a ~/.kube/config it reads
+        that one."""
+        home = os.path.join(self.work, "doctor-home")
+        os.makedirs(home, exist_ok=True)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+        env["HOME"] = home
+        cmd = [self.args.binary, "doctor", "sts/ddp", "-n", "ml"]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 2 and "give --kubeconfig FILE or set $KUBECONFIG "
+              "(~/.kube/config does not exist, and this is not a pod)" in r.stderr,
+              "doctor without a kubeconfig: %d %s" % (r.returncode, r.stderr))
+        os.makedirs(os.path.join(home, ".kube"), exist_ok=True)
+        with open(os.path.join(home, ".kube", "config"), "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters: []\n")
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 2 and "/.kube/config: no current-context" in r.stderr,
+              "doctor with ~/.kube/config: %d %s" % (r.returncode, r.stderr))
+
     def case_render_strict(self):
         """render --strict (and kubectl's spelling --warnings-as-errors) is a CI gate: the same
         output, and exit 1 when there is a warning; 0 without one."""
@@ -2532,6 +2553,8 @@ def main():
                  suite.case_render_strict)
         run_case("README's sample render output is the binary's", suite.case_readme_render_sample)
         run_case("serve honours $KUBECONFIG; --kubeconfig wins", suite.case_kubeconfig_env)
+        run_case("doctor without a kubeconfig names where it looked; reads ~/.kube/config",
+                 suite.case_doctor_no_kubeconfig)
         run_case("own env: a differing value warned and recorded, a certainly wrong one "
                  "warned at /mutate and denied at /validate", suite.case_own_env)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "

@@ -561,7 +561,7 @@ static int cmd_certs(int argc, char **argv)
 		return fail("--namespace: '%s' is not a valid namespace", co.namespace);
 	if (certs_generate(&co, err, sizeof(err)) != 0)
 		return fail("certs: %s", err);
-	printf("wrote %s/ca.crt, %s/tls.crt and tls.key\n", co.out_dir, co.out_dir);
+	printf("wrote %s/ca.crt, %s/tls.crt and %s/tls.key\n", co.out_dir, co.out_dir, co.out_dir);
 	return 0;
 }
 

@@ -487,6 +487,9 @@ class Suite:
                             "distenv-system", "--out", out], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "certs exited %d: %s" % (p.returncode, p.stderr.strip()))
+        # what it says names each file where it is
+        want = "wrote %s/ca.crt, %s/tls.crt and %s/tls.key\n" % (out, out, out)
+        check(p.stdout == want, "certs said %r, want %r" % (p.stdout, want))
         for f in ("ca.crt", "tls.crt", "tls.key"):
             check(os.path.exists(os.path.join(out, f)), "certs did not write %s" % f)
         mode = os.stat(os.path.join(out, "tls.key")).st_mode & 0o777

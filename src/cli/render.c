@@ -15,6 +15,7 @@
 
 #include "admission.h"
 #include "kind.h"
+#include "ownenv.h"
 #include "validate.h"
 #include "util.h"
 #include "strbuf.h"
@@ -127,9 +128,16 @@ static int emit_rank(struct strbuf *out, cJSON *jarr, const struct render_opts *
 					continue;
 				if (ow != NULL)
 					own_note(ow, note, sizeof(note));
+				/* a reference read at run time: shown as written, not as "" */
+				if (ow != NULL && ow->value == NULL) {
+					int at;
+					v = json_str(ownenv_entry(c, l->vars[i].name, &at),
+					             "value");
+					if (v == NULL)
+						v = "(valueFrom)";
+				}
 				strbuf_printf(out, "  (container %s) %s=%s%s%s%s\n",
-				              json_str(c, "name"), l->vars[i].name,
-				              ow != NULL && ow->value == NULL ? "" : v,
+				              json_str(c, "name"), l->vars[i].name, v,
 				              ow != NULL ? " (" : "", ow != NULL ? note : "",
 				              ow != NULL ? ")" : "");
 			}

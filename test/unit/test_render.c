@@ -137,6 +137,12 @@ static const struct {
      0, RENDER_TEXT,
      "  (container t) RANK=1 (its own, from metadata.labels['apps.kubernetes.io/pod-index'])\n",
      NULL, ""},
+    {"a container's own RANK set by a $(reference): shown as written, not as an empty value",
+     "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
+     "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "
+     "'true'}}, spec: {containers: [{name: t, env: [{name: RANK, value: '$(IDX)'}]}]}}}\n",
+     0, RENDER_TEXT, "  (container t) RANK=$(IDX) (its own, set by a reference read at run time)\n",
+     NULL, ""},
     {"a literal RANK for two ranks: refused, as /validate refuses it",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "
      "2, podManagementPolicy: Parallel, template: {metadata: {labels: {distenv.dev/inject: "

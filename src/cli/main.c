@@ -312,11 +312,11 @@ static void serve_cluster_domain(struct config *cfg)
 	if (cfg->cluster_domain_set) {
 		source = "config";
 		if (seen[0] != '\0' && strcmp(seen, cfg->cluster_domain) != 0) {
-			snprintf(
-			    msg, sizeof(msg),
-			    "distenv: clusterDomain %s, but this pod's resolv.conf says svc.%s: "
-			    "MASTER_ADDR may not resolve",
-			    cfg->cluster_domain, seen);
+			snprintf(msg, sizeof(msg),
+			         /* the domain itself: "svc.<it>" read like a copied svc.<domain> */
+			         "distenv: clusterDomain %s, but this pod's resolv.conf says %s: "
+			         "MASTER_ADDR may not resolve",
+			         cfg->cluster_domain, seen);
 			log_kv(LOG_WARN, "cluster_domain_mismatch", "message", msg, "domain",
 			       cfg->cluster_domain, "resolv_conf", path, "resolv_conf_domain", seen,
 			       LOG_END);

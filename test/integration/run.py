@@ -1844,6 +1844,9 @@ class Suite:
                  "corp.example", "config", True),
                 ("config agrees", "clusterDomain: ml.example\n", kubelet, "ml.example", "config",
                  False),
+                # the search entry copied as the domain: the warning names the domain itself
+                ("config copies the svc. entry", "clusterDomain: svc.ml.example\n", kubelet,
+                 "svc.ml.example", "config", True),
                 ("host resolv.conf, no config", "", HOST_RESOLV, "cluster.local", "default",
                  False)):
             srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
@@ -1880,7 +1883,8 @@ class Suite:
                 warn = [e for e in evs if e.get("event") == "cluster_domain_mismatch"]
                 check(bool(warn) == warned and all(
                     e.get("level") == "warn" and e["message"].startswith("distenv: ") and
-                    "corp.example" in e["message"] and "svc.ml.example" in e["message"] and
+                    ("clusterDomain %s," % domain) in e["message"] and
+                    "resolv.conf says ml.example:" in e["message"] and
                     len(e["message"]) < 120 for e in warn),
                       "%s: mismatch warning %r, want %s"
                       % (name, warn, "one" if warned else "none"))

@@ -530,6 +530,17 @@ static int render_doc(const cJSON *doc, const cJSON *services, const struct conf
 		free(v);
 		return rc;
 	}
+	/* another kind whose pod template opts in (a Deployment's): /mutate denies its pods */
+	if (kind != NULL && kind_template_opts_in(json_get(spec, "template"))) {
+		char supported[512];
+		kind_supported(supported, sizeof(supported));
+		snprintf(
+		    err, errlen,
+		    "%s %s: its pod template opts in, but its pods would be denied: %s; remove "
+		    "the %s label from it",
+		    kind, name ? name : "(unnamed)", supported, LABEL_INJECT);
+		return -1;
+	}
 	return 1; /* not a workload: Services and the like are skipped */
 }
 

@@ -191,6 +191,17 @@ static const struct {
      " template: {metadata: {labels: {distenv.dev/inject: 'yes'}}, spec: {containers: "
      "[{name: c}]}}}\n",
      0, RENDER_TEXT, "", NULL, "(its value is \"yes\": only \"true\" opts in)"},
+    {"an opted-in Deployment beside a Job: its pods would be denied, so render fails naming it",
+     JOB "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {template: "
+         "{metadata: {labels: {distenv.dev/inject: 'true'}}, spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, NULL,
+     "Deployment web: its pod template opts in, but its pods would be denied: distenv supports "
+     "only pods of a StatefulSet (apps/v1)",
+     NULL},
+    {"a Deployment that does not opt in beside a Job: left alone",
+     JOB "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {template: "
+         "{spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, "--- rank 1/2: Job default/train", NULL, NULL},
     {"an unquoted true: YAML's boolean, which the API server refuses as a label",
      "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
      " template: {metadata: {labels: {distenv.dev/inject: true}}, spec: {containers: "

@@ -287,10 +287,11 @@ int annotation_check_all(const cJSON *anns, const struct config *cfg, char *err,
 		if (d == NULL) {
 			const char *near = annotation_nearest(a->string);
 			if (strcmp(a->string, ANNOTATION_PREFIX "inject") == 0)
-				/* the opt-in is a label: as an annotation it opts nothing in */
-				snprintf(one, sizeof(one),
-				         "%s (a label, not an annotation: put it under "
-				         "metadata.labels)",
+				/*
+				 * the opt-in is a label: as an annotation it opts nothing in,
+				 * and only opted-in (labelled) pods and templates are read here
+				 */
+				snprintf(one, sizeof(one), "%s (only the label opts in)",
 				         a->string);
 			else if (near != NULL)
 				snprintf(one, sizeof(one), "%.200s (did you mean %s?)", a->string,

@@ -96,6 +96,12 @@ static void test_check_all(void)
 	              0,
 	      "unknown keys: '%s'", unknown);
 	cJSON_Delete(anns);
+	/* read only on labelled pods and templates: the label is there, the annotation idle */
+	anns = cJSON_Parse("{\"distenv.dev/inject\":\"true\"}");
+	annotation_check_all(anns, &cfg, err, sizeof(err), unknown, sizeof(unknown), &n_unknown);
+	CHECK(n_unknown == 1 && strcmp(unknown, "distenv.dev/inject (only the label opts in)") == 0,
+	      "the opt-in as an annotation: '%s'", unknown);
+	cJSON_Delete(anns);
 }
 
 /* A misspelling within two edits of a known key is named; anything further is not guessed. */

@@ -369,14 +369,13 @@ def main():
             return run([sys.executable, "test/integration/run.py", "--binary", exe], tree,
                        a.integration_timeout, logf, env)
 
-        totals = {}
+        totals, files = {}, []
         for f in targets:
             src_path = os.path.join(tree, f)
             with open(src_path) as fh:
                 orig_text = fh.read()
             with open(b.objs[f], "rb") as fh:
                 base_obj[f] = fh.read()
-            order = test_order(f, b.tests, *reach[f])
             occ, ms = {}, []
             for ln, o, m in muts[f]:
                 if f in ranges and not ranges[f][0] <= ln <= ranges[f][1]:
@@ -388,82 +387,86 @@ def main():
                 ms.sort()
             else:
                 ms.sort(key=lambda x: x[1])
-            c = totals[f] = dict(generated=len(ms), killed=0, survived=0, equivalent=0,
-                                 invalid=0, same=0, notrun=0)
-            lines = orig_text.splitlines(keepends=True)
-            mobj = os.path.join(b.out, "mobj", f.replace("/", "_") + ".o")
-            for _h, ln, o, m in ms:
-                if a.sample and c["killed"] + c["survived"] + c["equivalent"] >= a.sample:
+            totals[f] = dict(generated=len(ms), killed=0, survived=0, equivalent=0,
+                             invalid=0, same=0, notrun=0)
+            files.append(dict(f=f, src=src_path, text=orig_text, ms=ms, pos=0,
+                              lines=orig_text.splitlines(keepends=True),
+                              order=test_order(f, b.tests, *reach[f]),
+                              mobj=os.path.join(b.out, "mobj", f.replace("/", "_") + ".o")))
+
+        def counted(c):
+            return c["killed"] + c["survived"] + c["equivalent"]
+
+        def run_mutant(st, ln, o, m):
+            """Builds and runs one mutant of st's file; True when it counts (it compiled
+            and changed the object code)."""
+            f, c, lines, order, mobj = st["f"], totals[st["f"]], st["lines"], st["order"], st["mobj"]
+            mut_lines = list(lines)
+            mut_lines[ln - 1] = m
+            with open(st["src"], "w") as fh:
+                fh.write("".join(mut_lines))
+            try:
+                ok, _err = b.compile(st["src"], mobj)
+            finally:
+                with open(st["src"], "w") as fh:
+                    fh.write(st["text"])
+            rec = dict(file=f, line=ln, orig=esc(o), mutant=esc(m))
+            if not ok:
+                c["invalid"] += 1
+                return False
+            with open(mobj, "rb") as fh:
+                if fh.read() == base_obj[f]:
+                    c["same"] += 1
+                    return False
+            logf = os.path.join(logs, "%s-%d.log" % (f.replace("/", "_"), ln))
+            by = None
+            for t, named in order:
+                # a slow test (test_config's deep-nesting case) only for the files
+                # it names: run for every file it reaches it would cost minutes each
+                if not named and baseline(t, SLOW) > SLOW:
+                    continue
+                baseline(t)
+                exe = b.test_bin(t, (f, mobj))
+                rc = run([exe], tree, 4 * b.base_time[t] + a.timeout, logf, env)
+                if rc != 0:
+                    by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
                     break
-                if a.time_limit and time.monotonic() - t0 > a.time_limit:
-                    stopped = True
-                    if a.sample:  # the sample's mutants not run, not the whole file's
-                        c["notrun"] = a.sample - (c["killed"] + c["survived"] + c["equivalent"])
-                        break
-                    c["notrun"] += 1
-                    continue
-                mut_lines = list(lines)
-                mut_lines[ln - 1] = m
-                with open(src_path, "w") as fh:
-                    fh.write("".join(mut_lines))
-                try:
-                    ok, _err = b.compile(src_path, mobj)
-                finally:
-                    with open(src_path, "w") as fh:
-                        fh.write(orig_text)
-                rec = dict(file=f, line=ln, orig=esc(o), mutant=esc(m))
-                if not ok:
-                    c["invalid"] += 1
-                    continue
-                with open(mobj, "rb") as fh:
-                    if fh.read() == base_obj[f]:
-                        c["same"] += 1
-                        continue
-                logf = os.path.join(logs, "%s-%d.log" % (f.replace("/", "_"), ln))
-                by = None
-                for t, named in order:
-                    # a slow test (test_config's deep-nesting case) only for the files
-                    # it names: run for every file it reaches it would cost minutes each
-                    if not named and baseline(t, SLOW) > SLOW:
-                        continue
-                    baseline(t)
-                    exe = b.test_bin(t, (f, mobj))
-                    rc = run([exe], tree, 4 * b.base_time[t] + a.timeout, logf, env)
+            listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
+                               esc(lines[ln]) if ln < len(lines) else "")
+            # a listed equivalent the unit tests let live is not sent to the
+            # integration tier: no test can tell it from the original
+            if by is None and not listed and not a.no_integration:
+                if integ_ok[0] is None:
+                    rc = integration(b.server_bin(), os.path.join(logs, "baseline-it.log"))
                     if rc != 0:
-                        by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
-                        break
-                listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
-                                   esc(lines[ln]) if ln < len(lines) else "")
-                # a listed equivalent the unit tests let live is not sent to the
-                # integration tier: no test can tell it from the original
-                if by is None and not listed and not a.no_integration:
-                    if integ_ok[0] is None:
-                        rc = integration(b.server_bin(), os.path.join(logs, "baseline-it.log"))
-                        if rc != 0:
-                            raise SystemExit("mutation-score: the integration tier fails "
-                                             "unmutated (%s)" % rc)
-                        integ_ok[0] = True
-                    rc = integration(b.server_bin((f, mobj)), logf)
-                    if rc != 0:
-                        by = "integration (%s)" % ("timeout" if rc == "timeout"
-                                                   else "exit %s" % rc)
-                rec["killed_by"] = by
-                results.append(rec)
-                if by:
-                    c["killed"] += 1
-                    continue
-                if listed:
-                    used_eq.add(listed)
-                    c["equivalent"] += 1
-                    rec["equivalent"] = True
-                    continue
-                c["survived"] += 1
-                survivors_unlisted.append(rec)
-                log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s)"
-                    % (f, ln, esc(o), esc(m),
-                       ", ".join(t for t, n in order if n or b.base_time.get(t, 0) <= SLOW)
-                       or "no unit test",
-                       "" if a.no_integration else ", integration"))
+                        raise SystemExit("mutation-score: the integration tier fails "
+                                         "unmutated (%s)" % rc)
+                    integ_ok[0] = True
+                rc = integration(b.server_bin((f, mobj)), logf)
+                if rc != 0:
+                    by = "integration (%s)" % ("timeout" if rc == "timeout"
+                                               else "exit %s" % rc)
+            rec["killed_by"] = by
+            results.append(rec)
+            if by:
+                c["killed"] += 1
+                return True
+            if listed:
+                used_eq.add(listed)
+                c["equivalent"] += 1
+                rec["equivalent"] = True
+                return True
+            c["survived"] += 1
+            survivors_unlisted.append(rec)
+            log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s)"
+                % (f, ln, esc(o), esc(m),
+                   ", ".join(t for t, n in order if n or b.base_time.get(t, 0) <= SLOW)
+                   or "no unit test",
+                   "" if a.no_integration else ", integration"))
+            return True
+
+        def summary(f):
+            c = totals[f]
             n = c["killed"] + c["survived"]
             log("mutation-score: %-34s %4d killed %3d survived %3d equivalent: %s"
                 "  (%d generated, %d do not compile, %d same code%s)"
@@ -471,6 +474,43 @@ def main():
                    "%5.1f%%" % (100.0 * c["killed"] / n) if n else "    -",
                    c["generated"], c["invalid"], c["same"],
                    ", %d not run" % c["notrun"] if c["notrun"] else ""))
+
+        def out_of_time():
+            return a.time_limit and time.monotonic() - t0 > a.time_limit
+
+        if a.sample:
+            # Round by round: each file's next counted mutant in turn, so that a time
+            # limit cuts every file's sample alike instead of leaving the last files out.
+            active = list(files)
+            while active and not stopped:
+                for st in list(active):
+                    c = totals[st["f"]]
+                    while counted(c) < a.sample and st["pos"] < len(st["ms"]):
+                        if out_of_time():
+                            stopped = True
+                            break
+                        _h, ln, o, m = st["ms"][st["pos"]]
+                        st["pos"] += 1
+                        if run_mutant(st, ln, o, m):
+                            break
+                    if stopped:
+                        break
+                    if counted(c) >= a.sample or st["pos"] >= len(st["ms"]):
+                        active.remove(st)
+            for st in active:  # the sample's mutants not run, not the whole file's
+                c = totals[st["f"]]
+                c["notrun"] = a.sample - counted(c)
+            for f in targets:
+                summary(f)
+        else:
+            for st in files:
+                for _h, ln, o, m in st["ms"]:
+                    if out_of_time():
+                        stopped = True
+                        totals[st["f"]]["notrun"] += 1
+                        continue
+                    run_mutant(st, ln, o, m)
+                summary(st["f"])
     finally:
         if a.keep or survivors_unlisted:
             log("mutation-score: scratch copy and logs kept in %s" % work)

@@ -87,6 +87,8 @@ static void test_cases(void)
 	    {"service-not-headless", "service", "spec.clusterIP: 198.19.128.40", 0, 0},
 	    {"rank0-not-ready", "endpoint", "does not publish not-ready addresses", 0, 0},
 	    {"rank0-pending", "scheduling", "1 Insufficient cpu", 0, 0},
+	    {"pending-event-only", "scheduling",
+	     "the scheduler: \"0/1 nodes are available: 1 node(s) didn't match Pod's node", 0, 0},
 	    {"scaled", "world", "they wait for a world of 3, it now has 4", 0, 0},
 	    {"own-rank", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},
 	    {"own-rank-hidden", "", "", 0, 0},

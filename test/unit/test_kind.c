@@ -29,6 +29,20 @@ static void test_rows(void)
 	for (i = 0; i < kind_count; i++) {
 		const struct kind *k = kind_table[i];
 		CHECK(kind_named(k->api.group, k->api.kind) == k, "kind_named(%s)", k->api.kind);
+		/*
+		 * the same name in another API group is another kind (OpenKruise's
+		 * apps.kruise.io StatefulSet): groups sorting below, above and as
+		 * an extension of its own
+		 */
+		{
+			char ext[128];
+			snprintf(ext, sizeof(ext), "%s.kruise.io", k->api.group);
+			CHECK(kind_named("", k->api.kind) == NULL &&
+			          kind_named("a.example.com", k->api.kind) == NULL &&
+			          kind_named("zz.example.com", k->api.kind) == NULL &&
+			          kind_named(ext, k->api.kind) == NULL,
+			      "%s: found in another group", k->api.kind);
+		}
 		CHECK(k->make_pods != NULL, "%s: no make_pods", k->api.kind);
 		CHECK(k->supported != NULL && strstr(k->supported, k->api.kind) != NULL,
 		      "%s: supported phrase '%s'", k->api.kind, k->supported ? k->supported : "");

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "env.h"
-#include "kind.h"
+#include "kinds.h"
 #include "topology.h"
 
 static inline void test_world(struct topology *t, const struct kind *kind, const char *name, long r,

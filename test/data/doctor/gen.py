@@ -279,6 +279,18 @@ def cases():
                                       "0/1 nodes are available: 1 Insufficient cpu.", comp="default-scheduler")])
     out["rank0-pending"] = c
 
+    # a scheduler that says why only in its events: the pod's condition has no message
+    c = healthy()
+    p1 = pod(1)
+    p1["spec"].pop("nodeName")
+    p1["status"] = {"phase": "Pending", "qosClass": "BestEffort", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": T0}]}
+    c["pods"] = lst("Pod", [pod(0), p1, pod(2)])
+    c["events"] = lst("Event", [event("Pod", "ddp-1", "FailedScheduling",
+                                      "0/1 nodes are available: 1 node(s) didn't match Pod's node "
+                                      "affinity/selector.", comp="default-scheduler")])
+    out["pending-event-only"] = c
+
     c = healthy()
     c["workload"] = sts(replicas=4)
     c["pods"] = lst("Pod", [pod(i) for i in range(3)] + [pod(3, world=4)])

@@ -1,0 +1,100 @@
+/*
+ * The tensorflow framework (src/frameworks/fw_tensorflow.c): what /validate
+ * sizes TF_CONFIG at (widest: the ranks whose TF_CONFIG is the longest, so
+ * that a world of N ranks is sized without building every rank's) against
+ * every rank's own TF_CONFIG, with and without TensorFlow's role names.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework.h"
+#include "kind_jobset.h"
+#include "testutil.h"
+#include "testworld.h"
+
+/* A JobSet js in ml of the replicated Jobs names[i] (jobs[i] Jobs of pods[i] pods). */
+static void jobset(struct topology *t, int n, const char *const *names, const long *jobs,
+                   const long *pods)
+{
+	struct jobset_state *js;
+	long first = 0;
+	int i;
+
+	test_world(t, &kind_jobset, "js", 0, 0, 29500, framework_named("tensorflow", 10)->bit);
+	js = jobset_state(t);
+	js->n_rjobs = n;
+	for (i = 0; i < n; i++) {
+		snprintf(js->rjobs[i].name, sizeof(js->rjobs[i].name), "%s", names[i]);
+		js->rjobs[i].jobs = jobs[i];
+		js->rjobs[i].pods = pods[i];
+		js->rjobs[i].first = first;
+		first += jobs[i] * pods[i];
+	}
+	t->world_size = first;
+}
+
+/* The length of rank r's TF_CONFIG; -1 when it cannot be built. */
+static long tf_config_len(struct topology *t, long r)
+{
+	struct env_list env;
+	const char *v;
+	long n;
+
+	t->rank = r;
+	if (env_build(t, &env) != 0)
+		return -1;
+	v = test_env_value(&env, "TF_CONFIG");
+	n = v != NULL ? (long)strlen(v) : -1;
+	env_list_free(&env);
+	return n;
+}
+
+static void test_widest(void)
+{
+	static const struct {
+		const char *what;
+		int n;
+		const char *names[4];
+		long jobs[4], pods[4];
+	} rows[] = {
+	    {"roles: chief, workers, ps, evaluator",
+	     4,
+	     {"chief", "worker", "ps", "evaluator"},
+	     {1, 1, 1, 1},
+	     {1, 12, 2, 1}},
+	    {"roles: a wide evaluator pool", 2, {"worker", "evaluator"}, {1, 1}, {2, 11}},
+	    {"roles: workers in several Jobs", 2, {"chief", "worker"}, {1, 3}, {1, 4}},
+	    {"no roles: one list of workers", 2, {"trainer", "launcher"}, {2, 1}, {5, 1}},
+	};
+	const struct framework *fw = framework_named("tensorflow", 10);
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct topology t;
+		long ranks[8], r, longest = -1, sized = -1, len;
+		int k, got;
+
+		jobset(&t, rows[i].n, rows[i].names, rows[i].jobs, rows[i].pods);
+		for (r = 0; r < t.world_size; r++)
+			if ((len = tf_config_len(&t, r)) > longest)
+				longest = len;
+		got = fw->widest(&t, ranks, 8);
+		CHECK(got >= 1 && got <= 8, "%s: %d ranks", rows[i].what, got);
+		for (k = 0; k < got && k < 8; k++) {
+			CHECK(ranks[k] >= 0 && ranks[k] < t.world_size, "%s: rank %ld of %ld",
+			      rows[i].what, ranks[k], t.world_size);
+			if ((len = tf_config_len(&t, ranks[k])) > sized)
+				sized = len;
+		}
+		CHECK(longest > 0 && sized == longest,
+		      "%s: sized at %ld bytes, the longest TF_CONFIG has %ld", rows[i].what, sized,
+		      longest);
+		CHECK(fw->widest(&t, ranks, 0) == 0, "%s: no room, no ranks", rows[i].what);
+	}
+}
+
+int main(void)
+{
+	test_widest();
+	TEST_MAIN_END("fw_tensorflow");
+}

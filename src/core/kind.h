@@ -309,6 +309,13 @@ struct kind {
 	enum topology_status (*place)(struct resolve *rs);
 	/* The labels its controllers add to every pod (ending with a NULL key); NULL: none. */
 	const struct kind_label *pod_labels;
+	/*
+	 * The label its controller writes each pod's index in (a StatefulSet's
+	 * apps.kubernetes.io/pod-index: its ordinal, rank + start), which a user
+	 * may read into RANK with a fieldRef; NULL: none besides a Job's completion
+	 * index, which /validate knows by itself.
+	 */
+	const char *index_label;
 	/* Its pod templates (ending with a NULL path). */
 	const struct kind_template *templates;
 	/* Rank r's host name, as the kind's controllers name the pod: its length, or -1. */

@@ -635,17 +635,31 @@ static long template_ranks(const struct view *w, int i, long world)
 
 /*
  * 1 when container ctr's own entry name (the one its process sees: the last of
- * that name, ownenv_entry) reads the pod's completion index (a fieldRef of the
- * annotation or label batch.kubernetes.io/job-completion-index).
+ * that name, ownenv_entry) reads the pod's label or annotation key with a
+ * fieldRef.
  */
-static int own_from_index(const cJSON *ctr, const char *name)
+static int own_from_key(const cJSON *ctr, const char *name, const char *key)
 {
 	int index;
 	const cJSON *e = ownenv_entry(ctr, name, &index);
 	const char *path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
+	size_t kl = strlen(key);
 
-	return path != NULL && (strcmp(path, "metadata.annotations['" INDEX_KEY "']") == 0 ||
-	                        strcmp(path, "metadata.labels['" INDEX_KEY "']") == 0);
+	if (path == NULL)
+		return 0;
+	if (strncmp(path, "metadata.annotations['", 22) == 0)
+		path += 22;
+	else if (strncmp(path, "metadata.labels['", 17) == 0)
+		path += 17;
+	else
+		return 0;
+	return strncmp(path, key, kl) == 0 && strcmp(path + kl, "']") == 0;
+}
+
+/* The same for the Job controller's completion index (INDEX_KEY). */
+static int own_from_index(const cJSON *ctr, const char *name)
+{
+	return own_from_key(ctr, name, INDEX_KEY);
 }
 
 /*
@@ -750,6 +764,27 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 					    what, json_str(ctr, "name"), env.vars[k].name,
 					    ranks / jobs - 1, jobs, kind_name(w->t.kind), w->name,
 					    world, env.vars[k].name);
+					if (first)
+						v->reason = DENY_ENV;
+					continue;
+				}
+				if (ownenv_per_rank(env.vars[k].name) && w->t.start > 0 &&
+				    w->t.kind->index_label != NULL &&
+				    own_from_key(ctr, env.vars[k].name, w->t.kind->index_label)) {
+					/* the pod index is the ordinal: the ranks plus the start */
+					first = v->n_problems == 0;
+					view_problem(
+					    v,
+					    "%s%scontainer %.63s sets %s from the pod index "
+					    "(%s), %ld to %ld, not the ranks 0 to %ld of %s "
+					    "%s's %ld pods (its ordinals start at %ld), so "
+					    "no pod would be rank 0 and the job would wait "
+					    "for it: remove %s from its env (distenv gives "
+					    "each pod its own)",
+					    what, what[0] ? ": " : "", json_str(ctr, "name"),
+					    env.vars[k].name, w->t.kind->index_label, w->t.start,
+					    w->t.start + world - 1, world - 1, kind_name(w->t.kind),
+					    w->name, world, w->t.start, env.vars[k].name);
 					if (first)
 						v->reason = DENY_ENV;
 					continue;

@@ -265,6 +265,7 @@ const struct kind kind_statefulset = {
                                     {"statefulset.kubernetes.io/pod-name", KIND_LABEL_PER_POD},
                                     {"apps.kubernetes.io/pod-index", KIND_LABEL_PER_POD},
                                     {NULL, KIND_LABEL_UNKNOWN}},
+    .index_label = "apps.kubernetes.io/pod-index",
     .templates = (const struct kind_template[]){{"spec.template", NULL, 0}, {NULL, NULL, 0}},
     .hostname = host_statefulset,
     .host_run = run_statefulset,

@@ -1036,6 +1036,34 @@ class Suite:
         st, _, out = self.post(req, path="/validate")
         r = json.loads(out)["response"]
         check(st == 200 and r.get("allowed") is True, "validate JobSet of one Job: %r" % r)
+        # a StatefulSet's RANK from the pod-index label (the ordinal): with ordinals from 1
+        # its pods would be ranks 1 and 2 of a world of 2, no rank 0; refused at apply
+        pidx = {"name": "RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}}
+        for start, says in ((1, "container main sets RANK from the pod index "
+                                "(apps.kubernetes.io/pod-index), 1 to 2, not the ranks 0 to 1 of "
+                                "StatefulSet train's 2 pods (its ordinals start at 1)"),
+                            (0, None)):
+            sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                   "metadata": {"name": "train", "namespace": "ml"},
+                   "spec": {"replicas": 2, "serviceName": "train", "podManagementPolicy": "Parallel",
+                            "ordinals": {"start": start},
+                            "selector": {"matchLabels": {"app": "train"}},
+                            "template": {"metadata": {"labels": {"app": "train",
+                                                                 "distenv.dev/inject": "true"}},
+                                         "spec": {"containers": [container("main", env=[pidx])]}}}}
+            req = review(sts, self.uid(), namespace="ml")
+            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+            req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                          "resource": "statefulsets"}
+            st, _, out = self.post(req, path="/validate")
+            r = json.loads(out)["response"]
+            msg = (r.get("status") or {}).get("message", "")
+            if says:
+                check(st == 200 and r.get("allowed") is False and says in msg,
+                      "validate StatefulSet from %d: %r" % (start, r))
+            else:
+                check(st == 200 and r.get("allowed") is True, "validate StatefulSet from 0: %r" % r)
 
     def case_env_listed_twice(self):
         """A variable listed twice in a container's env, over HTTPS: the kubelet keeps the

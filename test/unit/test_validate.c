@@ -34,6 +34,15 @@ static char *dq(const char *s)
 	"'template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{"  \
 	"'name':'t','env':[{'name':'RANK','valueFrom':{'fieldRef':{'fieldPath':"                   \
 	"'metadata.annotations[\\u0027batch.kubernetes.io/job-completion-index\\u0027]'}}}]}]}}"
+/* A StatefulSet pod template whose container takes var from the pod-index label. */
+#define POD_INDEX_TMPL(var)                                                                        \
+	"'template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{"  \
+	"'name':'t','env':[{'name':'" var "','valueFrom':{'fieldRef':{'fieldPath':"                \
+	"'metadata.labels[\\u0027apps.kubernetes.io/pod-index\\u0027]'}}}]}]}}"
+#define STS_INDEX(start, var)                                                                      \
+	"{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','"                    \
+	"podManagementPolicy':"                                                                    \
+	"'Parallel','ordinals':{'start':" start "}," POD_INDEX_TMPL(var) "}}"
 #define STS(name, extra, anns)                                                                     \
 	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
 	    anns, "") "}}"
@@ -483,6 +492,14 @@ static const struct {
      "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
      "'true','leaderworkerset.sigs.k8s.io/name':'lws'}},'spec':{'containers':[{'name':'t'}]}}}}",
      0, NULL},
+    {"ordinals from 1, RANK from the pod index: 1 and 2, no rank 0, denied", STS_INDEX("1", "RANK"),
+     1,
+     "container t sets RANK from the pod index (apps.kubernetes.io/pod-index), 1 to 2, not the "
+     "ranks 0 to 1 of StatefulSet ddp's 2 pods (its ordinals start at 1)|remove RANK"},
+    {"ordinals from 2, NODE_RANK from the pod index: denied", STS_INDEX("2", "NODE_RANK"), 1,
+     "sets NODE_RANK from the pod index (apps.kubernetes.io/pod-index), 2 to 3"},
+    {"ordinals from 0, RANK from the pod index: the rank, allowed", STS_INDEX("0", "RANK"), 1,
+     NULL},
 };
 
 static void test_start(void)

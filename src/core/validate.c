@@ -531,6 +531,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		frameworks |= topology_template_frameworks(
 		    json_get(w->tmpl[f], "spec"),
 		    json_get(json_get(w->tmpl[f], "metadata"), "annotations"), cfg);
+	t->frameworks_asked = fws != NULL ? frameworks : 0;
 	for (f = 0; framework_at(f) != NULL; f++)
 		if ((frameworks & framework_at(f)->bit) && framework_at(f)->refuse != NULL &&
 		    framework_at(f)->refuse(t, NULL, msg, sizeof(msg)))

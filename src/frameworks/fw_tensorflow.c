@@ -104,6 +104,46 @@ static int widest_tensorflow(const struct topology *t, long *ranks, int max)
 	return n;
 }
 
+/*
+ * A world in parts some of which are named after a TensorFlow role and some
+ * not (replicated Jobs chief, workers, ps): tf_roles then makes every pod a
+ * worker, the ps and the chief too, and ParameterServerStrategy finds no ps.
+ * Refused when the pod asks for tensorflow by its annotation, or when a part
+ * is named chief or ps (words only TensorFlow gives a replicated Job); a part
+ * named evaluator beside others under the default frameworks is left alone (a
+ * PyTorch job may well have one).
+ */
+static int refuse_tensorflow(const struct topology *t, const cJSON *anns, char *msg, size_t len)
+{
+	static const char *const roles[] = {"chief", "worker", "ps", "evaluator"};
+	struct topology_part part;
+	char role[64] = "", other[64] = "";
+	int k, signal = (t->frameworks_asked & FW_TENSORFLOW) != 0, n = topology_parts(t);
+	size_t i;
+
+	(void)anns;
+	for (k = 0; k < n; k++) {
+		int named = 0;
+		topology_part(t, k, &part);
+		for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+			named |= strcmp(part.name, roles[i]) == 0;
+		if (named && strcmp(part.name, "worker") != 0 && role[0] == '\0')
+			snprintf(role, sizeof(role), "%s", part.name);
+		if (!named && other[0] == '\0')
+			snprintf(other, sizeof(other), "%s", part.name);
+		signal |= strcmp(part.name, "chief") == 0 || strcmp(part.name, "ps") == 0;
+	}
+	if (role[0] == '\0' || other[0] == '\0' || !signal)
+		return 0;
+	snprintf(msg, len,
+	         "tensorflow: replicated Job %s is named after a TensorFlow role and %s is "
+	         "not, so TF_CONFIG would make every pod a worker, %s included: name every "
+	         "replicated Job chief, worker, ps or evaluator, or list the frameworks "
+	         "without tensorflow in distenv.dev/frameworks",
+	         role, other, role);
+	return 1;
+}
+
 /* TF_CONFIG lists every rank's own host and port: nothing follows MASTER_ADDR. */
 static const char *const none[] = {NULL};
 
@@ -117,4 +157,5 @@ const struct framework fw_tensorflow = {
     .by_default = 1,
     .grows = "TF_CONFIG",
     .widest = widest_tensorflow,
+    .refuse = refuse_tensorflow,
 };

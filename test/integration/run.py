@@ -1065,6 +1065,40 @@ class Suite:
             else:
                 check(st == 200 and r.get("allowed") is True, "validate StatefulSet from 0: %r" % r)
 
+    def case_tensorflow_roles(self):
+        """A JobSet whose replicated Jobs are named after some of TensorFlow's roles and not
+        others (chief, workers, ps): TF_CONFIG would make every pod a worker, the ps too, so
+        /validate refuses it at apply with the fix; every part a role: allowed."""
+        def rjob(name, pods):
+            return {"name": name, "replicas": 1, "template": {"spec": {
+                "completions": pods, "parallelism": pods, "completionMode": "Indexed",
+                "template": {"metadata": {"labels": {"distenv.dev/inject": "true"},
+                                          "annotations": {"distenv.dev/frameworks": "tensorflow"}},
+                             "spec": {"containers": [container("tf")]}}}}}
+        for names, says in ((("chief", "workers", "ps"),
+                             "tensorflow: replicated Job chief is named after a TensorFlow role and "
+                             "workers is not, so TF_CONFIG would make every pod a worker, chief "
+                             "included: name every replicated Job chief, worker, ps or evaluator"),
+                            (("chief", "worker", "ps"), None)):
+            js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                  "metadata": {"name": "tfjob", "namespace": "ml"},
+                  "spec": {"replicatedJobs": [rjob(n, 2 if n.startswith("worker") else 1)
+                                              for n in names]}}
+            req = review(js, self.uid(), namespace="ml")
+            req["request"]["kind"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                                      "kind": "JobSet"}
+            req["request"]["resource"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                                          "resource": "jobsets"}
+            st, _, out = self.post(req, path="/validate")
+            r = json.loads(out)["response"]
+            msg = (r.get("status") or {}).get("message", "")
+            if says:
+                check(st == 200 and r.get("allowed") is False and says in msg,
+                      "validate %s: %r" % (",".join(names), r))
+            else:
+                check(st == 200 and r.get("allowed") is True,
+                      "validate %s: %r" % (",".join(names), r))
+
     def case_env_listed_twice(self):
         """A variable listed twice in a container's env, over HTTPS: the kubelet keeps the
         last entry (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables fills a map in
@@ -2592,6 +2626,8 @@ def main():
                  suite.case_doctor_no_kubeconfig)
         run_case("own env: a differing value warned and recorded, a certainly wrong one "
                  "warned at /mutate and denied at /validate", suite.case_own_env)
+        run_case("TensorFlow roles on some replicated Jobs and not others: refused at /validate",
+                 suite.case_tensorflow_roles)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "
                  "at /mutate and /validate", suite.case_env_listed_twice)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)

@@ -2,7 +2,8 @@
  * The tensorflow framework (src/frameworks/fw_tensorflow.c): what /validate
  * sizes TF_CONFIG at (widest: the ranks whose TF_CONFIG is the longest, so
  * that a world of N ranks is sized without building every rank's) against
- * every rank's own TF_CONFIG, with and without TensorFlow's role names.
+ * every rank's own TF_CONFIG, with and without TensorFlow's role names; and
+ * the worlds it refuses (refuse: parts named after some roles, not all).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +94,64 @@ static void test_widest(void)
 	}
 }
 
+/*
+ * Parts named after some roles and not others: refused when a part is chief or
+ * ps, or when the pod asks for tensorflow; every part a role, or none, or only
+ * an evaluator beside others under the defaults: served.
+ */
+static void test_refuse(void)
+{
+	static const struct {
+		const char *what;
+		int n;
+		const char *names[3];
+		int asked;
+		const char *want; /* NULL: served */
+	} rows[] = {
+	    {"chief, workers, ps: defaults",
+	     3,
+	     {"chief", "workers", "ps"},
+	     0,
+	     "replicated Job chief is named after a TensorFlow role and workers is not, so "
+	     "TF_CONFIG would make every pod a worker, chief included: name every replicated Job "
+	     "chief, worker, ps or evaluator, or list the frameworks without tensorflow in "
+	     "distenv.dev/frameworks"},
+	    {"workers, ps: asked", 2, {"workers", "ps"}, 1, "replicated Job ps is named after"},
+	    {"trainer, ps: the second part a role", 2, {"trainer", "ps"}, 0, "and trainer is not"},
+	    {"trainer, evaluator: asked", 2, {"trainer", "evaluator"}, 1, "evaluator included"},
+	    {"trainer, evaluator: defaults (a PyTorch job's evaluator)",
+	     2,
+	     {"trainer", "evaluator"},
+	     0,
+	     NULL},
+	    {"chief, worker, ps: every part a role", 3, {"chief", "worker", "ps"}, 1, NULL},
+	    {"worker, launcher: only worker named", 2, {"worker", "launcher"}, 1, NULL},
+	    {"trainer, launcher: no roles", 2, {"trainer", "launcher"}, 1, NULL},
+	};
+	static const long one[3] = {1, 1, 1}, two[3] = {2, 2, 2};
+	const struct framework *fw = framework_named("tensorflow", 10);
+	size_t i;
+
+	CHECK(fw->refuse != NULL, "tensorflow has no refuse");
+	for (i = 0; fw->refuse != NULL && i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct topology t;
+		char msg[512] = "";
+		int got;
+
+		jobset(&t, rows[i].n, rows[i].names, one, two);
+		t.frameworks_asked = rows[i].asked ? t.frameworks : 0;
+		got = fw->refuse(&t, NULL, msg, sizeof(msg));
+		if (rows[i].want == NULL)
+			CHECK(got == 0, "%s: refused: %s", rows[i].what, msg);
+		else
+			CHECK(got == 1 && strstr(msg, rows[i].want) != NULL,
+			      "%s: got %d '%s', want '%s'", rows[i].what, got, msg, rows[i].want);
+	}
+}
+
 int main(void)
 {
 	test_widest();
+	test_refuse();
 	TEST_MAIN_END("fw_tensorflow");
 }

@@ -286,6 +286,20 @@ static void test_targets(void)
 			CHECK(err[0] != '\0', "%s: no reason", cases[i].arg);
 		}
 	}
+	/* a refusal names every kind doctor reads, as it is typed (and its name when it differs) */
+	{
+		const struct kind *k = NULL;
+		char name[64], err[256];
+
+		CHECK(doctor_parse_target("deploy/web", &k, name, sizeof(name), err, sizeof(err)) !=
+		              0 &&
+		          strstr(err, ": sts (statefulset), job, jobset, lws (leaderworkerset)") !=
+		              NULL,
+		      "deploy/web: '%s'", err);
+		CHECK(doctor_parse_target("ddp", &k, name, sizeof(name), err, sizeof(err)) != 0 &&
+		          strstr(err, "(sts/ddp, job/train, jobset/js, lws/vllm)") != NULL,
+		      "ddp: '%s'", err);
+	}
 }
 
 static void test_selector(void)

@@ -334,8 +334,47 @@ static void test_host_runs(void)
 	CHECK(bad == 0, "%d host lists unlike their names one by one", bad);
 }
 
+/*
+ * doctor's name for a rank that has no pod, as its controller names that pod:
+ * a StatefulSet's <name>-<start+r>, a Job's <name>-<index>- and a random tail,
+ * a LeaderWorkerSet's leader <name>-<group> and worker <name>-<group>-<r>; a
+ * kind whose pod names cannot be told (a JobSet's carry their Job's hash) has
+ * none, and doctor says "rank N".
+ */
+static void test_doctor_rank_names(void)
+{
+	static const struct {
+		const struct kind *kind;
+		long start, g, r;
+		const char *want; /* NULL: the kind names none */
+	} rows[] = {
+	    {&kind_statefulset, 0, 0, 1, "w-1"},     {&kind_statefulset, 3, 0, 2, "w-5"},
+	    {&kind_job, 0, 0, 0, "w-0-\u2026"},      {&kind_job, 0, 0, 12, "w-12-\u2026"},
+	    {&kind_leaderworkerset, 0, 2, 0, "w-2"}, {&kind_leaderworkerset, 0, 2, 3, "w-2-3"},
+	    {&kind_jobset, 0, 0, 4, NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct kind_doctor *d = rows[i].kind->doctor;
+		char out[64] = "";
+
+		CHECK(d != NULL, "%s: a doctor row", rows[i].kind->api.kind);
+		if (d == NULL)
+			continue;
+		CHECK((d->rank_name != NULL) == (rows[i].want != NULL), "%s: names ranks: %d",
+		      rows[i].kind->api.kind, d->rank_name != NULL);
+		if (d->rank_name == NULL || rows[i].want == NULL)
+			continue;
+		d->rank_name("w", rows[i].start, rows[i].g, rows[i].r, out, sizeof(out));
+		CHECK(strcmp(out, rows[i].want) == 0, "%s: '%s', want '%s'", rows[i].kind->api.kind,
+		      out, rows[i].want);
+	}
+}
+
 int main(void)
 {
+	test_doctor_rank_names();
 	test_host_name();
 	test_host_runs();
 	test_rows();

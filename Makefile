@@ -76,7 +76,7 @@ $(BUILD)/obj/%.o: src/%.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c -o $@ $<
 
-$(BUILD)/test/%: test/unit/%.c $(OBJS) test/unit/testutil.h test/unit/testworld.h $(BUILD)/version.stamp
+$(BUILD)/test/%: test/unit/%.c $(OBJS) $(wildcard test/unit/*.h) $(BUILD)/version.stamp
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itest/unit -o $@ $< $(OBJS) $(LDFLAGS) $(LDLIBS)

@@ -1,7 +1,9 @@
 /*
  * The annotation table: each check's accepted and refused values with their
  * messages, the duration grammar, every problem of a pod reported at once, and
- * docs/environment.md's annotation table kept equal to the table the core reads.
+ * docs/environment.md's annotation table kept equal to the table the core reads;
+ * and through pod_plan_build, each bad value denied naming it, and
+ * limits.maxWorldSize.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "annotation.h"
+#include "testpods.h"
 #include "testutil.h"
 
 static void test_checks(void)
@@ -172,11 +175,66 @@ static void test_readme(void)
 	CHECK(rows == annotation_ndefs, "docs/environment.md rows %zu", rows);
 }
 
+/* The reason of a denial (the metrics label), by plan case name; the others only need one. */
+static const struct plan_reason deny_reasons[] = {
+    {"bad port", DENY_ANNOTATION},
+    {"bad nproc", DENY_ANNOTATION},
+    {"elastic MIN > MAX", DENY_ANNOTATION},
+};
+
+static const struct plan_case plan_cases[] = {
+    {"bad port", STS_POD("0", "'distenv.dev/port':'0'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/port: \"0\""},
+    {"bad port text", STS_POD("0", "'distenv.dev/port':'80a'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/port: \"80a\""},
+    {"bad world size", STS_POD("0", "'distenv.dev/world-size':'-1'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/world-size: \"-1\""},
+    {"world size with spaces", STS_POD("0", "'distenv.dev/world-size':' 4'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/world-size"},
+    {"bad nproc", STS_POD("0", "'distenv.dev/nproc-per-node':'eight'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/nproc-per-node: \"eight\""},
+    {"bad frameworks", STS_POD("0", "'distenv.dev/frameworks':'pytorch,mxnet'", ""), "ml", &STS4,
+     NULL, "annotation distenv.dev/frameworks: \"pytorch,mxnet\""},
+    {"elastic MIN > MAX", STS_POD("0", "'distenv.dev/elastic':'4:2'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/elastic: \"4:2\" has MIN greater than MAX"},
+    {"elastic not a range", STS_POD("0", "'distenv.dev/elastic':'4'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/elastic: \"4\" is not MIN:MAX"},
+    {"bad max-restarts", STS_POD("0", "'distenv.dev/max-restarts':'x'", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/max-restarts: \"x\""},
+    {"bad service annotation", JOB_POD("0", ",'distenv.dev/service':'Bad_Name'", ""), "default",
+     &JOB3, NULL, "annotation distenv.dev/service: \"Bad_Name\""},
+};
+
+static const struct denial_case denial_cases[] = {
+    {"two bad values, in the pod's order",
+     STS_POD("1", "'distenv.dev/port':'0','distenv.dev/frameworks':'pytorch,mxnet'", ""), &STS4,
+     DENY_ANNOTATION,
+     "distenv: annotation distenv.dev/port: \"0\" is not a port number between 1 and 65535; "
+     "annotation distenv.dev/frameworks: \"pytorch,mxnet\" is not a comma list of pytorch, "
+     "tensorflow, jax, xgboost, paddle, tpu"},
+};
+
+/* limits.maxWorldSize, one past its value (limits.maxContainers: test_targets.c). */
+static void test_max_world_size(void)
+{
+	struct config cfg;
+	char err[512];
+
+	config_defaults(&cfg);
+	cfg.max_world_size = 8;
+	CHECK(plan_limited(&cfg, 1, 9, err, sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "\"9\" is not a world size between 1 and 8"),
+	      "world 9, limit 8: '%s'", err);
+}
+
 int main(void)
 {
 	test_checks();
 	test_check_all();
 	test_readme();
 	test_nearest();
+	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
+	denial_cases_run(denial_cases, N_OF(denial_cases));
+	test_max_world_size();
 	TEST_MAIN_END("annotation");
 }

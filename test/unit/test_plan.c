@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "plan.h"
+#include "testpods.h"
 #include "testutil.h"
 
 /* A StatefulSet pod (rank r of 4, look-ups off) with the template's env and annotations. */
@@ -373,11 +374,309 @@ static void test_own_value_listed_twice(void)
 	}
 }
 
+/* 1 when every injected "NAME=value" fits what execve() accepts. */
+static int plan_exec_safe(const struct pod_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->env.n; i++)
+		if (strlen(plan->env.vars[i].name) + 1 + strlen(plan->env.vars[i].value) + 1 >
+		    ENV_STRING_MAX)
+			return 0;
+	return 1;
+}
+
+/* The largest world (up to 65,536) in which StatefulSet name in ns keeps TF_CONFIG. */
+static long tf_config_limit(const char *name, const char *ns)
+{
+	struct pod_plan plan;
+	char err[512];
+	long lo = 1, hi = 65536;
+
+	while (lo < hi) {
+		long mid = (lo + hi + 1) / 2;
+		if (plan_sts(name, ns, 0, mid, "", &plan, err, sizeof(err)) != PLAN_OK)
+			break;
+		if (plan_var(&plan, "TF_CONFIG") != NULL)
+			lo = mid;
+		else
+			hi = mid - 1;
+		pod_plan_free(&plan);
+	}
+	return lo;
+}
+
+/* TF_CONFIG: well formed up to the exec limit, left out past it by default, denied when asked. */
+static void test_large_world(void)
+{
+	struct pod_plan plan;
+	char err[512];
+	const char *tfv, *marker;
+	cJSON *tf;
+	long lo;
+
+	/* 1,024 ranks: TF_CONFIG with every host, exec-safe */
+	if (plan_sts("ddp", "ml", 1023, 1024, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		tfv = plan_var(&plan, "TF_CONFIG");
+		tf = tfv ? cJSON_Parse(tfv) : NULL;
+		CHECK(tf != NULL, "TF_CONFIG of 1024 ranks does not parse");
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "cluster"),
+		                                             "worker")) == 1024,
+		      "TF_CONFIG worker count");
+		CHECK(tf &&
+		          cJSON_GetObjectItem(cJSON_GetObjectItem(tf, "task"), "index")->valueint ==
+		              1023,
+		      "TF_CONFIG index");
+		CHECK(plan.n_warnings == 0 && plan.omitted[0] == '\0',
+		      "1024 ranks: nothing omitted");
+		cJSON_Delete(tf);
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "1024 ranks: %s", err);
+	}
+
+	/* the case: llama-pretrain in research, 2,048 ranks, default frameworks */
+	if (plan_sts("llama-pretrain", "research", 5, 2048, "", &plan, err, sizeof(err)) ==
+	    PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL, "2048 ranks: TF_CONFIG left out");
+		CHECK(plan_var(&plan, "MASTER_ADDR") != NULL &&
+		          strcmp(plan_var(&plan, "WORLD_SIZE"), "2048") == 0,
+		      "2048 ranks: pytorch variables stay");
+		CHECK(plan_exec_safe(&plan), "2048 ranks: every variable exec-safe");
+		CHECK(plan.n_warnings == 1 && strstr(plan.warnings[0], "TF_CONFIG left out") &&
+		          strstr(plan.warnings[0], "2048 ranks") &&
+		          strlen(plan.warnings[0]) < PLAN_WARNING_LEN,
+		      "2048 ranks: warning '%s'", plan.n_warnings ? plan.warnings[0] : "");
+		CHECK(strcmp(plan.omitted, "TF_CONFIG") == 0, "2048 ranks: omitted");
+		marker = NULL;
+		{
+			const cJSON *op;
+			cJSON *patch = cJSON_Parse(plan.patch.buf);
+			cJSON_ArrayForEach(op, patch)
+			{
+				if (strcmp(json_str(op, "path"),
+				           "/metadata/annotations/distenv.dev~1injected") == 0)
+					marker = json_str(op, "value");
+			}
+			CHECK(marker != NULL && strstr(marker, ",omitted=TF_CONFIG") != NULL,
+			      "2048 ranks: marker '%s'", marker ? marker : "");
+			cJSON_Delete(patch);
+		}
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "2048 ranks: %s", err);
+	}
+
+	/* asked for tensorflow by annotation: denied, naming the limit and the world */
+	CHECK(plan_sts("llama-pretrain", "research", 5, 2048,
+	               ",\"distenv.dev/frameworks\":\"pytorch,tensorflow\"", &plan, err,
+	               sizeof(err)) == PLAN_DENY &&
+	          strstr(err, "131072") && strstr(err, "2048") && strstr(err, "TF_CONFIG") &&
+	          strstr(err, "distenv.dev/frameworks"),
+	      "asked tensorflow: '%s'", err);
+
+	/* the largest world whose TF_CONFIG fits, for ddp in ml (docs/environment.md's figure) */
+	lo = tf_config_limit("ddp", "ml");
+	printf("core: the largest TF_CONFIG world for StatefulSet ddp in ml is %ld ranks\n", lo);
+	/* docs/environment.md's figure, exactly: a change of TF_CONFIG's size must change it */
+	CHECK(lo == 3145, "ddp/ml TF_CONFIG limit %ld, docs/environment.md says 3,145", lo);
+	if (plan_sts("ddp", "ml", 0, lo, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(strlen(plan_var(&plan, "TF_CONFIG")) + strlen("TF_CONFIG=") + 1 <=
+		          ENV_STRING_MAX,
+		      "at the limit TF_CONFIG fits");
+		pod_plan_free(&plan);
+	}
+	/* and one rank more: left out */
+	if (plan_sts("ddp", "ml", 0, lo + 1, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL, "ddp/ml: TF_CONFIG kept at %ld ranks",
+		      lo + 1);
+		pod_plan_free(&plan);
+	}
+	/* docs/environment.md's second figure: llama-pretrain in research */
+	lo = tf_config_limit("llama-pretrain", "research");
+	printf(
+	    "core: the largest TF_CONFIG world for StatefulSet llama-pretrain in research is %ld "
+	    "ranks\n",
+	    lo);
+	CHECK(lo == 1887,
+	      "llama-pretrain/research TF_CONFIG limit %ld, docs/environment.md says 1,887", lo);
+
+	/* 65,536 ranks (docs/environment.md's maximum): pytorch and jax only, exec-safe, storable
+	 */
+	if (plan_sts("ddp", "ml", 65535, 65536, "", &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_exec_safe(&plan) && plan_var(&plan, "TF_CONFIG") == NULL,
+		      "65536 ranks: exec-safe");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "65536 ranks: %s", err);
+	}
+}
+
+/* What the plan counts the patch to add: each "NAME=value" with its NUL, plus 64 per entry. */
+static size_t plan_patch_estimate(const struct pod_plan *plan)
+{
+	size_t i, n = 0;
+	int k;
+
+	for (k = 0; k < plan->topo.n_targets; k++) {
+		const struct env_list *l = pod_plan_target_env(plan, k);
+		for (i = 0; i < l->n; i++)
+			n += strlen(l->vars[i].name) + 1 + strlen(l->vars[i].value) + 1 + 64;
+	}
+	return n;
+}
+
+/*
+ * The pod with its patch stays within POD_BYTES_MAX (1.125 MiB), exactly, both
+ * branches: at the limit TF_CONFIG stays; one byte past it a default TF_CONFIG
+ * is left out with a warning, and a pod that asked for TensorFlow (or one still
+ * over without it) is denied naming the limit and what to do.
+ */
+static void test_pod_budget(void)
+{
+	static const char asked[] = ",\"distenv.dev/frameworks\":\"pytorch,tensorflow\"";
+	struct pod_plan plan;
+	char err[512];
+	size_t patch, at;
+
+	CHECK(POD_BYTES_MAX == 1152 * 1024, "POD_BYTES_MAX %d, docs/environment.md says 1.125 MiB",
+	      POD_BYTES_MAX);
+	if (plan_sts("ddp", "ml", 3, 1024, "", &plan, err, sizeof(err)) != PLAN_OK) {
+		CHECK(0, "1024 ranks: %s", err);
+		return;
+	}
+	CHECK(plan_var(&plan, "TF_CONFIG") != NULL, "1024 ranks: TF_CONFIG kept");
+	patch = plan_patch_estimate(&plan);
+	pod_plan_free(&plan);
+	at = POD_BYTES_MAX - patch; /* the largest pod that keeps every variable */
+
+	/* at the limit: every variable, no warning */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, "", at, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") != NULL && plan.n_warnings == 0 &&
+		          plan.omitted[0] == '\0',
+		      "a pod of %zu bytes plus a %zu-byte patch: TF_CONFIG left out (%s)", at,
+		      patch, plan.n_warnings ? plan.warnings[0] : "no warning");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "a pod of %zu bytes at the limit: %s", at, err);
+	}
+	/* one byte past it, TensorFlow only a default: TF_CONFIG left out, warned, the rest kept */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, "", at + 1, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") == NULL &&
+		          strcmp(plan_var(&plan, "WORLD_SIZE"), "1024") == 0 &&
+		          strcmp(plan.omitted, "TF_CONFIG") == 0 && plan.n_warnings == 1 &&
+		          strstr(plan.warnings[0], "TF_CONFIG left out") &&
+		          strstr(plan.warnings[0], "1179648") &&
+		          strlen(plan.warnings[0]) < PLAN_WARNING_LEN,
+		      "one byte past the limit: TF_CONFIG %s, warning '%s'",
+		      plan_var(&plan, "TF_CONFIG") ? "kept" : "left out",
+		      plan.n_warnings ? plan.warnings[0] : "");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "one byte past the limit, TensorFlow a default: %s", err);
+	}
+	/* asked for TensorFlow: allowed at the limit, denied one byte past it */
+	if (plan_sts_sized("ddp", "ml", 3, 1024, asked, at, &plan, err, sizeof(err)) == PLAN_OK) {
+		CHECK(plan_var(&plan, "TF_CONFIG") != NULL, "asked, at the limit: TF_CONFIG");
+		pod_plan_free(&plan);
+	} else {
+		CHECK(0, "asked for TensorFlow, at the limit: %s", err);
+	}
+	CHECK(plan_sts_sized("ddp", "ml", 3, 1024, asked, at + 1, &plan, err, sizeof(err)) ==
+	              PLAN_DENY &&
+	          strncmp(err, "distenv: ", 9) == 0 && strstr(err, "1179648") &&
+	          strstr(err, "drop tensorflow") && strstr(err, "distenv.dev/containers"),
+	      "asked for TensorFlow, one byte past the limit: '%s'", err);
+	/* still over without TF_CONFIG: denied */
+	CHECK(plan_sts_sized("ddp", "ml", 3, 1024, "", POD_BYTES_MAX, &plan, err, sizeof(err)) ==
+	              PLAN_DENY &&
+	          strstr(err, "1179648") && strstr(err, "distenv.dev/containers"),
+	      "a pod of the limit's own size: '%s'", err);
+}
+
+/* A container's own MASTER_ADDR / MASTER_PORT: every address variable follows it. */
+static void test_own_master(void)
+{
+	static const struct {
+		const char *name;
+		const char *extra; /* the container's own entries */
+		const char *frameworks;
+		const char *want; /* "NAME=VALUE\n" subset of the container's env; NULL: denied */
+		const char *deny;
+	} cases[] = {
+	    {"literal MASTER_ADDR", "{'name':'MASTER_ADDR','value':'head.example'}", "pytorch,jax",
+	     "PET_MASTER_ADDR=head.example\nPET_MASTER_PORT=29500\n"
+	     "JAX_COORDINATOR_ADDRESS=head.example:29500\n",
+	     NULL},
+	    {"literal MASTER_PORT", "{'name':'MASTER_PORT','value':'1234'}", "pytorch,jax",
+	     "MASTER_ADDR=ddp-0.ddp.ml.svc.cluster.local\nPET_MASTER_PORT=1234\n"
+	     "JAX_COORDINATOR_ADDRESS=ddp-0.ddp.ml.svc.cluster.local:1234\n",
+	     NULL},
+	    {"MASTER_ADDR from a fieldRef",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}",
+	     "pytorch", NULL, "sets MASTER_ADDR from valueFrom"},
+	    {"MASTER_PORT as a reference", "{'name':'MASTER_PORT','value':'$(P)'}", "pytorch", NULL,
+	     "sets MASTER_PORT from valueFrom or a $(reference)"},
+	    {"MASTER_PORT not a port", "{'name':'MASTER_PORT','value':'http'}", "pytorch", NULL,
+	     "not a port number"},
+	    /* the denial names what the pod's own frameworks derive, and nothing else */
+	    {"MASTER_ADDR from a fieldRef, pytorch: names PET_MASTER_ADDR alone",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}",
+	     "pytorch", NULL,
+	     "admission, so PET_MASTER_ADDR would disagree with it: give it a literal value, set "
+	     "that too, or remove it"},
+	    {"MASTER_ADDR from a fieldRef, jax: names JAX_COORDINATOR_ADDRESS alone",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}}", "jax",
+	     NULL, "admission, so JAX_COORDINATOR_ADDRESS would disagree with it:"},
+	    {"MASTER_PORT as a reference, three frameworks: each one's variable named",
+	     "{'name':'MASTER_PORT','value':'$(P)'}", "pytorch,jax,xgboost", NULL,
+	     "so PET_MASTER_PORT, JAX_COORDINATOR_ADDRESS and DMLC_TRACKER_PORT would disagree "
+	     "with "
+	     "it: give it a literal value, set those too,"},
+	    {"fieldRef with every derived variable set too",
+	     "{'name':'MASTER_ADDR','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}},"
+	     "{'name':'PET_MASTER_ADDR','value':'x'}",
+	     "pytorch", "RANK=1\n", NULL},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *txt = env_pod(0, cases[i].extra), err[512] = "", why[256] = "";
+		cJSON *pod = cJSON_Parse(txt);
+		struct pod_plan plan;
+		enum plan_status st;
+
+		cJSON_AddStringToObject(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "annotations"),
+		    "distenv.dev/frameworks", cases[i].frameworks);
+		st = pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err));
+		if (cases[i].want == NULL) {
+			CHECK(st == PLAN_DENY && strstr(err, cases[i].deny), "%s: '%s'",
+			      cases[i].name, err);
+		} else {
+			CHECK(st == PLAN_OK, "%s: %s", cases[i].name, err);
+			if (st == PLAN_OK) {
+				CHECK(env_has_in_order(pod_plan_target_env(&plan, 0), cases[i].want,
+				                       why, sizeof(why)),
+				      "%s: %s", cases[i].name, why);
+				pod_plan_free(&plan);
+			}
+		}
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	test_apply_is_creation();
 	test_rdzv_conf_listed_twice();
 	test_own_value_listed_twice();
 	test_istio_warning();
+	test_large_world();
+	test_pod_budget();
+	test_own_master();
 	TEST_MAIN_END("plan");
 }

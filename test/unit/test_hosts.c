@@ -1,0 +1,50 @@
+/*
+ * The host names of the ranks (src/core/hosts.c): /mutate denies a pod when any
+ * rank's host name would not be a DNS label, naming the host and why.
+ */
+#include "testpods.h"
+
+static const struct denial_case denial_cases[] = {
+    {"a pod of a Job whose name has a dot: the host it would have is named, and why not",
+     "{'metadata':{'generateName':'train.v2-1-','labels':{" LABEL "},'annotations':{'batch."
+     "kubernetes.io/job-completion-index':'1','distenv.dev/world-size':'2'},'ownerReferences':"
+     "[{'apiVersion':'batch/v1','kind':'Job','name':'train.v2','uid':'u-t','controller':true}]"
+     "},'spec':{'hostname':'train.v2-1','subdomain':'train'," CTR "}}",
+     NULL, DENY_LIMIT,
+     "distenv: Job ml/train.v2: the hostname of rank 1, train.v2-1, has a dot, which a pod's "
+     "hostname (one DNS label) cannot: name the workload without dots"},
+};
+
+/*
+ * /mutate denies a pod when any rank's host name would pass 63 characters (a
+ * DNS label): StatefulSet names of 59 and 60 characters with 1,000 ranks, the
+ * last host <name>-999 is 63 and 64 characters long; the pod itself (rank 1)
+ * is fine in both.
+ */
+static void test_host_label(void)
+{
+	struct pod_plan plan;
+	char name[64], err[512];
+
+	memset(name, 'a', sizeof(name));
+	name[59] = '\0';
+	if (plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) == PLAN_OK)
+		pod_plan_free(&plan);
+	else
+		CHECK(0, "a last host of 63 characters: denied: %s", err);
+	name[59] = 'a';
+	name[60] = '\0';
+	CHECK(plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) == PLAN_DENY &&
+	          strncmp(err, "distenv: ", 9) == 0 && strstr(err, "rank 999") &&
+	          strstr(err, "is 64 characters, above a DNS label's 63: shorten the names"),
+	      "a last host of 64 characters: '%s'", err);
+	CHECK(plan.topo.reason == DENY_LIMIT, "a last host of 64 characters: reason %d",
+	      (int)plan.topo.reason);
+}
+
+int main(void)
+{
+	denial_cases_run(denial_cases, N_OF(denial_cases));
+	test_host_label();
+	TEST_MAIN_END("hosts");
+}

@@ -1,0 +1,52 @@
+/*
+ * The Indexed Job kind (src/kinds/kind_job.c) through pod_plan_build: the rank
+ * from the completion index (each edge of its range), parallelism and Kueue's
+ * partial admission, a Job that is not Indexed.
+ */
+#include "testpods.h"
+
+/* The reason of a denial (the metrics label), by plan case name; the others only need one. */
+static const struct plan_reason deny_reasons[] = {
+    {"job parallelism below completions", DENY_WORKLOAD},
+    {"job not indexed per API", DENY_WORKLOAD},
+    {"job pod without completion index", DENY_IDENTITY},
+};
+
+static const struct plan_case plan_cases[] = {
+    {"job pod without a name, ns from request", JOB_POD("1", "", ",'subdomain':'train'"), "default",
+     &JOB3, "MASTER_ADDR=" J_ "\nRANK=1\nWORLD_SIZE=3\n", NULL},
+    {"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+     &JOB3_PAR2, NULL, "parallelism 2 below completions 3"},
+    {"job Kueue admitted with fewer pods than ranks", JOB_POD("0", "", ",'subdomain':'train'"),
+     "default", &JOB4_KUEUE_PAR2, NULL,
+     "runs 2 of its 4 ranks at once, as Kueue admitted it (kueue.x-k8s.io/job-min-parallelism), "
+     "so they can never form one world: give the Job "
+     "kueue.x-k8s.io/job-completions-equal-parallelism: \"true\""},
+    {"job not indexed per API", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+     &JOB_NONINDEXED, NULL, "not an Indexed Job"},
+    {"job pod without completion index",
+     "{'metadata':{'generateName':'train-','labels':{" LABEL "}," JOB_OWNER "},'spec':{"
+     "'subdomain':'train'," CTR "}}",
+     "default", &JOB3, NULL, "of an Indexed Job (set spec.completionMode: Indexed)"},
+    /* the completion index is a whole number from 0 to INT_MAX: each edge and past it */
+    {"job completion index 0, the lowest", JOB_POD("0", "", ",'subdomain':'train'"), "default",
+     &JOB3, "RANK=0\nWORLD_SIZE=3\n", NULL},
+    {"job completion index -1, below 0", JOB_POD("-1", "", ",'subdomain':'train'"), "default",
+     &JOB3, NULL,
+     "annotation batch.kubernetes.io/job-completion-index: \"-1\" is not a completion index"},
+    {"job completion index INT_MAX", JOB_POD("2147483647", "", ",'subdomain':'train'"), "default",
+     &JOB3, NULL, "rank 2147483647 of Job default/train is not below the world size 3"},
+    {"job completion index INT_MAX + 1", JOB_POD("2147483648", "", ",'subdomain':'train'"),
+     "default", &JOB3, NULL,
+     "annotation batch.kubernetes.io/job-completion-index: \"2147483648\" is not a completion "
+     "index"},
+    {"job completion index not a number", JOB_POD("1x", "", ",'subdomain':'train'"), "default",
+     &JOB3, NULL,
+     "annotation batch.kubernetes.io/job-completion-index: \"1x\" is not a completion index"},
+};
+
+int main(void)
+{
+	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
+	TEST_MAIN_END("kind_job");
+}

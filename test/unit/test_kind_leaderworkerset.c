@@ -1,0 +1,87 @@
+/*
+ * The LeaderWorkerSet kind (src/kinds/kind_leaderworkerset.c) through
+ * pod_plan_build: a group's leader and workers, the Service per group, the
+ * leader-name check and groupIdentity: Hash refused.
+ */
+#include "testpods.h"
+
+static const struct plan_case plan_cases[] = {
+    {"lws: group 1's leader is rank 0", LWS_LEADER("1", ""), "ml", &STS4,
+     "MASTER_ADDR=lws-1.lws.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=4\n", NULL},
+    {"lws: worker 2 of group 1", LWS_WORKER("1", "2"), "ml", &STS4,
+     "MASTER_ADDR=lws-1.lws.ml.svc.cluster.local\nRANK=2\nWORLD_SIZE=4\nTF_CONFIG={\"cluster\":"
+     "{\"worker\":[\"lws-1.lws.ml.svc.cluster.local:29500\",\"lws-1-1.lws.ml.svc.cluster.local:"
+     "29500\",\"lws-1-2.lws.ml.svc.cluster.local:29500\",\"lws-1-3.lws.ml.svc.cluster.local:"
+     "29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
+     NULL},
+    /* the LWS webhook's group-index label comes before the leader's name */
+    {"lws: a leader with the group-index label and no name",
+     "{'metadata':{'generateName':'lws-','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/"
+     "size':'4'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws',"
+     "'uid':'u-lws','controller':true}]},'spec':{'hostname':'lws-2','subdomain':'lws'," CTR "}}",
+     "ml", NULL, "MASTER_ADDR=lws-2.lws.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=4\n", NULL},
+    {"lws: a leader whose group-index label and name disagree: the label, so refused",
+     "{'metadata':{'name':'lws-5','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/"
+     "size':'4'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws',"
+     "'uid':'u-lws','controller':true}]},'spec':{'hostname':'lws-5','subdomain':'lws'," CTR "}}",
+     "ml", NULL, NULL,
+     "the pod's own name lws-5 (spec.hostname) is not lws-2, the host distenv derives for rank 0 "
+     "of LeaderWorkerSet ml/lws"},
+    {"lws: group 0's worker 3, no look-ups", LWS_WORKER("0", "3"), "ml", NULL,
+     "MASTER_ADDR=lws-0.lws.ml.svc.cluster.local\nRANK=3\nWORLD_SIZE=4\n", NULL},
+    {"lws: UniquePerReplica names the group's Service after its leader",
+     LWS_LEADER("1", ",'leaderworkerset.sigs.k8s.io/subdomainPolicy':'UniquePerReplica'"), "ml",
+     NULL, "MASTER_ADDR=lws-1.lws-1.ml.svc.cluster.local\nRANK=0\n", NULL},
+    {"lws: elastic rendezvous id per group", LWS_LEADER("1", ",'distenv.dev/elastic':'4:4'"), "ml",
+     NULL, "PET_RDZV_ENDPOINT=lws-1.lws.ml.svc.cluster.local:29500\nPET_RDZV_ID=ml-lws-1\n", NULL},
+};
+
+static const struct denial_case denial_cases[] = {
+    {"a LeaderWorkerSet worker whose leader-name is not its group's leader",
+     "{'metadata':{'name':'lws-1-2','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':'1',"
+     "'apps.kubernetes.io/pod-index':'2'},'annotations':{'leaderworkerset.sigs.k8s.io/size':'4',"
+     "'leaderworkerset.sigs.k8s.io/leader-name':'lws-7f3a9c'},'ownerReferences':[{'apiVersion':"
+     "'apps/v1','kind':'StatefulSet','name':'lws-1','uid':'u-w','controller':true}]},'spec':{"
+     "'hostname':'lws-1-2','subdomain':'lws'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: worker pod lws-1-2 of LeaderWorkerSet ml/lws says its leader is lws-7f3a9c "
+     "(annotation leaderworkerset.sigs.k8s.io/leader-name), not lws-1, the leader of "
+     "group 1 as distenv names it: every worker would meet at a leader that does not exist"},
+    {"a LeaderWorkerSet worker of a group keyed by a hash (groupIdentity: Hash)",
+     "{'metadata':{'name':'lws-7f3a9c-1','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':"
+     "'9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a','apps.kubernetes.io/pod-index':'1'},"
+     "'annotations':{'leaderworkerset.sigs.k8s.io/size':'4','leaderworkerset.sigs.k8s.io/"
+     "leader-name':'lws-7f3a9c'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+     "'StatefulSet','name':'lws-7f3a9c','uid':'u-w','controller':true}]},'spec':{'hostname':"
+     "'lws-7f3a9c-1','subdomain':'lws'," CTR "}}",
+     NULL, DENY_IDENTITY,
+     "distenv: pod lws-7f3a9c-1 of LeaderWorkerSet ml/lws has group "
+     "9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a, not a group index: a LeaderWorkerSet with "
+     "groupIdentity: Hash, whose groups have no index and whose leaders a Deployment "
+     "names; distenv reads groupIdentity: Ordinal (<lws>-<group>[-<worker>])"},
+    {"a LeaderWorkerSet leader a ReplicaSet controls (groupIdentity: Hash)",
+     "{'metadata':{'name':'lws-7f3a9c','namespace':'ml','labels':{" LABEL
+     ",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/worker-index':'0',"
+     "'leaderworkerset.sigs.k8s.io/group-index':'9f2ac71b0e6d4c2a8b7e5f1d3c9a0b4e6f8d2c1a'},"
+     "'annotations':{'leaderworkerset.sigs.k8s.io/size':'4'},'ownerReferences':[{'apiVersion':"
+     "'apps/v1','kind':'ReplicaSet','name':'lws-5d8f7b','uid':'u-rs','controller':true}]},"
+     "'spec':{'hostname':'lws-7f3a9c','subdomain':'lws'," CTR "}}",
+     NULL, DENY_OWNER,
+     "distenv: pod lws-7f3a9c carries the marks of LeaderWorkerSet ml/lws but is "
+     "controlled by ReplicaSet lws-5d8f7b: a LeaderWorkerSet with groupIdentity: Hash, "
+     "whose groups have no index and whose leaders a Deployment names; distenv reads "
+     "groupIdentity: Ordinal (<lws>-<group>[-<worker>])"},
+};
+
+int main(void)
+{
+	plan_cases_run(plan_cases, N_OF(plan_cases), NULL, 0);
+	denial_cases_run(denial_cases, N_OF(denial_cases));
+	TEST_MAIN_END("kind_leaderworkerset");
+}

@@ -1,0 +1,39 @@
+/*
+ * The StatefulSet kind (src/kinds/kind_statefulset.c) through pod_plan_build:
+ * the rank from the pod-index label or the name, the start ordinal.
+ */
+#include "testpods.h"
+
+/* The reason of a denial (the metrics label), by plan case name; the others only need one. */
+static const struct plan_reason deny_reasons[] = {
+    {"sts ordinal below start", DENY_IDENTITY},
+};
+
+static const struct plan_case plan_cases[] = {
+    {"sts rank from pod-index label, world from API", STS_POD("2", "", ""), "ml", &STS4,
+     "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
+     "\nPET_MASTER_PORT=29500\nPET_NNODES=4\nPET_NODE_RANK=2\nPET_NPROC_PER_NODE=1\n"
+     "TF_CONFIG={\"cluster\":{\"worker\":[\"ddp-0.ddp.ml.svc.cluster.local:29500\","
+     "\"ddp-1.ddp.ml.svc.cluster.local:29500\",\"ddp-2.ddp.ml.svc.cluster.local:29500\","
+     "\"ddp-3.ddp.ml.svc.cluster.local:29500\"]},\"task\":{\"type\":\"worker\",\"index\":2}}\n",
+     NULL},
+    {"sts multi-digit ordinal from the name, dashed name",
+     "{'metadata':{'name':'my-big-job-12','namespace':'ml','labels':{" LABEL "},"
+     "'annotations':{'distenv.dev/world-size':'16'},'ownerReferences':[{'kind':'StatefulSet',"
+     "'apiVersion':'apps/v1','name':'my-big-job','controller':true}]},'spec':{'subdomain':"
+     "'svc-a'," CTR "}}",
+     "ml", NULL, "MASTER_ADDR=my-big-job-0.svc-a.ml.svc.cluster.local\nRANK=12\nWORLD_SIZE=16\n",
+     NULL},
+    {"sts start ordinal 1: ordinal 1 is rank 0", STS_POD("1", "", ""), "ml", &STS3_START1,
+     "MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local\nRANK=0\nWORLD_SIZE=3\n", NULL},
+    {"sts start ordinal 1: ordinal 3 is rank 2", STS_POD("3", "", ""), "ml", &STS3_START1,
+     "RANK=2\nWORLD_SIZE=3\n", NULL},
+    {"sts ordinal below start", STS_POD("0", "", ""), "ml", &STS3_START1, NULL,
+     "below the start ordinal 1"},
+};
+
+int main(void)
+{
+	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
+	TEST_MAIN_END("kind_statefulset");
+}

@@ -90,6 +90,8 @@ static void test_cases(void)
 	    {"pending-event-only", "scheduling",
 	     "the scheduler: \"0/1 nodes are available: 1 node(s) didn't match Pod's node", 0, 0},
 	    {"scaled", "world", "they wait for a world of 3, it now has 4", 0, 0},
+	    {"split-master", "world", "ddp-2: world 3, master ddp-0.ddp-old.ml.svc.ml.example", 0,
+	     0},
 	    {"own-rank", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},
 	    {"own-rank-hidden", "", "", 0, 0},
 	    {"own-rank-last", "own-env", "ddp-1/trainer: RANK=0 (distenv's: 1)", 0, 0},

@@ -296,6 +296,15 @@ def cases():
     c["pods"] = lst("Pod", [pod(i) for i in range(3)] + [pod(3, world=4)])
     out["scaled"] = c
 
+    # one rank given another world: its master is not the others' (created while the
+    # Service was named otherwise), the size the same
+    c = healthy()
+    p2 = pod(2)
+    p2["metadata"]["annotations"]["distenv.dev/injected"] = (
+        f"rank=2,world-size=3,master=ddp-0.ddp-old.{NS}.svc.{DOMAIN}:29500")
+    c["pods"] = lst("Pod", [pod(0), pod(1), p2])
+    out["split-master"] = c
+
     c = healthy()
     c["pods"] = lst("Pod", [pod(0), pod(1, extra_env=[{"name": "RANK", "value": "0"}]), pod(2)])
     # the user's RANK wins: distenv did not write its own, the pod has the user's only

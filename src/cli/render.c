@@ -6,6 +6,7 @@
  */
 #include "render.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,8 +261,29 @@ struct rctx {
 };
 
 /*
+ * 1 when a and b are the same words with other numbers (a pod's "TF_CONFIG left
+ * out: 228960 bytes" and the workload's "228963 bytes": each rank's own size
+ * differs with its index's digits).
+ */
+static int same_but_numbers(const char *a, const char *b)
+{
+	while (*a != '\0' && *b != '\0') {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			while (isdigit((unsigned char)*a))
+				a++;
+			while (isdigit((unsigned char)*b))
+				b++;
+		} else if (*a++ != *b++) {
+			return 0;
+		}
+	}
+	return *a == *b;
+}
+
+/*
  * 1 when /validate said w already (the same text, or after a template's name:
- * "distenv: replicated Job x: <w>"): each warning is printed once.
+ * "distenv: replicated Job x: <w>"), or the same words with the workload's
+ * numbers: each warning is printed once.
  */
 static int said_before(const struct rctx *c, const char *w)
 {
@@ -272,8 +294,9 @@ static int said_before(const struct rctx *c, const char *w)
 	for (i = 0; c->said != NULL && i < c->said->n_warnings; i++) {
 		const char *s = c->said->warnings[i];
 		size_t m = strlen(s);
-		if (strcmp(s, w) == 0 || (m > n + 2 && strcmp(s + m - n, tail) == 0 &&
-		                          strncmp(s + m - n - 2, ": ", 2) == 0))
+		if (strcmp(s, w) == 0 || same_but_numbers(verdict_unprefixed(s), tail) ||
+		    (m > n + 2 && strcmp(s + m - n, tail) == 0 &&
+		     strncmp(s + m - n - 2, ": ", 2) == 0))
 			return 1;
 	}
 	return 0;

@@ -483,7 +483,8 @@ static void check_grows(struct topology *t, const struct framework *fw, int aske
 		             fw->grows, sz, t->world_size, ENV_STRING_MAX, fw->name,
 		             ANN_FRAMEWORKS);
 	else
-		view_warn(v, "%s (%zu bytes for %ld ranks) passes Linux's %d: it will be left out",
+		/* the pods' own words (plan.c), at the widest rank's size */
+		view_warn(v, "%s left out: %zu bytes for %ld ranks, over Linux's %d per variable",
 		          fw->grows, sz, t->world_size, ENV_STRING_MAX);
 }
 

@@ -430,6 +430,38 @@ static void test_leader_only(const struct config *cfg)
 	strbuf_free(&wb);
 }
 
+/*
+ * A TF_CONFIG over Linux's limit (the default frameworks, 5,000 ranks): each
+ * rank's own size differs with its index's digits, yet the warning is one line,
+ * the workload's, in the pods' words.
+ */
+static void test_left_out_once(const struct config *cfg)
+{
+	static const char sts[] =
+	    "kind: StatefulSet\nmetadata: {name: train, namespace: ml}\nspec:\n  serviceName: "
+	    "train\n  replicas: 5000\n  podManagementPolicy: Parallel\n  template:\n    metadata: "
+	    "{labels: {distenv.dev/inject: 'true'}}\n    spec: {containers: [{name: main}]}\n";
+	struct render_opts o = {NULL, 0, RENDER_TEXT};
+	char err[512] = "";
+	struct strbuf wb;
+	char *out;
+	const char *w;
+	int n = 0;
+
+	strbuf_init(&wb);
+	out = render_manifest(sts, strlen(sts), cfg, &o, &wb, err, sizeof(err));
+	for (w = wb.buf; w != NULL && (w = strstr(w, "TF_CONFIG left out")) != NULL; w++)
+		n++;
+	CHECK(out != NULL && n == 1 && wb.buf != NULL &&
+	          strcmp(wb.buf, "warning: StatefulSet train: distenv: TF_CONFIG left out: 228963 "
+	                         "bytes for 5000 ranks, over Linux's 131072 per variable\n") == 0,
+	      "5,000 ranks: %d TF_CONFIG warnings: '%s' (err '%s')", n, wb.buf ? wb.buf : "", err);
+	CHECK(out != NULL && strstr(out, "--- rank 4999/5000:") && !strstr(out, "TF_CONFIG="),
+	      "5,000 ranks: no TF_CONFIG in any rank's env");
+	free(out);
+	strbuf_free(&wb);
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -437,6 +469,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_leader_only(&cfg);
+	test_left_out_once(&cfg);
 	test_no_lookups();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct render_opts o = {NULL, cases[i].world, cases[i].fmt};

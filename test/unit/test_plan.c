@@ -188,6 +188,23 @@ static void test_istio_warning(void)
 }
 
 /* Applies plan's JSON Patch to container 0's env as the API server would (add, replace). */
+/*
+ * Puts item at index at of arr (at most its size), as RFC 6902's add does.
+ * Not cJSON_InsertItemInArray: Debian's libcjson 1.7.15-1+deb12u4 refuses any
+ * place but the head or the end there (and leaves the item to the caller).
+ */
+static void insert_at(cJSON *arr, int at, cJSON *item)
+{
+	cJSON *tail = cJSON_CreateArray();
+
+	while (tail != NULL && cJSON_GetArraySize(arr) > at)
+		cJSON_AddItemToArray(tail, cJSON_DetachItemFromArray(arr, at));
+	cJSON_AddItemToArray(arr, item);
+	while (tail != NULL && cJSON_GetArraySize(tail) > 0)
+		cJSON_AddItemToArray(arr, cJSON_DetachItemFromArray(tail, 0));
+	cJSON_Delete(tail);
+}
+
 static void apply_env_patch(cJSON *pod, const char *patch_text)
 {
 	cJSON *patch = cJSON_Parse(patch_text), *ctr, *op;
@@ -224,7 +241,7 @@ static void apply_env_patch(cJSON *pod, const char *patch_text)
 			CHECK(strcmp(o, "add") == 0 && *end == '\0' &&
 			          at <= cJSON_GetArraySize(env),
 			      "%s %s", o, path);
-			cJSON_InsertItemInArray(env, (int)at, value);
+			insert_at(env, (int)at, value);
 		}
 	}
 	cJSON_Delete(patch);

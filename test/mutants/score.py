@@ -7,7 +7,7 @@ The mutants are universalmutator's own (its universal, c and c_like rules, strin
 left alone), over src/core, src/kinds, src/frameworks and src/kube/lookupcache.c
 unless files are named. For each mutant, in a scratch copy of the tracked tree:
 
-1. the mutated file is compiled alone (-O1 -g0); a mutant that does not compile is
+1. the mutated file is compiled alone (-O1 -g0); a mutant that does not compile (or link) is
    not counted, nor one whose object code is byte for byte the original's (trivially
    equivalent: the compiler proves it);
 2. the unit test binaries that reach the file are linked with it and run, those that
@@ -190,20 +190,21 @@ class Build:
             objs = [replace[1] if o == self.objs[replace[0]] else o for o in objs]
         argv = [self.cc] + self.ldflags + ["-o", out, first] + objs + self.ldlibs
         p = subprocess.run(argv, cwd=self.tree, capture_output=True, text=True)
+        if p.returncode != 0 and replace:
+            return False  # the mutant does not link (a definition it removed): not built
         if p.returncode != 0:
             raise SystemExit("mutation-score: link of %s failed:\n%s" % (out, p.stderr[-2000:]))
+        return True
 
     def test_bin(self, t, replace=None):
         out = os.path.join(self.out, "bin" if replace is None else "mbin", t)
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        self.link(out, os.path.join(self.out, "tobj", t + ".o"), replace)
-        return out
+        return out if self.link(out, os.path.join(self.out, "tobj", t + ".o"), replace) else None
 
     def server_bin(self, replace=None):
         out = os.path.join(self.out, "bin" if replace is None else "mbin", "distenv-webhook")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        self.link(out, self.objs["src/cli/main.c"], replace)
-        return out
+        return out if self.link(out, self.objs["src/cli/main.c"], replace) else None
 
 
 def symbols(path, defined):
@@ -427,6 +428,9 @@ def main():
                     continue
                 baseline(t)
                 exe = b.test_bin(t, (f, mobj))
+                if exe is None:
+                    c["invalid"] += 1  # it compiles alone but does not link
+                    return False
                 rc = run([exe], tree, 4 * b.base_time[t] + a.timeout, logf, env)
                 if rc != 0:
                     by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
@@ -442,7 +446,11 @@ def main():
                         raise SystemExit("mutation-score: the integration tier fails "
                                          "unmutated (%s)" % rc)
                     integ_ok[0] = True
-                rc = integration(b.server_bin((f, mobj)), logf)
+                exe = b.server_bin((f, mobj))
+                if exe is None:
+                    c["invalid"] += 1
+                    return False
+                rc = integration(exe, logf)
                 if rc != 0:
                     by = "integration (%s)" % ("timeout" if rc == "timeout"
                                                else "exit %s" % rc)

@@ -1,7 +1,9 @@
 /*
  * The host names of the ranks (src/core/hosts.c): /mutate denies a pod when any
- * rank's host name would not be a DNS label, naming the host and why.
+ * rank's host name would not be a DNS label, naming the host and why; and
+ * kind_host_name, the writer of a host name, against snprintf.
  */
+#include "kind.h"
 #include "testpods.h"
 
 static const struct denial_case denial_cases[] = {
@@ -42,9 +44,58 @@ static void test_host_label(void)
 	      (int)plan.topo.reason);
 }
 
+/*
+ * kind_host_name against snprintf of the same name: the name and its length when
+ * it fits with its NUL, -1 otherwise, at every buffer size across the edge and
+ * well past it, the longest numbers included.
+ */
+static void test_host_name(void)
+{
+	static const struct {
+		const char *a, *b;
+		long n1, n2;
+	} cases[] = {{"train", NULL, 7, -1},
+	             {"job", "workers", 0, 12},
+	             {"lws", NULL, 3, 1},
+	             {"x", "", 1234567, -1},
+	             {"a-very-long-workload-name", "rjob", 99, 0},
+	             {"neg", "b", -9223372036854775807L - 1, 9223372036854775807L}};
+	size_t i, len;
+	int bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[128], out[128];
+		int wn;
+
+		if (cases[i].b != NULL && cases[i].n2 >= 0)
+			wn = snprintf(want, sizeof(want), "%s-%s-%ld-%ld", cases[i].a, cases[i].b,
+			              cases[i].n1, cases[i].n2);
+		else if (cases[i].b != NULL)
+			wn = snprintf(want, sizeof(want), "%s-%s-%ld", cases[i].a, cases[i].b,
+			              cases[i].n1);
+		else if (cases[i].n2 >= 0)
+			wn = snprintf(want, sizeof(want), "%s-%ld-%ld", cases[i].a, cases[i].n1,
+			              cases[i].n2);
+		else
+			wn = snprintf(want, sizeof(want), "%s-%ld", cases[i].a, cases[i].n1);
+		for (len = 1; len <= (size_t)wn + 64 && len <= sizeof(out); len++) {
+			int got = kind_host_name(out, len, cases[i].a, cases[i].b, cases[i].n1,
+			                         cases[i].n2);
+
+			if ((size_t)wn < len ? got != wn || strcmp(out, want) != 0 : got != -1) {
+				if (bad++ == 0)
+					CHECK(0, "%s in %zu bytes: %d, want %d", want, len, got,
+					      (size_t)wn < len ? wn : -1);
+			}
+		}
+	}
+	CHECK(bad == 0, "%d host names unlike snprintf's", bad);
+}
+
 int main(void)
 {
 	denial_cases_run(denial_cases, N_OF(denial_cases));
 	test_host_label();
+	test_host_name();
 	TEST_MAIN_END("hosts");
 }

@@ -321,9 +321,56 @@ static void test_help_lists(void)
 	}
 }
 
+/* 1 when help names name: as a whole word, or by a prefix written with a star (PET_*). */
+static int help_names(const char *help, const char *name)
+{
+	static const char word[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789";
+	const char *p;
+	size_t n = strlen(name);
+
+	for (p = strstr(help, name); p != NULL; p = strstr(p + 1, name))
+		if ((p == help || strchr(word, p[-1]) == NULL) &&
+		    (p[n] == '\0' || strchr(word, p[n]) == NULL))
+			return 1;
+	for (p = strchr(help, '*'); p != NULL; p = strchr(p + 1, '*')) {
+		const char *b = p;
+		while (b > help && strchr(word, b[-1]) != NULL)
+			b--;
+		if (p > b && strncmp(name, b, (size_t)(p - b)) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every row's help (render --help, the README) names every variable it writes, in any pod. */
+static void test_help_names(void)
+{
+	struct topology t;
+	struct env_list env;
+	size_t n, k;
+
+	/* each row in each of world()'s three pods: plain, elastic, one process */
+	for (n = 0; n < framework_count * 3; n++) {
+		const struct framework *fw = framework_table[n / 3];
+
+		int built;
+
+		world(&t, fw, (int)(n % 3), 0);
+		built = env_build(&t, &env) == 0;
+		CHECK(built, "%s: env_build", fw->name);
+		for (k = 0; built && k < env.n; k++)
+			CHECK(help_names(fw->help, env.vars[k].name),
+			      "%s pod %zu: help '%s' does not name %s", fw->name, n % 3, fw->help,
+			      env.vars[k].name);
+		if (built)
+			env_list_free(&env);
+	}
+}
+
 int main(void)
 {
 	test_table();
+	test_help_names();
 	test_out_of_memory();
 	test_from_master();
 	test_help_lists();

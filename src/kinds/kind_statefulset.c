@@ -6,6 +6,7 @@
 #include "kinds.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,17 @@ static void view_statefulset(const cJSON *spec, const struct config *cfg, struct
 		    v, "podManagementPolicy OrderedReady: pod N+1 waits for pod N to be Ready; use "
 		       "Parallel");
 	check_start(w, cfg, v);
+	/* stateful_set_utils.go updateIdentity reads a pod's ordinal back from its name
+	 * with a 32-bit parse: past 2147483647 it is -1, and the pod is named <sts>--1 */
+	if (w->t.start + w->count - 1 > INT32_MAX)
+		view_problem(v,
+		             "StatefulSet %s's ordinals run from %ld to %ld (spec.ordinals.start "
+		             "+ spec.replicas - 1), past %ld, the largest the StatefulSet "
+		             "controller reads back from a pod's name: it names the pod of "
+		             "ordinal %ld %.63s--1 and the world never forms: lower "
+		             "spec.ordinals.start to at most %ld",
+		             w->name, w->t.start, w->t.start + w->count - 1, (long)INT32_MAX,
+		             (long)INT32_MAX + 1, w->name, (long)INT32_MAX - w->count + 1);
 }
 
 /* -- the pods render makes (kind_statefulset_pod: kinds/kind.c) -- */
@@ -192,7 +204,9 @@ static int make_pods_statefulset(const cJSON *obj, const char *name, const char 
 	workload_spec_init(&ws);
 	/* counts are int32 in the API: one past 10^9 is too many pods to render, not 1 */
 	ws.replicas = s->world_size > 0 ? s->world_size : json_long(spec, "replicas", INT_MAX, 1);
-	start = json_long(json_get(spec, "ordinals"), "start", 1000000000, 0);
+	/* the start is an int32 too: ordinal 2147483647 is a pod's, not 0's (view_statefulset
+	 * refuses the ordinals that pass it) */
+	start = json_long(json_get(spec, "ordinals"), "start", INT32_MAX, 0);
 	ws.ordinals_start = start;
 	for (i = 0; i < ws.replicas; i++) {
 		snprintf(which, sizeof(which), "%ld", start + i);

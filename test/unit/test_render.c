@@ -170,6 +170,27 @@ static const struct {
      "--- rank 1/2: StatefulSet default/w, pod w-6, containers c\n"
      "MASTER_ADDR=w-5.s.default.svc.cluster.local",
      NULL, "podManagementPolicy OrderedReady"},
+    /* the start is an int32: its largest value is a pod's ordinal, not 0's */
+    {"start ordinal 2147483647: the pod is w-2147483647",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 1,"
+     " podManagementPolicy: Parallel, ordinals: {start: 2147483647}, template: {metadata: "
+     "{labels: {distenv.dev/inject: 'true'}}, spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT,
+     "--- rank 0/1: StatefulSet default/w, pod w-2147483647, containers c\n"
+     "MASTER_ADDR=w-2147483647.s.default.svc.cluster.local",
+     NULL, NULL},
+    /* past it the controller parses the ordinal back as -1 and names the pod w--1 */
+    {"ordinals past 2147483647: refused with the start to use",
+     "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 3,"
+     " podManagementPolicy: Parallel, ordinals: {start: 2147483646}, template: {metadata: "
+     "{labels: {distenv.dev/inject: 'true'}}, spec: {containers: [{name: c}]}}}\n",
+     0, RENDER_TEXT, NULL,
+     "StatefulSet default/w: distenv: StatefulSet w's ordinals run from 2147483646 to "
+     "2147483648 (spec.ordinals.start + spec.replicas - 1), past 2147483647, the largest the "
+     "StatefulSet controller reads back from a pod's name: it names the pod of ordinal "
+     "2147483648 w--1 and the world never forms: lower spec.ordinals.start to at most "
+     "2147483645",
+     NULL},
     {"a template that does not opt in: said so, and no rank printed as if injected",
      "kind: StatefulSet\nmetadata: {name: w}\nspec: {serviceName: s, replicas: 2,"
      " template: {spec: {containers: [{name: c}]}}}\n",

@@ -62,6 +62,7 @@ import jsonpatch  # noqa: E402
 SNI = "distenv.distenv-system.svc"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "test", "lib"))
+import equivalence  # noqa: E402
 import httpwire  # noqa: E402
 import tlsflights  # noqa: E402
 DATA = os.path.join(REPO, "test", "data")
@@ -74,7 +75,7 @@ results = {"passed": 0, "failed": 0, "skipped": 0, "chosen": 0}
 # -k SUBSTR: only the cases whose name holds SUBSTR, with the set-up cases (SETUP) and the
 # earlier cases a selected one reads the effects of (DEPS: name part -> name parts).
 FILTER = None
-SETUP = ("certs: ", "start: ", "look-ups: serve --kubeconfig")
+SETUP = ("certs: ", "start: ", "look-ups: serve --kubeconfig", "equivalence: two servers")
 DEPS = {"metrics: counters": ("patch: ", "denied: ", "HTTP 400", "HTTP 404", "HTTP 413"),
         "secrets are never logged": ("(look-up)", "look-ups: SIGTERM")}
 # Called after a failed case: starts the shared server again when the case left it dead,
@@ -2689,6 +2690,16 @@ def main():
                 run_case("look-ups: a failed NetworkPolicy list gives no warning",
                          lk.case_netpol_list_fails)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)
+                eq = equivalence.Suite(sys.modules[__name__], suite, lk)
+                try:
+                    if run_case("equivalence: two servers (look-ups on, off) for render's "
+                                "configs", eq.case_start):
+                        for name, text, pods_only in equivalence.manifests():
+                            run_case("equivalence %s: render = /validate + /mutate of the "
+                                     "controllers' pods" % name, eq.compare, name, text,
+                                     pods_only)
+                finally:
+                    eq.close()
                 run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
                 run_case("secrets are never logged: no token, no key line at debug level",
                          lk.case_secrets)

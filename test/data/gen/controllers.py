@@ -28,6 +28,8 @@ Usage: python3 test/data/gen/controllers.py  (rewrites the *.request.json and
 *.lookup.json files it owns; the responses come from `GOLDEN_UPDATE=1
 build/test/test_golden` and are reviewed by hand).
 """
+import copy
+import hashlib
 import json
 import os
 
@@ -418,6 +420,313 @@ def tpu(job_sa, sts_sa):
                          "resource": "jobsets"}})
         rev["request"]["requestResource"] = rev["request"]["resource"]
         write(name, rev)
+
+
+
+# ---------------------------------------------------------------- pods of a manifest
+# What the controllers make of a workload as applied: the API server's and the
+# kinds' defaulting first (the object they store), then every pod, in order.
+# Sources as above, at the tags the e2e tiers pin: Kubernetes v1.36.3
+# (pkg/apis/*/v1/defaults.go; controller_utils.go GetPodFromTemplate;
+# stateful_set_utils.go newStatefulSetPod, initIdentity, updateIdentity;
+# job_controller.go manageJob and indexed_job_utils.go), JobSet v0.12.0
+# (jobset_webhook.go Default, jobset_controller.go constructJob,
+# labelAndAnnotateObject), LeaderWorkerSet v0.9.0 (leaderworkerset_webhook.go
+# Default, leaderworkerset_controller.go constructLeaderStatefulSetApplyConfiguration,
+# pod_controller.go constructWorkerStatefulSetApplyConfiguration,
+# accelerators/tpu.go AddTPUAnnotations).
+INT32_MAX = 2147483647
+
+
+def _image_pull_policy(image):
+    """SetDefaults_Container: Always for :latest or no tag, else IfNotPresent."""
+    tail = (image or "").split("@")[0].rsplit("/", 1)[-1]
+    tag = tail.split(":", 1)[1] if ":" in tail else ""
+    return "Always" if tag in ("", "latest") and "@" not in (image or "") else "IfNotPresent"
+
+
+def pod_spec_defaults(spec, restart="Always"):
+    """What the API server's defaulting sets in a pod template's spec (core/v1 defaults.go)."""
+    spec.setdefault("restartPolicy", restart)
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("imagePullPolicy", _image_pull_policy(c.get("image")))
+            res = c.get("resources")
+            if res is None:
+                c["resources"] = {}
+            elif res.get("limits"):
+                # SetDefaults_Pod: requests default to the limits
+                req = res.setdefault("requests", {})
+                for k, v in res["limits"].items():
+                    req.setdefault(k, v)
+            for e in c.get("env") or []:
+                ref = (e.get("valueFrom") or {}).get("fieldRef")
+                if ref is not None:
+                    ref.setdefault("apiVersion", "v1")
+    return spec
+
+
+def _template(t, restart="Always"):
+    t = copy.deepcopy(t or {})
+    t.setdefault("metadata", {})
+    pod_spec_defaults(t.setdefault("spec", {}), restart)
+    return t
+
+
+def stored(obj):
+    """The object the API server stores for a manifest document: its kind's defaults."""
+    obj = copy.deepcopy(obj)
+    kind, spec = obj.get("kind"), obj.setdefault("spec", {})
+    if kind == "StatefulSet":
+        spec.setdefault("replicas", 1)
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        spec["template"] = _template(spec.get("template"))
+    elif kind == "Job":
+        if spec.get("completions") is None and spec.get("parallelism") is None:
+            spec["completions"] = spec["parallelism"] = 1
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("backoffLimit", 6)
+        spec["template"] = _template(spec.get("template"), "Never")
+    elif kind == "JobSet":
+        spec.setdefault("successPolicy", {"operator": "All"})
+        spec.setdefault("startupPolicy", {"startupPolicyOrder": "AnyOrder"})
+        for rj in spec.get("replicatedJobs") or []:
+            rj.setdefault("replicas", 1)       # the CRD's default
+            rj.setdefault("groupName", "default")
+            jspec = rj.setdefault("template", {}).setdefault("spec", {})
+            jspec.setdefault("completionMode", "Indexed")
+            tspec = jspec.setdefault("template", {}).setdefault("spec", {})
+            tspec.setdefault("restartPolicy", "OnFailure")
+            if jspec.get("completions") is None and jspec.get("parallelism") is None:
+                jspec["completions"] = jspec["parallelism"] = 1
+            jspec.setdefault("parallelism", 1)
+            jspec["template"] = _template(jspec["template"], "OnFailure")
+        net = spec.setdefault("network", {})
+        net.setdefault("enableDNSHostnames", True)
+        net.setdefault("publishNotReadyAddresses", True)
+    elif kind == "LeaderWorkerSet":
+        spec.setdefault("replicas", 1)
+        lwt = spec.setdefault("leaderWorkerTemplate", {})
+        lwt.setdefault("size", 1)
+        for k in ("leaderTemplate", "workerTemplate"):
+            if lwt.get(k) is not None:
+                lwt[k] = _template(lwt[k])
+        net = spec.setdefault("networkConfig", {})
+        net.setdefault("subdomainPolicy", "Shared")
+    return obj
+
+
+def _uid(*parts):
+    h = hashlib.sha1("/".join(str(p) for p in parts).encode()).hexdigest()
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:32])
+
+
+def _from_template(tmpl, generate, owner_api, owner_kind, owner, uid):
+    """controller_utils.go GetPodFromTemplate: the template's labels, annotations and
+    spec, generateName, the controller reference."""
+    meta = tmpl.get("metadata") or {}
+    pod = {"metadata": {"generateName": generate,
+                        "labels": dict(meta.get("labels") or {}),
+                        "ownerReferences": [{"apiVersion": owner_api, "kind": owner_kind,
+                                             "name": owner, "uid": uid, "controller": True,
+                                             "blockOwnerDeletion": True}]},
+           "spec": copy.deepcopy(tmpl.get("spec") or {}), "status": {}}
+    if meta.get("annotations"):
+        pod["metadata"]["annotations"] = dict(meta["annotations"])
+    return pod
+
+
+def _sts_pod(tmpl, sts, ns, service, ordinal, revision):
+    """newVersionedStatefulSetPod: the name from the ordinal, then updateIdentity reads the
+    ordinal back from the name with a 32-bit parse, so an ordinal past 2^31-1 becomes -1."""
+    pod = _from_template(tmpl, sts + "-", "apps/v1", "StatefulSet", sts, _uid("sts", ns, sts))
+    ordinal = ordinal if ordinal <= INT32_MAX else -1
+    name = "%s-%d" % (sts, ordinal)
+    pod["metadata"].update(name=name, namespace=ns)
+    pod["metadata"]["labels"].update({"statefulset.kubernetes.io/pod-name": name,
+                                      "apps.kubernetes.io/pod-index": str(ordinal),
+                                      "controller-revision-hash": "%s-%s" % (sts, revision)})
+    pod["spec"]["hostname"] = name
+    pod["spec"]["subdomain"] = service or ""
+    if not pod["spec"]["subdomain"]:
+        del pod["spec"]["subdomain"]
+    return pod
+
+
+def _job_selector_labels(tmpl, job, uid):
+    """The Job API's generated selector labels on its template (job/strategy.go)."""
+    labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
+    labels.update({"batch.kubernetes.io/controller-uid": uid,
+                   "batch.kubernetes.io/job-name": job, "controller-uid": uid,
+                   "job-name": job})
+
+
+def _job_pods(jspec, job, ns, uid):
+    """job_controller.go manageJob: Indexed, one pod per completion index with the index as
+    annotation and label, hostname <job>-<i>, generateName <job>-<i>-, and
+    JOB_COMPLETION_INDEX in every container (indexed_job_utils.go); NonIndexed,
+    parallelism pods named <job>-."""
+    tmpl = copy.deepcopy(jspec["template"])
+    _job_selector_labels(tmpl, job, uid)
+    indexed = jspec.get("completionMode") == "Indexed"
+    if not indexed:
+        n = min(jspec.get("parallelism", 1), jspec.get("completions") or jspec["parallelism"])
+        return [_from_template(tmpl, job + "-", "batch/v1", "Job", job, uid) for _ in range(n)]
+    for key in ("initContainers", "containers"):
+        for c in tmpl["spec"].get(key) or []:
+            env = c.setdefault("env", [])
+            if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in env):
+                env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                    "apiVersion": "v1",
+                    "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}})
+    pods = []
+    for i in range(jspec.get("completions") or 0):
+        pod = _from_template(tmpl, "%s-%d-" % (job, i), "batch/v1", "Job", job, uid)
+        pod["metadata"].setdefault("annotations", {})[
+            "batch.kubernetes.io/job-completion-index"] = str(i)
+        pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = str(i)
+        pod["spec"]["hostname"] = "%s-%d" % (job, i)
+        pods.append(pod)
+    return pods
+
+
+def _jobset_pods(js, ns):
+    name, spec = js["metadata"]["name"], js["spec"]
+    rjobs = spec.get("replicatedJobs") or []
+    uid = js["metadata"].get("uid") or _uid("jobset", ns, name)
+    total = sum(rj["replicas"] for rj in rjobs)
+    sub = spec["network"].get("subdomain") or name
+    coord = spec.get("coordinator")
+    pods, gidx = [], 0
+    for rj in rjobs:
+        group = rj["groupName"]
+        group_reps = sum(r["replicas"] for r in rjobs if r["groupName"] == group)
+        before_in_group = 0
+        for r in rjobs:
+            if r is rj:
+                break
+            if r["groupName"] == group:
+                before_in_group += r["replicas"]
+        for j in range(rj["replicas"]):
+            job = "%s-%s-%d" % (name, rj["name"], j)
+            marks = {
+                "jobset.sigs.k8s.io/jobset-name": name,
+                "jobset.sigs.k8s.io/jobset-uid": uid,
+                "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
+                "jobset.sigs.k8s.io/restart-attempt": "0",
+                "jobset.sigs.k8s.io/replicatedjob-replicas": str(rj["replicas"]),
+                "jobset.sigs.k8s.io/global-replicas": str(total),
+                "jobset.sigs.k8s.io/job-index": str(j),
+                "jobset.sigs.k8s.io/job-key": hashlib.sha1(
+                    ("%s/%s" % (ns, job)).encode()).hexdigest(),
+                "jobset.sigs.k8s.io/job-global-index": str(gidx + j),
+                "jobset.sigs.k8s.io/group-name": group,
+                "jobset.sigs.k8s.io/group-replicas": str(group_reps),
+                "jobset.sigs.k8s.io/job-group-index": str(before_in_group + j),
+            }
+            if coord:
+                marks["jobset.sigs.k8s.io/coordinator"] = "%s-%s-%d-%d.%s" % (
+                    name, coord["replicatedJob"], coord.get("jobIndex", 0),
+                    coord.get("podIndex", 0), sub)
+            jspec = copy.deepcopy(rj["template"]["spec"])
+            meta = jspec["template"].setdefault("metadata", {})
+            meta["labels"] = dict(meta.get("labels") or {}, **marks)
+            meta["annotations"] = dict(meta.get("annotations") or {}, **marks)
+            if spec["network"].get("enableDNSHostnames"):
+                jspec["template"]["spec"]["subdomain"] = sub
+            pods += _job_pods(jspec, job, ns, _uid("job", ns, job))
+        gidx += rj["replicas"]
+    return pods
+
+
+def _requests_tpus(spec):
+    """accelerators/tpu.go PodRequestsTPUs: a container or init container's limit, else
+    request, of google.com/tpu above zero."""
+    def qty(v):
+        try:
+            return float(str(v).rstrip("m") or 0) != 0
+        except ValueError:
+            return True
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            res = c.get("resources") or {}
+            for part in ("limits", "requests"):
+                if qty((res.get(part) or {}).get("google.com/tpu", 0)):
+                    return True
+    return False
+
+
+def _lws_pods(lws, ns):
+    name, spec = lws["metadata"]["name"], lws["spec"]
+    lwt = spec["leaderWorkerTemplate"]
+    size, unique = lwt["size"], spec["networkConfig"]["subdomainPolicy"] == "UniquePerReplica"
+    leader_t = copy.deepcopy(lwt.get("leaderTemplate") or lwt["workerTemplate"])
+    meta = leader_t.setdefault("metadata", {})
+    meta["labels"] = dict(meta.get("labels") or {}, **{
+        "leaderworkerset.sigs.k8s.io/worker-index": "0",
+        "leaderworkerset.sigs.k8s.io/name": name,
+        "leaderworkerset.sigs.k8s.io/template-revision-hash": "6d8f7c9b5"})
+    ann = {"leaderworkerset.sigs.k8s.io/size": str(size)}
+    if unique:
+        ann["leaderworkerset.sigs.k8s.io/subdomainPolicy"] = "UniquePerReplica"
+    meta["annotations"] = dict(meta.get("annotations") or {}, **ann)
+    pods = []
+    for g in range(spec["replicas"]):
+        leader = _sts_pod(leader_t, name, ns, name, g, "5b7c9d8f6")
+        pods.append(leader)
+        if size < 2:
+            continue
+        wt = copy.deepcopy(lwt["workerTemplate"])
+        wmeta = wt.setdefault("metadata", {})
+        group_key = hashlib.sha1(("%s/%s" % (ns, leader["metadata"]["name"])).encode()).hexdigest()
+        wmeta["labels"] = dict(wmeta.get("labels") or {}, **{
+            "leaderworkerset.sigs.k8s.io/group-index": str(g),
+            "leaderworkerset.sigs.k8s.io/name": name,
+            "leaderworkerset.sigs.k8s.io/group-key": group_key,
+            "leaderworkerset.sigs.k8s.io/template-revision-hash": "6d8f7c9b5"})
+        wann = {"leaderworkerset.sigs.k8s.io/size": str(size),
+                "leaderworkerset.sigs.k8s.io/leader-name": leader["metadata"]["name"]}
+        if _requests_tpus(leader["spec"]):
+            wann["leaderworkerset.sigs.k8s.io/leader-requests-tpus"] = "true"
+        wmeta["annotations"] = dict(wmeta.get("annotations") or {}, **wann)
+        wsts = leader["metadata"]["name"]
+        for i in range(1, size):
+            pods.append(_sts_pod(wt, wsts, ns, wsts if unique else name, i, "7c9d8f6b5"))
+    return pods
+
+
+def workload_pods(doc, default_ns="default"):
+    """(stored object, its API path, [pods]) for one manifest document the controllers act
+    on; None for other kinds. The pods are in the order their controllers number them."""
+    kind, meta = doc.get("kind"), doc.get("metadata") or {}
+    name, ns = meta.get("name"), meta.get("namespace") or default_ns
+    if kind not in ("StatefulSet", "Job", "JobSet", "LeaderWorkerSet") or not name:
+        return None
+    obj = stored(doc)
+    obj["metadata"]["namespace"] = ns
+    spec = obj["spec"]
+    if kind == "StatefulSet":
+        start = (spec.get("ordinals") or {}).get("start", 0)
+        pods = [_sts_pod(spec["template"], name, ns, spec.get("serviceName"), start + i,
+                         "5f6d8c7b9") for i in range(spec["replicas"])]
+        path = "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (ns, name)
+    elif kind == "Job":
+        pods = _job_pods(spec, name, ns, _uid("job", ns, name))
+        path = "/apis/batch/v1/namespaces/%s/jobs/%s" % (ns, name)
+    elif kind == "JobSet":
+        pods = _jobset_pods(obj, ns)
+        path = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets/%s" % (ns, name)
+    else:
+        pods = _lws_pods(obj, ns)
+        path = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/%s/leaderworkersets/%s" % (ns, name)
+    return obj, path, pods
 
 
 if __name__ == "__main__":

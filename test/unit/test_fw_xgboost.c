@@ -33,7 +33,7 @@ static void test_env(void)
 	size_t k;
 
 	for (r = 0; r < 3; r++) {
-		char task[8];
+		char task[24];
 		const char *want[4] = {"xgb-0.xgb.ml.svc.cluster.local", "9091", task, "3"};
 
 		snprintf(task, sizeof(task), "%ld", r);

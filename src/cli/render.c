@@ -240,6 +240,21 @@ struct rank_warning {
 	long lo, hi, n; /* lowest and highest rank, how many ranks */
 };
 
+/*
+ * The worlds rendered so far, one a workload, with the Service their pods are
+ * named under: two opted-in workloads behind one Service are told apart (each a
+ * world of its own). Only render sees them together: the server reads one
+ * workload at a time and may not list.
+ */
+struct world_seen {
+	char kind[32], name[254], ns[64], service[64];
+	long ranks;
+};
+struct worlds {
+	struct world_seen *w;
+	size_t n, cap;
+};
+
 /* What rendering one document shares. */
 struct rctx {
 	const struct config *cfg;
@@ -258,7 +273,84 @@ struct rctx {
 	size_t n_rw, cap_rw;
 	const struct validation *said; /* what /validate said of the workload, or NULL */
 	const cJSON *obj;              /* the document: the workload (or the Pod) */
+	struct worlds *worlds;         /* every document's worlds */
 };
+
+/* Notes the world of plan's workload (once a workload). Returns 0, or -1 when memory ran out. */
+static int world_note(struct worlds *ws, const struct pod_plan *plan)
+{
+	const struct topology *t = &plan->topo;
+	struct world_seen *w;
+	size_t i;
+
+	if (ws == NULL || t->service[0] == '\0')
+		return 0;
+	for (i = 0; i < ws->n; i++)
+		if (strcmp(ws->w[i].kind, kind_name(t->kind)) == 0 &&
+		    strcmp(ws->w[i].name, t->workload) == 0 && strcmp(ws->w[i].ns, t->ns) == 0)
+			return 0;
+	if (ws->n == ws->cap) {
+		size_t cap = ws->cap ? ws->cap * 2 : 8;
+		struct world_seen *p = realloc(ws->w, cap * sizeof(*p));
+		if (p == NULL)
+			return -1;
+		ws->w = p;
+		ws->cap = cap;
+	}
+	w = &ws->w[ws->n++];
+	snprintf(w->kind, sizeof(w->kind), "%s", kind_name(t->kind));
+	snprintf(w->name, sizeof(w->name), "%s", t->workload);
+	snprintf(w->ns, sizeof(w->ns), "%s", t->ns);
+	snprintf(w->service, sizeof(w->service), "%s", t->service);
+	w->ranks = t->world_size;
+	return 0;
+}
+
+/*
+ * Warns once a Service of the workloads behind it, when two or more opted-in
+ * workloads share it (a Kubeflow PyTorchJob turned into a master and a worker
+ * StatefulSet): each is a world of its own with its own rank 0.
+ */
+static void worlds_warn(const struct worlds *ws, struct strbuf *warn)
+{
+	size_t i, j, k, n;
+	long total;
+
+	for (i = 0; warn != NULL && i < ws->n; i++) {
+		const struct world_seen *a = &ws->w[i];
+		for (j = 0; j < i; j++) /* said with an earlier one */
+			if (strcmp(ws->w[j].service, a->service) == 0 &&
+			    strcmp(ws->w[j].ns, a->ns) == 0)
+				break;
+		if (j < i)
+			continue;
+		for (n = 0, total = 0, k = i; k < ws->n; k++)
+			if (strcmp(ws->w[k].service, a->service) == 0 &&
+			    strcmp(ws->w[k].ns, a->ns) == 0)
+				n++, total += ws->w[k].ranks;
+		if (n < 2)
+			continue;
+		strbuf_puts(warn, "warning: ");
+		for (j = 0, k = i; k < ws->n; k++) {
+			if (strcmp(ws->w[k].service, a->service) != 0 ||
+			    strcmp(ws->w[k].ns, a->ns) != 0)
+				continue;
+			strbuf_printf(warn, "%s%s %s (%ld rank%s)",
+			              j == 0       ? ""
+			              : j + 1 == n ? " and "
+			                           : ", ",
+			              ws->w[k].kind, ws->w[k].name, ws->w[k].ranks,
+			              ws->w[k].ranks == 1 ? "" : "s");
+			j++;
+		}
+		strbuf_printf(warn,
+		              " are opted in behind one Service, %s in namespace %s, yet each is a "
+		              "world of its own with its own rank 0, so they never train together: "
+		              "make them one workload of %ld pods, or one JobSet with a replicated "
+		              "Job for each\n",
+		              a->service, a->ns, total);
+	}
+}
 
 /*
  * 1 when a and b are the same words with other numbers (a pod's "TF_CONFIG left
@@ -375,6 +467,8 @@ static int render_pod(struct rctx *c, const cJSON *pod, const char *ns,
 		rc = warn_rank(c, plan.topo.rank, more);
 	}
 	if (rc == 0)
+		rc = world_note(c->worlds, &plan);
+	if (rc == 0)
 		rc = emit_rank(c->out, c->jarr, c->o, pod, &plan);
 	pod_plan_free(&plan);
 	if (rc != 0)
@@ -466,17 +560,17 @@ static int emit(struct pod_sink *s, cJSON *pod, const struct workload_spec *ws, 
 	return rc;
 }
 
-static int render_doc(const cJSON *doc, const cJSON *services, const struct config *cfg,
-                      const struct render_opts *o, struct strbuf *out, cJSON *jarr,
-                      struct strbuf *warn, char *err, size_t errlen)
+static int render_doc(const cJSON *doc, const cJSON *services, struct worlds *worlds,
+                      const struct config *cfg, const struct render_opts *o, struct strbuf *out,
+                      cJSON *jarr, struct strbuf *warn, char *err, size_t errlen)
 {
 	const char *kind = json_str(doc, "kind");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
 	const char *name = json_str(meta, "name");
 	const char *ns = json_str(meta, "namespace");
-	struct rctx c = {cfg,  o,    out,  jarr, warn, err, errlen, 0,    NULL,
-	                 NULL, NULL, NULL, 0,    NULL, 0,   0,      NULL, doc};
+	struct rctx c = {cfg,  o,    out, jarr, warn, err, errlen, 0,   NULL,  NULL,
+	                 NULL, NULL, 0,   NULL, 0,    0,   NULL,   doc, worlds};
 	struct pod_sink sink = {emit, &c, o->world_size, err, errlen};
 	char what[320];
 	struct validation *v;
@@ -647,6 +741,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
                       const struct render_opts *opts, struct strbuf *warn, char *err, size_t errlen)
 {
 	cJSON *docs, *doc, *jarr = NULL, *services = NULL;
+	struct worlds worlds = {NULL, 0, 0};
 	struct strbuf out;
 	char *res = NULL;
 	int rendered = 0;
@@ -671,8 +766,8 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it;
 
 		if (!list) {
-			int rc =
-			    render_doc(doc, services, cfg, opts, &out, jarr, warn, err, errlen);
+			int rc = render_doc(doc, services, &worlds, cfg, opts, &out, jarr, warn,
+			                    err, errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;
@@ -681,7 +776,8 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		/* kubectl's List: its items, in order (one level; a List does not nest) */
 		cJSON_ArrayForEach(it, items)
 		{
-			int rc = render_doc(it, services, cfg, opts, &out, jarr, warn, err, errlen);
+			int rc = render_doc(it, services, &worlds, cfg, opts, &out, jarr, warn, err,
+			                    errlen);
 			if (rc < 0)
 				goto out;
 			rendered += rc == 0;
@@ -691,6 +787,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 		no_workload(err, errlen);
 		goto out;
 	}
+	worlds_warn(&worlds, warn);
 	if (jarr != NULL) {
 		char *j = cJSON_Print(jarr);
 		if (j != NULL) {
@@ -705,6 +802,7 @@ char *render_manifest(const char *text, size_t len, const struct config *cfg,
 	if (res == NULL)
 		snprintf(err, errlen, "out of memory");
 out:
+	free(worlds.w);
 	strbuf_free(&out);
 	cJSON_Delete(jarr);
 	cJSON_Delete(services);

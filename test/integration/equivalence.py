@@ -162,6 +162,13 @@ spec:
 """,
 }
 
+# a Kubeflow PyTorchJob turned into two StatefulSets behind one Service: two worlds (render
+# warns; each pod still gets what render shows)
+EXTRA["kubeflow-master-worker"] = "\n---\n".join(
+    EXTRA["sts-start-int32-max"].replace("  ordinals: {start: 2147483647}\n", "")
+    .replace("name: ddp,", "name: mnist-%s," % role).replace("replicas: 1", "replicas: %d" % n)
+    .replace("serviceName: ddp", "serviceName: mnist") for role, n in (("master", 1), ("worker", 3)))
+
 # and one whose second ordinal passes it: the controller names that pod ddp--1
 EXTRA["sts-start-overflow"] = EXTRA["sts-start-int32-max"].replace("replicas: 1", "replicas: 2")
 

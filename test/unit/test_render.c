@@ -410,6 +410,49 @@ static void test_no_lookups(void)
 	free(out);
 }
 
+/*
+ * A Kubeflow PyTorchJob turned into a master and a worker StatefulSet behind one
+ * Service: two worlds, each with its own rank 0; render sees both documents and
+ * says so once, naming both and the fix. Behind two Services: no such warning.
+ */
+static void test_one_service(const struct config *cfg)
+{
+#define KF_STS(name, n, svc)                                                                       \
+	"---\nkind: StatefulSet\nmetadata: {name: " name ", namespace: ml}\nspec: {replicas: " n   \
+	", serviceName: " svc ", podManagementPolicy: Parallel, template: {metadata: {labels: "    \
+	"{distenv.dev/inject: 'true'}}, spec: {containers: [{name: c}]}}}\n"
+	static const char one[] =
+	    KF_STS("mnist-master", "1", "mnist") KF_STS("mnist-worker", "3", "mnist");
+	static const char two[] = KF_STS("mnist-master", "1", "m") KF_STS("mnist-worker", "3", "w");
+#undef KF_STS
+	struct render_opts o = {NULL, 0, RENDER_TEXT};
+	char err[512] = "", *out;
+	struct strbuf wb;
+
+	strbuf_init(&wb);
+	out = render_manifest(one, strlen(one), cfg, &o, &wb, err, sizeof(err));
+	CHECK(out != NULL && strstr(out, "--- rank 0/1: StatefulSet ml/mnist-master") &&
+	          strstr(out, "--- rank 2/3: StatefulSet ml/mnist-worker"),
+	      "one Service: err '%s'", err);
+	CHECK(
+	    wb.buf != NULL &&
+	        strcmp(wb.buf,
+	               "warning: StatefulSet mnist-master (1 rank) and StatefulSet mnist-worker (3 "
+	               "ranks) are opted in behind one Service, mnist in namespace ml, yet each is "
+	               "a world of its own with its own rank 0, so they never train together: make "
+	               "them one workload of 4 pods, or one JobSet with a replicated Job for "
+	               "each\n") == 0,
+	    "one Service: warnings '%s'", wb.buf ? wb.buf : "");
+	free(out);
+	strbuf_free(&wb);
+	strbuf_init(&wb);
+	out = render_manifest(two, strlen(two), cfg, &o, &wb, err, sizeof(err));
+	CHECK(out != NULL && (wb.buf == NULL || !strstr(wb.buf, "behind one Service")),
+	      "two Services: err '%s', warnings '%s'", err, wb.buf ? wb.buf : "");
+	free(out);
+	strbuf_free(&wb);
+}
+
 /* 1 when no line of text appears twice. */
 static int lines_distinct(const char *text)
 {
@@ -490,6 +533,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_leader_only(&cfg);
+	test_one_service(&cfg);
 	test_left_out_once(&cfg);
 	test_no_lookups();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

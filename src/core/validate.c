@@ -945,14 +945,17 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
 		else if (world > w->count && !elastic_any(w))
 			/*
-			 * A world size other than the replica count is warned, not refused: the
-			 * workload may yet be scaled up to it. Usually it counts GPUs, not
-			 * pods: nproc-per-node gives a pod's processes.
+			 * A fixed world above the pods the workload makes never forms: every
+			 * pod waits for ranks that do not exist. Usually it counts GPUs, not
+			 * pods: nproc-per-node gives a pod's processes. A world to grow into
+			 * is distenv.dev/elastic's (warned below).
 			 */
-			view_warn(v,
-			          "world size %ld (annotation) is above the %ld %s: ranks from %ld "
-			          "never start: count pods, not GPUs",
-			          world, w->count, k->count_noun, w->count);
+			view_problem(
+			    v,
+			    "world size %ld (annotation) is above the %ld %s: ranks from %ld "
+			    "never start and every pod waits for them: count pods, not GPUs "
+			    "(%s gives a pod's processes), or make it elastic (%s)",
+			    world, w->count, k->count_noun, w->count, ANN_NPROC, ANN_ELASTIC);
 		else if (world > w->count)
 			view_warn(
 			    v,

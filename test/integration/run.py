@@ -1100,6 +1100,35 @@ class Suite:
                 check(st == 200 and r.get("allowed") is True,
                       "validate %s: %r" % (",".join(names), r))
 
+    def case_world_above_pods(self):
+        """A StatefulSet annotated with a world above its replicas (GPUs counted): every pod
+        would wait for ranks that never start, so /validate refuses it at apply with the fix;
+        elastic, the same world is warned; equal, allowed."""
+        for anns, allowed, says in (
+                ({"distenv.dev/world-size": "32"}, False,
+                 "world size 32 (annotation) is above the 4 replicas: ranks from 4 never start "
+                 "and every pod waits for them: count pods, not GPUs"),
+                ({"distenv.dev/world-size": "32", "distenv.dev/elastic": "4:32"}, True,
+                 "world size 32 (annotation) is above the 4 replicas"),
+                ({"distenv.dev/world-size": "4"}, True, None)):
+            sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                   "metadata": {"name": "ddp", "namespace": "ml"},
+                   "spec": {"replicas": 4, "serviceName": "ddp", "podManagementPolicy": "Parallel",
+                            "selector": {"matchLabels": {"app": "ddp"}},
+                            "template": {"metadata": {"labels": {"app": "ddp",
+                                                                 "distenv.dev/inject": "true"},
+                                                      "annotations": anns},
+                                         "spec": {"containers": [container("train")]}}}}
+            req = review(sts, self.uid(), namespace="ml")
+            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+            req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                          "resource": "statefulsets"}
+            st, _, out = self.post(req, path="/validate")
+            r = json.loads(out)["response"]
+            msg = (r.get("status") or {}).get("message", "") + " ".join(r.get("warnings") or [])
+            check(st == 200 and r.get("allowed") is allowed and (says is None or says in msg),
+                  "validate %r: %r" % (anns, r))
+
     def case_env_listed_twice(self):
         """A variable listed twice in a container's env, over HTTPS: the kubelet keeps the
         last entry (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables fills a map in
@@ -2629,6 +2658,8 @@ def main():
                  "warned at /mutate and denied at /validate", suite.case_own_env)
         run_case("TensorFlow roles on some replicated Jobs and not others: refused at /validate",
                  suite.case_tensorflow_roles)
+        run_case("a fixed world above the replicas refused at /validate, an elastic one warned",
+                 suite.case_world_above_pods)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "
                  "at /mutate and /validate", suite.case_env_listed_twice)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)

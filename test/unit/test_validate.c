@@ -91,11 +91,16 @@ static const struct {
     {"a misspelled annotation", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/wolrd-size':'3'"), 1, NULL,
      "distenv: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) (ignored)"},
-    {"world size above the replicas, not elastic: warned with the fix (it may be scaled up to it)",
+    {"world size above the replicas, not elastic: refused with the fix (the job would wait)",
      "StatefulSet", STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'3'"),
-     1, NULL,
-     "distenv: world size 3 (annotation) is above the 2 replicas: ranks from 2 never start: count "
-     "pods, not GPUs"},
+     1,
+     "distenv: world size 3 (annotation) is above the 2 replicas: ranks from 2 never start and "
+     "every pod waits for them: count pods, not GPUs (distenv.dev/nproc-per-node gives a pod's "
+     "processes), or make it elastic (distenv.dev/elastic)",
+     NULL},
+    {"world size equal to the replicas: allowed", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'2'"), 1, NULL,
+     NULL},
     {"world size above the replicas, elastic: warned", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',",
          "'distenv.dev/world-size':'3','distenv.dev/elastic':'1:3'"),
@@ -242,12 +247,13 @@ static const struct {
      "to 0 would train as a world of their own while the pods from rank 1 are refused for "
      "ever: set it to 2 or remove it",
      NULL},
-    {"world-size above the completions (GPUs counted): warned, count pods", "Job",
+    {"world-size above the completions (GPUs counted): refused, count pods", "Job",
      "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2,'completionMode':"
      "'Indexed'," TMPL("'distenv.dev/world-size':'3'", "'subdomain':'ddp',") "}}",
-     1, NULL,
-     "world size 3 (annotation) is above the 2 completions: ranks from 2 never start: "
-     "count pods, not GPUs"},
+     1,
+     "world size 3 (annotation) is above the 2 completions: ranks from 2 never start and every "
+     "pod waits for them: count pods, not GPUs",
+     NULL},
     {"max-restarts without elastic: torchrun would never be told", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/max-restarts':'3'"), 1, NULL,
      "distenv: distenv.dev/max-restarts is ignored without distenv.dev/elastic: only elastic "

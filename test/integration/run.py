@@ -506,6 +506,18 @@ class Suite:
             c.close()
         return st, resp, out
 
+    def validate_workload(self, obj, ns="ml"):
+        """POSTs obj (a StatefulSet, Job, JobSet or LeaderWorkerSet) to /validate as the API
+        server sends its CREATE; checks HTTP 200 and returns the AdmissionReview response."""
+        group, _, version = obj["apiVersion"].rpartition("/")
+        req = review(obj, self.uid(), namespace=ns)
+        req["request"]["kind"] = {"group": group, "version": version, "kind": obj["kind"]}
+        req["request"]["resource"] = {"group": group, "version": version,
+                                      "resource": obj["kind"].lower() + "s"}
+        st, _, out = self.post(req, path="/validate")
+        check(st == 200, "validate %s: HTTP %d" % (obj["kind"], st))
+        return json.loads(out)["response"]
+
     def admit(self, obj, ns="default", **kw):
         uid = self.uid()
         st, resp, out = self.post(review(obj, uid, namespace=ns, **kw))
@@ -1053,18 +1065,13 @@ class Suite:
                             "template": {"metadata": {"labels": {"app": "train",
                                                                  "distenv.dev/inject": "true"}},
                                          "spec": {"containers": [container("main", env=[pidx])]}}}}
-            req = review(sts, self.uid(), namespace="ml")
-            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
-            req["request"]["resource"] = {"group": "apps", "version": "v1",
-                                          "resource": "statefulsets"}
-            st, _, out = self.post(req, path="/validate")
-            r = json.loads(out)["response"]
+            r = self.validate_workload(sts)
             msg = (r.get("status") or {}).get("message", "")
             if says:
-                check(st == 200 and r.get("allowed") is False and says in msg,
+                check(r.get("allowed") is False and says in msg,
                       "validate StatefulSet from %d: %r" % (start, r))
             else:
-                check(st == 200 and r.get("allowed") is True, "validate StatefulSet from 0: %r" % r)
+                check(r.get("allowed") is True, "validate StatefulSet from 0: %r" % r)
 
     def case_tensorflow_roles(self):
         """A JobSet whose replicated Jobs are named after some of TensorFlow's roles and not
@@ -1085,20 +1092,13 @@ class Suite:
                   "metadata": {"name": "tfjob", "namespace": "ml"},
                   "spec": {"replicatedJobs": [rjob(n, 2 if n.startswith("worker") else 1)
                                               for n in names]}}
-            req = review(js, self.uid(), namespace="ml")
-            req["request"]["kind"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
-                                      "kind": "JobSet"}
-            req["request"]["resource"] = {"group": "jobset.x-k8s.io", "version": "v1alpha2",
-                                          "resource": "jobsets"}
-            st, _, out = self.post(req, path="/validate")
-            r = json.loads(out)["response"]
+            r = self.validate_workload(js)
             msg = (r.get("status") or {}).get("message", "")
             if says:
-                check(st == 200 and r.get("allowed") is False and says in msg,
+                check(r.get("allowed") is False and says in msg,
                       "validate %s: %r" % (",".join(names), r))
             else:
-                check(st == 200 and r.get("allowed") is True,
-                      "validate %s: %r" % (",".join(names), r))
+                check(r.get("allowed") is True, "validate %s: %r" % (",".join(names), r))
 
     def case_world_above_pods(self):
         """A StatefulSet annotated with a world above its replicas (GPUs counted): every pod
@@ -1119,14 +1119,9 @@ class Suite:
                                                                  "distenv.dev/inject": "true"},
                                                       "annotations": anns},
                                          "spec": {"containers": [container("train")]}}}}
-            req = review(sts, self.uid(), namespace="ml")
-            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
-            req["request"]["resource"] = {"group": "apps", "version": "v1",
-                                          "resource": "statefulsets"}
-            st, _, out = self.post(req, path="/validate")
-            r = json.loads(out)["response"]
+            r = self.validate_workload(sts)
             msg = (r.get("status") or {}).get("message", "") + " ".join(r.get("warnings") or [])
-            check(st == 200 and r.get("allowed") is allowed and (says is None or says in msg),
+            check(r.get("allowed") is allowed and (says is None or says in msg),
                   "validate %r: %r" % (anns, r))
 
     def case_env_listed_twice(self):
@@ -1192,15 +1187,8 @@ class Suite:
               "MASTER_ADDR: %r" % patched["spec"]["containers"][0]["env"])
 
         # /validate: a StatefulSet template, and a JobSet's completion index
-        def validate(obj, group, kind, resource):
-            req = review(obj, self.uid(), namespace="ml")
-            req["request"]["kind"] = {"group": group, "version": obj["apiVersion"].split("/")[-1],
-                                      "kind": kind}
-            req["request"]["resource"] = {"group": group, "version": req["request"]["kind"]["version"],
-                                          "resource": resource}
-            st, _, out = self.post(req, path="/validate")
-            check(st == 200, "HTTP %d" % st)
-            r = json.loads(out)["response"]
+        def validate(obj):
+            r = self.validate_workload(obj)
             return r.get("allowed"), (r.get("status") or {}).get("message", "")
 
         idx_label = {"name": "RANK", "valueFrom": {"fieldRef": {
@@ -1214,7 +1202,7 @@ class Suite:
                             "template": {"metadata": {"labels": {"app": "ddp",
                                                                  "distenv.dev/inject": "true"}},
                                          "spec": {"containers": [container("train", env=env)]}}}}
-            allowed, msg = validate(sts, "apps", "StatefulSet", "statefulsets")
+            allowed, msg = validate(sts)
             check(allowed is (not denied) and
                   (("sets RANK=0 for each of its 4 ranks" in msg) is denied),
                   "StatefulSet with RANK %r: allowed %r, %r" % (env, allowed, msg))
@@ -1229,7 +1217,7 @@ class Suite:
                                "template": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
                                             "spec": {"containers": [
                                                 container("main", env=env)]}}}}}]}}
-            allowed, msg = validate(js, "jobset.x-k8s.io", "JobSet", "jobsets")
+            allowed, msg = validate(js)
             check(allowed is False and says in msg, "JobSet with RANK %r: %r" % (env, msg))
 
     def case_skips(self):

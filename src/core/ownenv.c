@@ -55,18 +55,41 @@ int ownenv_per_rank(const char *name)
 }
 
 /* "metadata.labels['k']" -> k of map in meta; NULL when path is not of that form. */
-static const char *field_map(const cJSON *meta, const char *path, const char *prefix,
-                             const char *map)
+/* The KEY of a fieldRef path prefix + "KEY']" into key, or NULL when path is not that. */
+static const char *field_key(const char *path, const char *prefix, char *key, size_t keylen)
 {
 	size_t n = strlen(prefix), len = strlen(path);
-	char key[320];
 
 	if (strncmp(path, prefix, n) != 0 || len < n + 3 || path[len - 1] != ']' ||
-	    path[len - 2] != '\'' || len - n - 2 >= sizeof(key))
+	    path[len - 2] != '\'' || len - n - 2 >= keylen)
 		return NULL;
 	memcpy(key, path + n, len - n - 2);
 	key[len - n - 2] = '\0';
+	return key;
+}
+
+static const char *field_map(const cJSON *meta, const char *path, const char *prefix,
+                             const char *map)
+{
+	char key[320];
+
+	if (field_key(path, prefix, key, sizeof(key)) == NULL)
+		return NULL;
 	return json_map_str(json_get(meta, map), key);
+}
+
+int ownenv_from_key(const cJSON *ctr, const char *name, const char *key)
+{
+	int index;
+	const cJSON *e = ownenv_entry(ctr, name, &index);
+	const char *path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
+	char got[320];
+
+	return path != NULL &&
+	       ((field_key(path, "metadata.labels['", got, sizeof(got)) != NULL &&
+	         strcmp(got, key) == 0) ||
+	        (field_key(path, "metadata.annotations['", got, sizeof(got)) != NULL &&
+	         strcmp(got, key) == 0));
 }
 
 const cJSON *ownenv_entry(const cJSON *ctr, const char *name, int *index)

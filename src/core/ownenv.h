@@ -26,6 +26,12 @@
 const cJSON *ownenv_entry(const cJSON *ctr, const char *name, int *index);
 
 /*
+ * 1 when container ctr's entry name (the one its process sees, ownenv_entry)
+ * reads the pod's label or annotation key with a fieldRef.
+ */
+int ownenv_from_key(const cJSON *ctr, const char *name, const char *key);
+
+/*
  * The container ctr's env entry named name that its process sees (ownenv_entry:
  * the last of that name), as its process will see it: a literal value, or a valueFrom.fieldRef of
  * the pod's metadata.name, metadata.namespace, metadata.labels['k'] or metadata.annotations['k'],

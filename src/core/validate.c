@@ -635,33 +635,10 @@ static long template_ranks(const struct view *w, int i, long world)
 /* The Job controller's completion index: an annotation, and since 1.28 a label too. */
 #define INDEX_KEY "batch.kubernetes.io/job-completion-index"
 
-/*
- * 1 when container ctr's own entry name (the one its process sees: the last of
- * that name, ownenv_entry) reads the pod's label or annotation key with a
- * fieldRef.
- */
-static int own_from_key(const cJSON *ctr, const char *name, const char *key)
-{
-	int index;
-	const cJSON *e = ownenv_entry(ctr, name, &index);
-	const char *path = json_str(json_get(json_get(e, "valueFrom"), "fieldRef"), "fieldPath");
-	size_t kl = strlen(key);
-
-	if (path == NULL)
-		return 0;
-	if (strncmp(path, "metadata.annotations['", 22) == 0)
-		path += 22;
-	else if (strncmp(path, "metadata.labels['", 17) == 0)
-		path += 17;
-	else
-		return 0;
-	return strncmp(path, key, kl) == 0 && strcmp(path + kl, "']") == 0;
-}
-
-/* The same for the Job controller's completion index (INDEX_KEY). */
+/* 1 when container ctr's entry name reads the Job controller's completion index. */
 static int own_from_index(const cJSON *ctr, const char *name)
 {
-	return own_from_key(ctr, name, INDEX_KEY);
+	return ownenv_from_key(ctr, name, INDEX_KEY);
 }
 
 /*
@@ -772,7 +749,8 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 				}
 				if (ownenv_per_rank(env.vars[k].name) && w->t.start > 0 &&
 				    w->t.kind->index_label != NULL &&
-				    own_from_key(ctr, env.vars[k].name, w->t.kind->index_label)) {
+				    ownenv_from_key(ctr, env.vars[k].name,
+				                    w->t.kind->index_label)) {
 					/* the pod index is the ordinal: the ranks plus the start */
 					first = v->n_problems == 0;
 					view_problem(

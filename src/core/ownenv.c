@@ -326,3 +326,21 @@ void ownenv_wrong_warning(const char *cname, const char *name, const char *own, 
 		effect = "not rank 0's pod; remove it";
 	warn_text(msg, len, cname != NULL ? cname : "?", name, own, how, world, effect);
 }
+
+int ownenv_rdzv_conf_unmerged(const cJSON *ctr, char *msg, size_t len)
+{
+	int index;
+	const cJSON *e = ownenv_entry(ctr, "PET_RDZV_CONF", &index);
+	const char *v = json_str(e, "value"), *cname = json_str(ctr, "name");
+
+	if (e == NULL ||
+	    (!cJSON_HasObjectItem(e, "valueFrom") && (v == NULL || strstr(v, "$(") == NULL)))
+		return 0; /* absent, or a literal: merged (plan_rdzv_conf) */
+	if (v != NULL && strstr(v, "is_host") != NULL)
+		return 0; /* it says is_host itself: its own choice */
+	snprintf(msg, len,
+	         "distenv: container %.40s: PET_RDZV_CONF from a reference gets no is_host, so "
+	         "torchrun guesses its host: use a literal",
+	         cname != NULL ? cname : "?");
+	return 1;
+}

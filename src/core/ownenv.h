@@ -80,6 +80,16 @@ enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, co
 void ownenv_wrong_warning(const char *cname, const char *name, const char *own, const char *how,
                           const char *world, char *msg, size_t len);
 
+/*
+ * 1 when container ctr's own PET_RDZV_CONF (its last entry, ownenv_entry) is
+ * read at run time (valueFrom, or a value with a $(reference)) and its text
+ * does not say is_host: distenv cannot merge is_host into it, so torchrun
+ * guesses which pod hosts the c10d store from host names (NOTES: pytorch#73380)
+ * and the job may wait for a store no pod hosts. Then writes the warning,
+ * "distenv: container C: ...", under 120 characters for a short name, into msg.
+ */
+int ownenv_rdzv_conf_unmerged(const cJSON *ctr, char *msg, size_t len);
+
 /* 1 when name is a variable that differs from rank to rank (the list above). */
 int ownenv_per_rank(const char *name);
 

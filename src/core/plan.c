@@ -388,9 +388,13 @@ static enum plan_status plan_rdzv_conf(struct pod_plan *plan, const cJSON *spec)
 		const char *own = NULL;
 		struct env_list *l;
 		struct env_var *v;
-		char merged[1024];
+		char merged[1024], warning[PLAN_WARNING_LEN];
 		size_t k;
 
+		if (ownenv_rdzv_conf_unmerged(ctr, warning, sizeof(warning))) {
+			plan_warn_text(plan, warning);
+			continue; /* read at run time: is_host cannot be merged in */
+		}
 		if (user_env(ctr, &t->targets[i], "PET_RDZV_CONF", &own) <= 0 ||
 		    strstr(own, "is_host") != NULL)
 			continue; /* absent (distenv's is injected), theirs says it, or cannot be
@@ -452,8 +456,7 @@ static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod,
 			char how[220];
 			int rc;
 
-			if (l->vars[k].merge || strcmp(name, "PET_RDZV_CONF") == 0 ||
-			    !topology_target_may_define(&t->targets[i], name))
+			if (l->vars[k].merge || !topology_target_may_define(&t->targets[i], name))
 				continue; /* merged with the container's own (PET_RDZV_CONF), or
 				             absent */
 			/* the kind's own webhook writes these (LeaderWorkerSet's TPU_*), shorter */
@@ -462,8 +465,9 @@ static enum plan_status plan_own_values(struct pod_plan *plan, const cJSON *pod,
 			            strlen(t->kind->own_env_prefix)) == 0)
 				continue;
 			rc = ownenv_value(ctr, meta, name, &own, how, sizeof(how));
-			if (rc == 0)
-				continue;
+			if (rc == 0 || (rc > 0 && strcmp(name, "PET_RDZV_CONF") == 0))
+				continue; /* a literal PET_RDZV_CONF is merged, or says is_host
+				             itself: not compared; a reference is recorded */
 			/* a literal MASTER_PORT is followed by every address variable: agreed */
 			if (strcmp(name, "MASTER_ADDR") == 0)
 				world = env_value(&plan->env, name);

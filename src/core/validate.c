@@ -769,6 +769,12 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 						v->reason = DENY_ENV;
 					continue;
 				}
+				if (strcmp(env.vars[k].name, "PET_RDZV_CONF") == 0) {
+					if (ownenv_rdzv_conf_unmerged(ctr, msg, sizeof(msg)))
+						view_warn_template(v, w, i, "%s",
+						                   msg + strlen("distenv: "));
+					continue;
+				}
 				if (!judged_at_apply(env.vars[k].name, ranks) ||
 				    ownenv_value(ctr, NULL, env.vars[k].name, &own, how,
 				                 sizeof(how)) <= 0)

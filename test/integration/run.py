@@ -1124,6 +1124,47 @@ class Suite:
             check(r.get("allowed") is allowed and (says is None or says in msg),
                   "validate %r: %r" % (anns, r))
 
+    def case_rdzv_conf_reference(self):
+        """An elastic pod whose container sets PET_RDZV_CONF by a reference, over HTTPS:
+        distenv cannot merge is_host into a value read at run time, so torchrun would guess
+        the store's host from host names; the pod keeps its own value (no is_host added),
+        each rank is warned and the marker records it; /validate warns at apply. A literal is
+        merged, with no warning."""
+        want = ("distenv: container train: PET_RDZV_CONF from a reference gets no is_host, so "
+                "torchrun guesses its host: use a literal")
+        ann = {"distenv.dev/world-size": "2", "distenv.dev/elastic": "1:2",
+               "distenv.dev/frameworks": "pytorch"}
+        for entry, warned in (({"value": "$(BASE)"}, True),
+                              ({"valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}, True),
+                              ({"value": "timeout=900"}, False)):
+            own = [{"name": "BASE", "value": "timeout=900"}, dict({"name": "PET_RDZV_CONF"}, **entry)]
+            for rank in (0, 1):
+                pod = sts_pod("el", rank, ns="ml", annotations=ann,
+                              containers=[container("train", env=own)])
+                resp = self.admit(pod, ns="ml")
+                check(resp.get("allowed") is True and
+                      (resp.get("warnings") or []) == ([want] if warned else []),
+                      "%r rank %d: %r" % (entry, rank, resp))
+                patched, _ = self.admit_and_apply(pod, ns="ml")
+                ctr = patched["spec"]["containers"][0]
+                mine = [e for e in ctr["env"] if e["name"] == "PET_RDZV_CONF"]
+                merged = [{"name": "PET_RDZV_CONF", "value": "timeout=900,is_host=%d" % (rank == 0)}]
+                check(mine == ([own[1]] if warned else merged),
+                      "%r rank %d: entries %r" % (entry, rank, mine))
+                marker = patched["metadata"]["annotations"]["distenv.dev/injected"]
+                check(("own=PET_RDZV_CONF" in marker) is warned, "%r: marker %r" % (entry, marker))
+            sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                   "metadata": {"name": "el", "namespace": "ml"},
+                   "spec": {"replicas": 2, "serviceName": "el", "podManagementPolicy": "Parallel",
+                            "selector": {"matchLabels": {"app": "el"}},
+                            "template": {"metadata": {"labels": {"app": "el",
+                                                                 "distenv.dev/inject": "true"},
+                                                      "annotations": {"distenv.dev/elastic": "1:2"}},
+                                         "spec": {"containers": [container("train", env=own)]}}}}
+            r = self.validate_workload(sts)
+            check(r.get("allowed") is True and (want in (r.get("warnings") or [])) is warned,
+                  "validate %r: %r" % (entry, r))
+
     def case_env_listed_twice(self):
         """A variable listed twice in a container's env, over HTTPS: the kubelet keeps the
         last entry (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables fills a map in
@@ -2650,6 +2691,8 @@ def main():
                  suite.case_world_above_pods)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "
                  "at /mutate and /validate", suite.case_env_listed_twice)
+        run_case("PET_RDZV_CONF from a reference: no is_host can be merged, warned at /mutate "
+                 "and /validate", suite.case_rdzv_conf_reference)
         run_case("allowed without patch: no label, UPDATE, DELETE, ConfigMap", suite.case_skips)
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)

@@ -291,9 +291,59 @@ static void test_entry(void)
 	CHECK(ownenv_entry(NULL, "RANK", &(int){0}) == NULL, "no container: no entry");
 }
 
+/*
+ * ownenv_rdzv_conf_unmerged: 1 (and the warning) only when the entry the
+ * process sees is read at run time and does not say is_host.
+ */
+static void test_rdzv_conf_unmerged(void)
+{
+	static const struct {
+		const char *env;
+		int want;
+	} rows[] = {
+	    {"[]", 0},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"a=b\"}]", 0},
+	    {"[{\"name\":\"PET_RDZV_CONF\"}]", 0},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"$(B)\"}]", 1},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"a=$(B)\"}]", 1},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"$(B),is_host=0\"}]", 0},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"valueFrom\":{\"configMapKeyRef\":{}}}]", 1},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"$(B)\"},{\"name\":\"PET_RDZV_CONF\","
+	     "\"value\":\"a=b\"}]",
+	     0},
+	    {"[{\"name\":\"PET_RDZV_CONF\",\"value\":\"a=b\"},{\"name\":\"PET_RDZV_CONF\","
+	     "\"value\":\"$(B)\"}]",
+	     1},
+	    {"[{\"name\":\"PET_RDZV_CONFX\",\"value\":\"$(B)\"}]", 0},
+	};
+	char buf[512], msg[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *ctr;
+		int got;
+
+		snprintf(buf, sizeof(buf), "{\"name\":\"train\",\"env\":%s}", rows[i].env);
+		ctr = cJSON_Parse(buf);
+		CHECK(ctr != NULL, "row %zu: JSON", i);
+		msg[0] = '\0';
+		got = ownenv_rdzv_conf_unmerged(ctr, msg, sizeof(msg));
+		CHECK(got == rows[i].want, "row %zu (%s): %d, want %d", i, rows[i].env, got,
+		      rows[i].want);
+		if (rows[i].want)
+			CHECK(strcmp(msg,
+			             "distenv: container train: PET_RDZV_CONF from a reference "
+			             "gets no is_host, so torchrun guesses its host: use a "
+			             "literal") == 0,
+			      "row %zu: '%s'", i, msg);
+		cJSON_Delete(ctr);
+	}
+}
+
 int main(void)
 {
 	test_entry();
+	test_rdzv_conf_unmerged();
 	test_judge();
 	test_wrong_warning();
 	test_value();

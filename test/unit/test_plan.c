@@ -351,6 +351,85 @@ static void test_rdzv_conf_listed_twice(void)
 }
 
 /*
+ * An elastic pod whose container sets PET_RDZV_CONF by a reference (valueFrom,
+ * or a value with $(...)): distenv cannot merge is_host into what is read at
+ * run time, so torchrun would guess the store's host; the pod is admitted with
+ * its own value (distenv adds no entry), warned on every rank, and the marker
+ * records own=PET_RDZV_CONF. A reference whose text says is_host, a literal
+ * (merged), or a reference hidden by a later literal entry: no warning.
+ */
+static void test_rdzv_conf_reference(void)
+{
+	static const struct {
+		const char *what, *env;
+		int warned, own; /* own: the marker records own=PET_RDZV_CONF */
+	} rows[] = {
+	    {"$(reference)", LIT("B", "timeout=9") "," LIT("PET_RDZV_CONF", "$(B)"), 1, 1},
+	    {"valueFrom",
+	     "{\"name\":\"PET_RDZV_CONF\",\"valueFrom\":{\"configMapKeyRef\":{\"name\":"
+	     "\"c\",\"key\":\"k\"}}}",
+	     1, 1},
+	    {"a literal, then a reference: the reference is what runs",
+	     LIT("PET_RDZV_CONF", "a=b") "," LIT("PET_RDZV_CONF", "$(PET_RDZV_CONF),c=d"), 1, 1},
+	    {"a reference that says is_host", LIT("PET_RDZV_CONF", "$(B),is_host=1"), 0, 1},
+	    {"a reference hidden by a later literal",
+	     LIT("PET_RDZV_CONF", "$(B)") "," LIT("PET_RDZV_CONF", "a=b"), 0, 0},
+	    {"a literal", LIT("PET_RDZV_CONF", "a=b"), 0, 0},
+	};
+	struct config cfg;
+	size_t i;
+	int r, k;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		for (r = 0; r < 2; r++) {
+			struct pod_plan plan;
+			char err[512] = "";
+			cJSON *pod = sts_pod(rows[i].env, "\"distenv.dev/elastic\":\"2:4\"", r);
+			const char *
+			    marker = NULL,
+			   *want =
+			       "distenv: container trainer: PET_RDZV_CONF from a reference gets no "
+			       "is_host, so torchrun guesses its host: use a literal";
+			const cJSON *op;
+			cJSON *patch;
+			int warned = 0;
+
+			CHECK(pod != NULL, "%s: pod", rows[i].what);
+			if (pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) !=
+			    PLAN_OK) {
+				CHECK(0, "%s: rank %d: %s", rows[i].what, r, err);
+				cJSON_Delete(pod);
+				continue;
+			}
+			for (k = 0; k < plan.n_warnings; k++)
+				warned += strcmp(plan.warnings[k], want) == 0;
+			CHECK(warned == rows[i].warned, "%s: rank %d: warned %d times, want %d",
+			      rows[i].what, r, warned, rows[i].warned);
+			patch = cJSON_Parse(plan.patch.buf);
+			cJSON_ArrayForEach(op, patch)
+			{
+				if (strcmp(json_str(op, "path"),
+				           "/metadata/annotations/distenv.dev~1injected") == 0)
+					marker = json_str(op, "value");
+			}
+			CHECK(marker != NULL &&
+			          (strstr(marker, "own=PET_RDZV_CONF") != NULL) == rows[i].own,
+			      "%s: rank %d: marker '%s'", rows[i].what, r, marker ? marker : "");
+			/* the container's own entry wins: distenv adds none of that name */
+			apply_env_patch(pod, plan.patch.buf);
+			if (rows[i].warned)
+				CHECK(kubelet_value(pod, "PET_RDZV_CONF") == NULL ||
+				          strstr(kubelet_value(pod, "PET_RDZV_CONF"), "is_host") ==
+				              NULL,
+				      "%s: rank %d: is_host added", rows[i].what, r);
+			cJSON_Delete(patch);
+			pod_plan_free(&plan);
+			cJSON_Delete(pod);
+		}
+}
+
+/*
  * A pod's own value of a per-rank variable, listed twice: judged by the entry
  * its process sees (the last), warned when that one is wrong, silent when
  * only a hidden one is.
@@ -690,6 +769,7 @@ int main(void)
 {
 	test_apply_is_creation();
 	test_rdzv_conf_listed_twice();
+	test_rdzv_conf_reference();
 	test_own_value_listed_twice();
 	test_istio_warning();
 	test_large_world();

@@ -47,6 +47,15 @@ static char *dq(const char *s)
 	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
 	    anns, "") "}}"
 
+/* An elastic StatefulSet whose container sets PET_RDZV_CONF with entry (its value or valueFrom). */
+#define RDZV_STS(entry)                                                                            \
+	"{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','"                    \
+	"podManagementPolicy':"                                                                    \
+	"'Parallel','template':{'metadata':{'labels':{'distenv.dev/"                               \
+	"inject':'true'},'annotations':{"                                                          \
+	"'distenv.dev/elastic':'1:2'}},'spec':{'containers':[{'name':'t','env':[{'name':'BASE',"   \
+	"'value':'timeout=900'},{'name':'PET_RDZV_CONF'," entry "}]}]}}}}"
+
 /* Services the fake look-up knows, by name. */
 static int fake_service(void *ctx, const char *ns, const char *name, struct service_info *out,
                         char *err, size_t errlen)
@@ -105,6 +114,17 @@ static const struct {
      STS("ddp", "'podManagementPolicy':'Parallel',",
          "'distenv.dev/world-size':'3','distenv.dev/elastic':'1:3'"),
      1, NULL, "world size 3 (annotation) is above the 2 replicas: ranks from 2 never start"},
+    {"elastic, PET_RDZV_CONF from a $(reference): warned, no is_host can be merged", "StatefulSet",
+     RDZV_STS("'value':'$(BASE)'"), 1, NULL,
+     "distenv: container t: PET_RDZV_CONF from a reference gets no is_host, so torchrun guesses "
+     "its host: use a literal"},
+    {"elastic, PET_RDZV_CONF from valueFrom: warned", "StatefulSet",
+     RDZV_STS("'valueFrom':{'configMapKeyRef':{'name':'c','key':'k'}}"), 1, NULL,
+     "distenv: container t: PET_RDZV_CONF from a reference gets no is_host"},
+    {"elastic, PET_RDZV_CONF a literal: merged, no warning", "StatefulSet",
+     RDZV_STS("'value':'timeout=900'"), 1, NULL, NULL},
+    {"elastic, PET_RDZV_CONF a reference that says is_host: its own choice, no warning",
+     "StatefulSet", RDZV_STS("'value':'$(BASE),is_host=0'"), 1, NULL, NULL},
     {"nproc-per-node above the GPUs of a container: warned", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
      "'Parallel','template':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"

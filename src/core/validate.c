@@ -224,7 +224,9 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 		if (annotation_check_all(anns, cfg, err, sizeof(err), unknown, sizeof(unknown),
 		                         &n_unknown) > 0) {
 			int first = v->n_problems == 0;
-			view_problem(v, "%s", err);
+			/* after the template's name when the workload has several */
+			view_problem(v, "%s%s%s", w->tmpl_what[i], w->tmpl_what[i][0] ? ": " : "",
+			             err);
 			if (first)
 				v->reason = DENY_ANNOTATION;
 		}
@@ -488,17 +490,23 @@ static void check_grows(struct topology *t, const struct framework *fw, int aske
 		          fw->grows, sz, t->world_size, ENV_STRING_MAX);
 }
 
-/* Every host a DNS label; what grows with the world within the exec limit. */
+/*
+ * Every host a DNS label; each opted-in template's elastic range against the
+ * world (its pods are refused when MIN is above it); what grows with the world
+ * within the exec limit. The frameworks are every template's: those a template
+ * asks for (distenv.dev/frameworks) and, for a template that asks for none,
+ * what its pods get by default.
+ */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
-	const cJSON *anns = json_get(json_get(w->tmpl[0], "metadata"), "annotations");
-	const char *fws = json_str(anns, ANN_FRAMEWORKS), *el = json_str(anns, ANN_ELASTIC);
 	struct topology *t = &w->t;
-	unsigned frameworks = cfg->default_frameworks;
+	unsigned frameworks = 0, asked = 0, m;
+	int defaults = 0;
 	char msg[512];
 	long lo, hi;
 	size_t f;
 	long r;
+	int i;
 
 	if (world < 1 || world > cfg->max_world_size)
 		return;
@@ -512,27 +520,43 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 		view_problem(v, "the hostname of rank %ld of %s %s, %s", r, w->kind, w->name, msg);
 		return;
 	}
-	if (el != NULL && annotation_range(el, cfg->max_world_size, &lo, &hi) == 0) {
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		const char *el = json_str(anns, ANN_ELASTIC), *what = w->tmpl_what[i];
+
+		if (el == NULL || annotation_range(el, cfg->max_world_size, &lo, &hi) != 0)
+			continue; /* a bad annotation is a problem of its own */
 		if (lo > world)
 			view_problem(
 			    v,
-			    "annotation %s: MIN %ld is above the world size %ld, so torchrun would "
-			    "wait for nodes that never exist",
-			    ANN_ELASTIC, lo, world);
+			    "%s%sannotation %s: MIN %ld is above the world size %ld, so torchrun "
+			    "would wait for nodes that never exist",
+			    what, what[0] ? ": " : "", ANN_ELASTIC, lo, world);
 		else if (hi > world)
-			view_warn(
-			    v,
+			view_warn_template(
+			    v, w, i,
 			    "elastic MAX %ld is above the world size %ld: more nodes join only "
 			    "when the workload is scaled up",
 			    hi, world);
 	}
-	if (fws != NULL && config_parse_frameworks(fws, &frameworks) != 0)
-		return;
-	for (f = 0; fws == NULL && f < (size_t)w->n_tmpl; f++)
-		frameworks |= topology_template_frameworks(
-		    json_get(w->tmpl[f], "spec"),
-		    json_get(json_get(w->tmpl[f], "metadata"), "annotations"), cfg);
-	t->frameworks_asked = fws != NULL ? frameworks : 0;
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		const char *fws = json_str(anns, ANN_FRAMEWORKS);
+
+		if (fws != NULL && config_parse_frameworks(fws, &m) != 0)
+			return; /* a bad annotation is a problem of its own */
+		if (fws != NULL) {
+			asked |= m;
+			frameworks |= m;
+		} else {
+			defaults = 1;
+			frameworks |=
+			    topology_template_frameworks(json_get(w->tmpl[i], "spec"), anns, cfg);
+		}
+	}
+	if (defaults)
+		frameworks |= cfg->default_frameworks;
+	t->frameworks_asked = asked;
 	for (f = 0; framework_at(f) != NULL; f++)
 		if ((frameworks & framework_at(f)->bit) && framework_at(f)->refuse != NULL &&
 		    framework_at(f)->refuse(t, NULL, msg, sizeof(msg)))
@@ -543,7 +567,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	t->port = cfg->default_port;
 	for (f = 0; framework_at(f) != NULL; f++)
 		if ((frameworks & framework_at(f)->bit) && framework_at(f)->grows != NULL)
-			check_grows(t, framework_at(f), fws != NULL, v);
+			check_grows(t, framework_at(f), (asked & framework_at(f)->bit) != 0, v);
 }
 
 /* What a known launcher would misread in a pod template (topology_launcher_warnings). */
@@ -986,8 +1010,8 @@ static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
 	struct validation *scratch = calloc(1, sizeof(*scratch));
 	struct view *w = calloc(1, sizeof(*w));
 	const char *el;
-	long n;
-	int rc = -1;
+	long n, lo, hi;
+	int i, rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (scratch == NULL || w == NULL)
@@ -997,11 +1021,19 @@ static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
 	out->world = w->count;
 	if (!k->fixed_world && (n = annotated_world(w, cfg)) > 0)
 		out->world = n;
-	el = out->opted_in
-	         ? json_str(json_get(json_get(w->tmpl[0], "metadata"), "annotations"), ANN_ELASTIC)
-	         : NULL;
-	if (el != NULL && annotation_range(el, cfg->max_world_size, &out->lo, &out->hi) != 0)
-		out->lo = out->hi = 0;
+	/* the range every opted-in template's pods were told (none if one was told none) */
+	for (i = 0; i < w->n_tmpl; i++) {
+		el = json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+		              ANN_ELASTIC);
+		if (el == NULL || annotation_range(el, cfg->max_world_size, &lo, &hi) != 0) {
+			out->lo = out->hi = 0;
+			break;
+		}
+		if (i == 0 || lo > out->lo)
+			out->lo = lo;
+		if (i == 0 || hi < out->hi)
+			out->hi = hi;
+	}
 	if (cJSON_IsTrue(json_get(spec, "suspend")))
 		out->world = 0; /* a suspended Job or JobSet runs no pod */
 	rc = 0;

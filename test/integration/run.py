@@ -1100,6 +1100,119 @@ class Suite:
             else:
                 check(r.get("allowed") is True, "validate %s: %r" % (",".join(names), r))
 
+    # Every per-template rule of /validate (test/unit/testtemplates.h, the unit tests' table),
+    # each (name, template annotations, pod spec, container, labels, places, refused, answer):
+    # {T} the template's name, {W} the world. places: "js" the middle replicated Job of three,
+    # "lws" the worker template.
+    PER_TEMPLATE = [
+        ("a port that is no port number", {"distenv.dev/port": "0"}, {}, {}, None, "js lws", True,
+         '{T}: annotation distenv.dev/port: "0" is not a port number between 1 and 65535'),
+        ("a framework misspelled", {"distenv.dev/frameworks": "pytroch"}, {}, {}, None, "js lws",
+         True, '{T}: annotation distenv.dev/frameworks: "pytroch" is not a comma list of pytorch, '
+         "tensorflow, jax, xgboost, paddle, tpu"),
+        ("an annotation misspelled", {"distenv.dev/wolrd-size": "3"}, {}, {}, None, "js lws",
+         False, "{T}: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) "
+         "(ignored)"),
+        ("max-restarts without elastic", {"distenv.dev/max-restarts": "3"}, {}, {}, None,
+         "js lws", False, "{T}: distenv.dev/max-restarts is ignored without distenv.dev/elastic: "
+         "only elastic jobs get PET_MAX_RESTARTS"),
+        ("elastic MIN above the world", {"distenv.dev/elastic": "9:10"}, {}, {}, None, "js lws",
+         True, "{T}: annotation distenv.dev/elastic: MIN 9 is above the world size {W}, so "
+         "torchrun would wait for nodes that never exist"),
+        ("elastic MAX above the world", {"distenv.dev/elastic": "1:9"}, {}, {}, None, "js lws",
+         False, "{T}: elastic MAX 9 is above the world size {W}: more nodes join only when the "
+         "workload is scaled up"),
+        ("hostNetwork without ClusterFirstWithHostNet", {}, {"hostNetwork": True}, {}, None,
+         "js lws", False, "{T}: hostNetwork needs dnsPolicy: ClusterFirstWithHostNet, or "
+         "MASTER_ADDR will not resolve"),
+        ("dnsPolicy Default", {}, {"dnsPolicy": "Default"}, {}, None, "js lws", False,
+         "{T}: dnsPolicy Default: the node's DNS usually cannot resolve MASTER_ADDR; use "
+         "ClusterFirst"),
+        ("hostNetwork ranks that may share a node", {},
+         {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}, {}, None, "js lws", False,
+         "{T}: hostNetwork ranks may share a node and its ports: add a hostname podAntiAffinity "
+         "or spread"),
+        ("a container's own MASTER_ADDR, not rank 0's", {}, {},
+         {"env": [{"name": "MASTER_ADDR", "value": "x.y"}]}, None, "js lws", False,
+         "{T}: container t: MASTER_ADDR=x.y is not a name of rank 0's pod: every rank meets "
+         "there; check it"),
+        ("a container's own MASTER_PORT, no port number", {}, {},
+         {"env": [{"name": "MASTER_PORT", "value": "abc"}]}, None, "js lws", True,
+         '{T}: container t sets MASTER_PORT to "abc", which is not a port number between 1 and '
+         "65535"),
+        ("a container's own WORLD_SIZE", {}, {}, {"env": [{"name": "WORLD_SIZE", "value": "7"}]},
+         None, "js lws", False, "{T}: container t: WORLD_SIZE=7, not distenv's {W}: env:// waits "
+         "for that many; torchrun sets its own"),
+        ("one literal RANK for two ranks", {}, {}, {"env": [{"name": "RANK", "value": "1"}]}, None,
+         "js lws", True, "{T}: container t sets RANK=1 for each of its 2 ranks, so they would all "
+         "claim one rank: remove RANK from its env (distenv gives each pod its own)"),
+        ("RANK from the completion index", {}, {}, {"env": [{"name": "RANK", "valueFrom": {
+            "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/"
+                                      "job-completion-index']"}}}]}, None, "js", True,
+         "{T}: container t sets RANK from the completion index, 0 to 1 in each of its 1 Job(s), "
+         "not the ranks of JobSet js's 6 pods, so two pods would claim one rank: remove RANK "
+         "from its env (distenv gives each pod its own)"),
+        ("LOCAL_RANK with two processes a pod", {"distenv.dev/nproc-per-node": "2"}, {},
+         {"env": [{"name": "LOCAL_RANK", "value": "0"}]}, None, "js lws", False,
+         "{T}: container t sets LOCAL_RANK: launchers start 1 process, not 2; remove it"),
+        ("nproc-per-node above the GPUs", {"distenv.dev/nproc-per-node": "16"}, {},
+         {"resources": {"limits": {"nvidia.com/gpu": "8"}}}, None, "js lws", False,
+         "{T}: distenv.dev/nproc-per-node 16 is above the 8 GPUs of a container: processes "
+         "would share a GPU; set 8"),
+        ("a template that does not opt in", {}, {}, {}, {"app": "ddp"}, "js lws", False,
+         "{T}: no label distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts them"),
+    ]
+
+    @staticmethod
+    def per_template_workload(rule, place):
+        """The JobSet of three replicated Jobs (a, b, c; 2 pods each) or the LeaderWorkerSet of
+        one group of 3 with rule's problem on b or on the worker template, the others clean."""
+        _, anns, spec, ctr, labels, _, _, _ = rule
+
+        def tmpl(bad):
+            c = {"name": "t", "image": "registry.invalid/train:1"}
+            c.update(ctr if bad else {})
+            s = dict(spec if bad else {})
+            s["containers"] = [c]
+            meta = {"labels": dict(labels if bad and labels is not None
+                                   else {"distenv.dev/inject": "true"})}
+            if bad and anns:
+                meta["annotations"] = dict(anns)
+            return {"metadata": meta, "spec": s}
+        if place == "js":
+            return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                    "metadata": {"name": "js", "namespace": "ml"},
+                    "spec": {"replicatedJobs": [
+                        {"name": n, "replicas": 1, "template": {"spec": {
+                            "completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                            "template": tmpl(n == "b")}}} for n in "abc"]}}
+        return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                "metadata": {"name": "lws", "namespace": "ml"},
+                "spec": {"replicas": 1, "leaderWorkerTemplate": {
+                    "size": 3, "leaderTemplate": tmpl(False), "workerTemplate": tmpl(True)}}}
+
+    def case_per_template(self):
+        """Every per-template rule of /validate over HTTPS with its problem on a template other
+        than the first (the middle replicated Job of a JobSet, a LeaderWorkerSet's worker
+        template), the others clean: refused or warned with the whole answer, which names that
+        template and no other."""
+        names = {"js": "replicated Job b", "lws": "worker template"}
+        others = ("replicated Job a", "replicated Job c", "leader template")
+        for rule in self.PER_TEMPLATE:
+            name, _, _, _, _, places, refused, answer = rule
+            for place in places.split():
+                want = "distenv: " + answer.replace("{T}", names[place]).replace(
+                    "{W}", "6" if place == "js" else "3")
+                r = self.validate_workload(self.per_template_workload(rule, place))
+                msg = (r.get("status") or {}).get("message", "")
+                warns = r.get("warnings") or []
+                where = "%s on the %s: %r" % (name, names[place], r)
+                if refused:
+                    check(r.get("allowed") is False and msg == want, where)
+                else:
+                    check(r.get("allowed") is True and want[:119] in warns, where)
+                check(not any(o in w for o in others for w in warns + [msg]), where)
+
     def case_world_above_pods(self):
         """A StatefulSet annotated with a world above its replicas (GPUs counted): every pod
         would wait for ranks that never start, so /validate refuses it at apply with the fix;
@@ -2687,6 +2800,9 @@ def main():
                  "warned at /mutate and denied at /validate", suite.case_own_env)
         run_case("TensorFlow roles on some replicated Jobs and not others: refused at /validate",
                  suite.case_tensorflow_roles)
+        run_case("every per-template rule at /validate with its problem on a JobSet's middle "
+                 "replicated Job and a LeaderWorkerSet's worker template: the whole answer, "
+                 "naming that template", suite.case_per_template)
         run_case("a fixed world above the replicas refused at /validate, an elastic one warned",
                  suite.case_world_above_pods)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "testtemplates.h"
 #include "testutil.h"
 
 #define STS                                                                                        \
@@ -526,6 +527,81 @@ static void test_left_out_once(const struct config *cfg)
 	strbuf_free(&wb);
 }
 
+/*
+ * Every per-template rule of testtemplates.h through render, its problem on
+ * the first, middle or last replicated Job of a JobSet, or on a
+ * LeaderWorkerSet's leader or worker template: a denial is the workload's,
+ * naming that template; a warning is printed once, naming it and no other;
+ * a warning of the pods is the ranks of that template's pods alone.
+ */
+static void test_per_template(const struct config *cfg)
+{
+	size_t r;
+	int p, q;
+
+	for (r = 0; r < sizeof(tt_rules) / sizeof(tt_rules[0]); r++)
+		for (p = 0; p < TT_N_PLACES; p++) {
+			const struct tt_rule *rule = &tt_rules[r];
+			struct render_opts o = {NULL, 0, RENDER_TEXT};
+			char want[1024], line[1200], err[1024] = "", *txt, *out;
+			const char *name = tt_places[p].bit & TT_JS ? "js" : "lws", *warn;
+			struct strbuf wb;
+
+			if (!(rule->places & tt_places[p].bit))
+				continue;
+			txt = tt_json(rule, p);
+			strbuf_init(&wb);
+			out = render_manifest(txt, strlen(txt), cfg, &o, &wb, err, sizeof(err));
+			warn = wb.buf ? wb.buf : "";
+			tt_want(want, sizeof(want), rule->want, p, rule->deny ? 0 : 120);
+			if (rule->deny) {
+				snprintf(line, sizeof(line), "%s ml/%s: %s", tt_places[p].kind,
+				         name, want);
+				CHECK(out == NULL && strcmp(err, line) == 0,
+				      "render, %s on the %s: err '%s', want '%s'", rule->name,
+				      tt_places[p].what, err, line);
+			} else {
+				snprintf(line, sizeof(line), "warning: %s %s: %s\n",
+				         tt_places[p].kind, name, want);
+				CHECK(out != NULL && strstr(warn, line) != NULL &&
+				          lines_distinct(warn),
+				      "render, %s on the %s: warnings '%s', want '%s' (err '%s')",
+				      rule->name, tt_places[p].what, warn, line, err);
+			}
+			for (q = 0; q < TT_N_PLACES; q++)
+				CHECK(q == p || (!strstr(warn, tt_places[q].what) &&
+				                 !strstr(err, tt_places[q].what)),
+				      "render, %s on the %s: '%s%s' names the %s", rule->name,
+				      tt_places[p].what, err, warn, tt_places[q].what);
+			if (rule->pod_warn != NULL) {
+				/* the pods' words, unless the template's warning said them whole */
+				int whole;
+
+				tt_want(want, sizeof(want), rule->pod_warn, p, 0);
+				whole =
+				    strlen(want) + strlen(tt_places[p].what) + strlen(": ") < 120;
+				snprintf(line, sizeof(line), "warning: %s: %s\n",
+				         tt_places[p].ranks, want);
+				CHECK((strstr(warn, line) != NULL) == !whole,
+				      "render, %s on the %s: warnings '%s', want '%s'", rule->name,
+				      tt_places[p].what, warn, line);
+				for (q = 0; q < TT_N_PLACES; q++)
+					if (q != p && (tt_places[q].bit & TT_JS) ==
+					                  (tt_places[p].bit & TT_JS)) {
+						snprintf(line, sizeof(line),
+						         "warning: %s: ", tt_places[q].ranks);
+						CHECK(strstr(warn, line) == NULL,
+						      "render, %s on the %s: warnings of %s: '%s'",
+						      rule->name, tt_places[p].what,
+						      tt_places[q].ranks, warn);
+					}
+			}
+			free(out);
+			free(txt);
+			strbuf_free(&wb);
+		}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -533,6 +609,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_leader_only(&cfg);
+	test_per_template(&cfg);
 	test_one_service(&cfg);
 	test_left_out_once(&cfg);
 	test_no_lookups();

@@ -34,6 +34,11 @@ static char *dq(const char *s)
 	"{'name':'" name "','replicas':" reps ",'template':{'spec':{'completions':" pods           \
 	",'parallelism':" pods ",'completionMode':'Indexed','template':{'metadata':{" OPT          \
 	"},'spec':{'containers':[{'name':'t'}]}}}}}"
+/* A replicated Job of 1 Job of pods pods, distenv.dev/elastic range on its template. */
+#define RJOB_EL(name, pods, range)                                                                 \
+	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" pods                  \
+	",'parallelism':" pods ",'completionMode':'Indexed','template':{'metadata':{" ELASTIC(     \
+	    range) "},'spec':{'containers':[{'name':'t'}]}}}}}"
 #define JOBSET(rjobs) "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" rjobs "]}}"
 #define LWS(reps, size)                                                                            \
 	"{'metadata':{'name':'lws'},'spec':{'replicas':" reps                                      \
@@ -79,6 +84,34 @@ static const struct {
     {"jobset replicas 2 -> 1", "JobSet", JOBSET(RJOB("w", "2", "2")), JOBSET(RJOB("w", "1", "2")),
      "distenv: JobSet js: world 4 -> 2 ranks, but the running pods keep WORLD_SIZE=4|"
      "distenv: to form one world of 2, restart every pod (delete and re-create JobSet js) or use "
+     "distenv.dev/elastic"},
+    /* the range the running pods were told is every template's: one not elastic keeps its world */
+    {"jobset elastic on every replicated Job, grown within", "JobSet",
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB_EL("b", "2", "2:8")),
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB_EL("b", "3", "2:8")), NULL},
+    {"jobset elastic on the first replicated Job only", "JobSet",
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB("b", "1", "2")),
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB("b", "1", "3")),
+     "distenv: JobSet js: world 4 -> 5 ranks, but the running pods keep WORLD_SIZE=4|"
+     "distenv: to form one world of 5, restart every pod (delete and re-create JobSet js) or use "
+     "distenv.dev/elastic"},
+    {"jobset elastic on the last replicated Job only", "JobSet",
+     JOBSET(RJOB("a", "1", "2") "," RJOB_EL("b", "2", "2:8")),
+     JOBSET(RJOB("a", "1", "2") "," RJOB_EL("b", "3", "2:8")),
+     "distenv: JobSet js: world 4 -> 5 ranks, but the running pods keep WORLD_SIZE=4|"
+     "distenv: to form one world of 5, restart every pod (delete and re-create JobSet js) or use "
+     "distenv.dev/elastic"},
+    {"jobset grown past the last replicated Job's narrower MAX", "JobSet",
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB_EL("b", "2", "2:4")),
+     JOBSET(RJOB_EL("a", "2", "2:8") "," RJOB_EL("b", "3", "2:4")),
+     "distenv: JobSet js: world 4 -> 5 ranks, but the running pods keep WORLD_SIZE=4|"
+     "distenv: to form one world of 5, restart every pod (delete and re-create JobSet js) or use "
+     "distenv.dev/elastic"},
+    {"jobset shrunk below the first replicated Job's higher MIN", "JobSet",
+     JOBSET(RJOB_EL("a", "2", "4:8") "," RJOB_EL("b", "2", "2:8")),
+     JOBSET(RJOB_EL("a", "2", "4:8") "," RJOB_EL("b", "1", "2:8")),
+     "distenv: JobSet js: world 4 -> 3 ranks, but the running pods keep WORLD_SIZE=4|"
+     "distenv: to form one world of 3, restart every pod (delete and re-create JobSet js) or use "
      "distenv.dev/elastic"},
     {"lws replicas: each group its own world", "LeaderWorkerSet", LWS("2", "4"), LWS("5", "4"),
      NULL},

@@ -8,6 +8,7 @@
 
 #include "admission.h"
 #include "kind.h"
+#include "testtemplates.h"
 #include "testutil.h"
 #include "validate.h"
 
@@ -387,6 +388,60 @@ static const struct {
      "," TMPL("", "") "}}}]}}",
      1, NULL,
      "distenv: replicated Job driver: no label distenv.dev/inject, so its pods get no env"},
+    /* the frameworks are every template's: asked on any replicated Job, not the first alone */
+    {"tensorflow asked on the first of three replicated Jobs, one named after a role", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" TF_RJOB(
+         "evaluator",
+         "1") ","
+              "{'name':'trainer','replicas':1,'template':{'spec':{'completions':1,'parallelism':1,"
+              "'completionMode':'Indexed'," TMPL(
+                  "",
+                  "") "}}},{'name':'data','replicas':1,'template':{"
+                      "'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+                          "", "") "}}}]}}",
+     1,
+     "distenv: tensorflow: replicated Job evaluator is named after a TensorFlow role and trainer "
+     "is not, so TF_CONFIG would make every pod a worker, evaluator included",
+     NULL},
+    {"tensorflow asked on the middle replicated Job alone", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'trainer','replicas':1,"
+     "'template':{'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+         "", "") "}}}," TF_RJOB("evaluator", "1") ",{'name':'data','replicas':1,'template':{"
+                                                  "'spec':{'completions':1,'parallelism':1,"
+                                                  "'completionMode':'Indexed'," TMPL("",
+                                                                                     "") "}}}]}}",
+     1,
+     "distenv: tensorflow: replicated Job evaluator is named after a TensorFlow role and trainer "
+     "is not, so TF_CONFIG would make every pod a worker, evaluator included",
+     NULL},
+    {"tensorflow asked on the last replicated Job alone", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'trainer','replicas':1,"
+     "'template':{'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+         "", "") "}}},{'name':'data','replicas':1,'template':{'spec':{'completions':1,"
+                 "'parallelism':1,'completionMode':'Indexed'," TMPL("", "") "}}}," TF_RJOB(
+                     "evaluator", "1") "]}}",
+     1,
+     "distenv: tensorflow: replicated Job evaluator is named after a TensorFlow role and trainer "
+     "is not, so TF_CONFIG would make every pod a worker, evaluator included",
+     NULL},
+    {"TF_CONFIG past the exec limit, tensorflow asked on the last replicated Job alone", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':1,'template':{"
+     "'spec':{'completions':2000,'parallelism':2000,'completionMode':'Indexed'," TMPL(
+         "'distenv.dev/frameworks':'pytorch'", "") "}}}," TF_RJOB("b", "2000") "]}}",
+     1,
+     "distenv: TF_CONFIG would be about 173853 bytes for 4000 ranks, above Linux's limit of "
+     "131072 bytes for one environment string: drop tensorflow from distenv.dev/frameworks",
+     NULL},
+    {"TF_CONFIG past the exec limit, tensorflow a default of the last replicated Job", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':1,'template':{"
+     "'spec':{'completions':2000,'parallelism':2000,'completionMode':'Indexed'," TMPL(
+         "'distenv.dev/frameworks':'pytorch'",
+         "") "}}},{'name':'b','replicas':1,'template':{"
+             "'spec':{'completions':2000,'parallelism':"
+             "2000,'completionMode':'Indexed'," TMPL("", "") "}}}]}}",
+     1, NULL,
+     "distenv: TF_CONFIG left out: 173853 bytes for 4000 ranks, over Linux's 131072 per "
+     "variable"},
     {"a LeaderWorkerSet no template of which opts in", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
      "'spec':{}},'workerTemplate':{'spec':{}}}}}",
@@ -719,6 +774,63 @@ static void test_warning_list(void)
 	free(w);
 }
 
+/*
+ * Every per-template rule with its problem on the first, the middle and the
+ * last replicated Job of a JobSet, and on a LeaderWorkerSet's leader and
+ * worker templates, the others clean (testtemplates.h): the whole answer,
+ * naming that template and no other.
+ */
+static void test_per_template(void)
+{
+	struct config cfg;
+	size_t r;
+	int p, q, w;
+
+	config_defaults(&cfg);
+	for (r = 0; r < sizeof(tt_rules) / sizeof(tt_rules[0]); r++)
+		for (p = 0; p < TT_N_PLACES; p++) {
+			const struct tt_rule *rule = &tt_rules[r];
+			char *txt, want[1024];
+			struct validation v;
+			cJSON *obj;
+			int found = 0;
+
+			if (!(rule->places & tt_places[p].bit))
+				continue;
+			txt = tt_json(rule, p);
+			obj = cJSON_Parse(txt);
+			CHECK(obj != NULL, "%s on the %s: JSON", rule->name, tt_places[p].what);
+			validate_workload(obj, tt_places[p].kind, "ml", &cfg, NULL, NULL, &v);
+			tt_want(want, sizeof(want), rule->want, p,
+			        rule->deny ? 0 : VALIDATE_WARNING_LEN);
+			if (rule->deny)
+				CHECK(v.n_problems == 1 && strcmp(v.denial, want) == 0,
+				      "%s on the %s: denial '%s' (%d problems), want '%s'",
+				      rule->name, tt_places[p].what, v.denial, v.n_problems, want);
+			else
+				CHECK(v.n_problems == 0, "%s on the %s: denied '%s'", rule->name,
+				      tt_places[p].what, v.denial);
+			for (w = 0; w < v.n_warnings; w++) {
+				found += strcmp(v.warnings[w], want) == 0;
+				for (q = 0; q < TT_N_PLACES; q++)
+					CHECK(q == p ||
+					          strstr(v.warnings[w], tt_places[q].what) == NULL,
+					      "%s on the %s: warning '%s' names the %s", rule->name,
+					      tt_places[p].what, v.warnings[w], tt_places[q].what);
+			}
+			for (q = 0; q < TT_N_PLACES; q++)
+				CHECK(q == p || strstr(v.denial, tt_places[q].what) == NULL,
+				      "%s on the %s: denial '%s' names the %s", rule->name,
+				      tt_places[p].what, v.denial, tt_places[q].what);
+			if (!rule->deny)
+				CHECK(found == 1, "%s on the %s: no warning '%s' (%d: '%s')",
+				      rule->name, tt_places[p].what, want, v.n_warnings,
+				      v.n_warnings ? v.warnings[0] : "");
+			cJSON_Delete(obj);
+			free(txt);
+		}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -727,6 +839,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_warning_list();
+	test_per_template();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

@@ -230,7 +230,7 @@ func TestValidateLeaderOnlyLeaderWorkerSet(t *testing.T) {
 	registerValidating(t, ns)
 
 	_, stderr, err := kubectlIn(t, leaderOnlyLWS("bad", "", `distenv.dev/port: "0"`), "-n", ns, "apply", "-f", "-")
-	want := `distenv: annotation distenv.dev/port: "0" is not a port number`
+	want := `distenv: leader template: annotation distenv.dev/port: "0" is not a port number`
 	if err == nil || !strings.Contains(stderr, want) {
 		t.Errorf("kubectl apply of a leader-only LeaderWorkerSet with port 0: err %v, stderr %q; want refused with %q",
 			err, stderr, want)

@@ -86,8 +86,10 @@ unit: $(TEST_BINS)
 
 # The tiers run the binary of this build directory, so `make check` tests the
 # sanitizer build and never replaces ./distenv-webhook.
+# Then every rule of docs/testing.md's "Every rule over HTTPS" against the answers it got.
 integration: $(BUILD)/distenv-webhook
-	$(Q)python3 test/integration/run.py --binary $(BUILD)/distenv-webhook
+	$(Q)python3 test/integration/run.py --binary $(BUILD)/distenv-webhook --answers $(BUILD)/answers.jsonl
+	$(Q)python3 scripts/rules-check.py --answers $(BUILD)/answers.jsonl
 
 test: unit integration
 
@@ -170,6 +172,7 @@ fuzz:
 # one survives (docs/mutants.md).
 mutants:
 	python3 scripts/promises-check.py
+	python3 scripts/rules-check.py
 	python3 test/mutants/run.py
 
 # The mutation score, measured by universalmutator (scripts/deps-mutation.sh):

@@ -78,6 +78,10 @@ FILTER = None
 SETUP = ("certs: ", "start: ", "look-ups: serve --kubeconfig", "equivalence: two servers")
 DEPS = {"metrics: counters": ("patch: ", "denied: ", "HTTP 400", "HTTP 404", "HTTP 413"),
         "secrets are never logged": ("(look-up)", "look-ups: SIGTERM")}
+# --answers FILE: every /mutate and /validate answer's denial and warnings, with the case
+# (its method's name) that got it over HTTPS, one JSON line each, for scripts/rules-check.py.
+ANSWERS = None
+CASE = None
 # Called after a failed case: starts the shared server again when the case left it dead,
 # so that one failure does not fail every case after it.
 AFTER_FAILURE = []
@@ -109,6 +113,8 @@ def run_case(name, fn, *args):
         return True
     if FILTER is not None and FILTER in name:
         results["chosen"] += 1
+    global CASE
+    CASE = getattr(fn, "__name__", None)
     try:
         fn(*args)
     except CaseFailed as e:
@@ -191,7 +197,26 @@ class Conn(http.client.HTTPSConnection):
         self.request(method, path, body=body, headers=h)
         resp = self.getresponse()
         data = resp.read()
+        if ANSWERS is not None and method == "POST" and path in ("/mutate", "/validate"):
+            record_answer(path, resp.status, data)
         return resp.status, resp, data
+
+
+def record_answer(path, status, data):
+    """Writes the answer's denial (or HTTP error) and warnings to ANSWERS, with the case
+    that got them."""
+    try:
+        body = json.loads(data)
+        r = body["response"] if status == 200 else {"allowed": False,
+                                                    "status": {"message": body["error"]}}
+    except (ValueError, KeyError, TypeError):
+        return
+    texts = [("warning", w) for w in r.get("warnings") or []]
+    msg = (r.get("status") or {}).get("message")
+    if r.get("allowed") is False and msg:
+        texts.append(("denial", msg))
+    for what, text in texts:
+        ANSWERS.write(json.dumps({"case": CASE, "path": path, "what": what, "text": text}) + "\n")
 
 
 # What a host outside a cluster has: no svc.<domain> in the search list. Every server
@@ -2737,11 +2762,15 @@ def main():
     ap.add_argument("--binary", default="./distenv-webhook")
     ap.add_argument("--valgrind", action="store_true", help="run the server under valgrind")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--answers", metavar="FILE",
+                    help="write every denial and warning with the case that got it (JSON lines)")
     ap.add_argument("-k", dest="filter", metavar="SUBSTR",
                     help="only the cases whose name holds SUBSTR (with their set-up)")
     args = ap.parse_args()
-    global FILTER
+    global FILTER, ANSWERS
     FILTER = args.filter
+    if args.answers:
+        ANSWERS = open(args.answers, "w", buffering=1)
     args.binary = os.path.abspath(args.binary)
     if args.valgrind:
         SLOW = 10.0

@@ -63,6 +63,7 @@ SNI = "distenv.distenv-system.svc"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "test", "lib"))
 import equivalence  # noqa: E402
+import controllers  # noqa: E402  (test/data/gen, on the path equivalence sets)
 import httpwire  # noqa: E402
 import tlsflights  # noqa: E402
 DATA = os.path.join(REPO, "test", "data")
@@ -417,6 +418,43 @@ def job_pod(job, index, annotations=None, containers=None, init_containers=None,
     if init_containers:
         pod["spec"]["initContainers"] = init_containers
     return pod
+
+
+def sts_doc(name, replicas, anns=None, containers=None, inject="true", ns="ml", init=None):
+    """A StatefulSet manifest whose pod template opts in (label value inject)."""
+    tmpl = {"metadata": {"labels": {"app": name, "distenv.dev/inject": inject},
+                         "annotations": dict(anns or {})},
+            "spec": {"containers": containers or [{"name": "train", "image": "train:1.0"}]}}
+    if init:
+        tmpl["spec"]["initContainers"] = init
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas, "serviceName": name, "podManagementPolicy": "Parallel",
+                     "selector": {"matchLabels": {"app": name}}, "template": tmpl}}
+
+
+def job_doc(name, completions, anns=None, ns="ml", subdomain=None, parallelism=None,
+            indexed=True, template_extra=None):
+    """An Indexed Job manifest whose pod template opts in."""
+    tspec = {"restartPolicy": "Never", "containers": [{"name": "train", "image": "train:1.0"}]}
+    if subdomain:
+        tspec["subdomain"] = subdomain
+    tspec.update(template_extra or {})
+    spec = {"completions": completions,
+            "parallelism": completions if parallelism is None else parallelism,
+            "template": {"metadata": {"labels": {"distenv.dev/inject": "true"},
+                                      "annotations": dict(anns or {})}, "spec": tspec}}
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": ns},
+            "spec": spec}
+
+
+def made(doc):
+    """(the object the API server stores, the pods its controller makes), as
+    test/data/gen/controllers.py's workload_pods builds them."""
+    obj, _, pods = controllers.workload_pods(copy.deepcopy(doc))
+    return obj, pods
 
 
 def expected_env(addr_host0, hosts, port, rank, world, nproc, frameworks, namespace=None,
@@ -2174,6 +2212,340 @@ class Suite:
             check(p.returncode != 0, "%r: exit 0" % extra)
             check(want in p.stderr, "%r: stderr %r does not mention %r" % (extra, p.stderr, want))
 
+    # -- every annotation value docs/reference.md names, and one it does not (issue 45)
+    def sts_patched(self, doc, rank):
+        """/validate allows doc without a warning; its controller's pod of rank `rank` is
+        patched (and the patch applied, idempotent). Returns the patched pod."""
+        obj, pods = made(doc)
+        r = self.validate_workload(obj)
+        check(r.get("allowed") is True and not r.get("warnings"),
+              "validate %r: %r" % (obj["spec"]["template"]["metadata"], r))
+        patched, _ = self.admit_and_apply(pods[rank], ns=obj["metadata"]["namespace"])
+        return patched
+
+    def refused(self, doc, want, rank=1, validate=True):
+        """/mutate denies the controller's pod of rank `rank` with exactly want, and /validate
+        (validate: the same words, or the words given) denies the workload."""
+        obj, pods = made(doc)
+        resp = self.admit(pods[rank], ns=obj["metadata"]["namespace"])
+        msg = (resp.get("status") or {}).get("message")
+        check(resp.get("allowed") is False and msg == want,
+              "/mutate: %r, want %r" % (msg, want))
+        if validate:
+            r = self.validate_workload(obj)
+            msg = (r.get("status") or {}).get("message")
+            vwant = want if validate is True else validate
+            check(r.get("allowed") is False and msg == vwant,
+                  "/validate: %r, want %r" % (msg, vwant))
+
+    def case_annotation_values(self):
+        """Every value docs/reference.md names for each distenv.dev/ annotation, on the pods
+        a StatefulSet's controller makes, over HTTPS: the exact env; and for each one value it
+        does not name: denied at /mutate and /validate with words naming the annotation and
+        the value."""
+        host = lambda r: "ddp-%d.ddp.ml.svc.cluster.local" % r  # noqa: E731
+        both = ("pytorch", "tensorflow")
+        W = {"distenv.dev/world-size": "2"}
+
+        def env(patched, i=0):
+            return patched["spec"]["containers"][i].get("env")
+
+        def bad(key, value, says, extra=None):
+            anns = dict(W, **(extra or {}))
+            anns["distenv.dev/" + key] = value
+            self.refused(sts_doc("ddp", 2, anns),
+                         'distenv: annotation distenv.dev/%s: "%s" %s' % (key, value, says))
+        # port: the first, the default and the last
+        for port in ("1", "29500", "65535"):
+            p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{"distenv.dev/port": port})), 1)
+            check_env(env(p), expected_env(host(0), [host(0), host(1)], int(port), 1, 2, 1, both),
+                      [], "port %s" % port)
+        bad("port", "65536", "is not a port number between 1 and 65535")
+        # world-size: 1, and the cap (limits.maxWorldSize, 65536) on the last pod
+        p = self.sts_patched(sts_doc("ddp", 1, {"distenv.dev/world-size": "1"}), 0)
+        check_env(env(p), expected_env(host(0), [host(0)], 29500, 0, 1, 1, both), [], "world 1")
+        cap = sts_doc("ddp", 65536, {"distenv.dev/world-size": "65536",
+                                      "distenv.dev/frameworks": "pytorch"})
+        obj = controllers.stored(cap)
+        last = controllers._sts_pod(obj["spec"]["template"], "ddp", "ml", "ddp", 65535, "5f6d8c7b9")
+        patched, _ = self.admit_and_apply(last, ns="ml")
+        check_env(env(patched), expected_env(host(0), [], 29500, 65535, 65536, 1, ("pytorch",)),
+                  [], "world 65536, rank 65535")
+        bad("world-size", "65537", "is not a world size between 1 and 65536")
+        # nproc-per-node: 1 (one process: LOCAL_RANK), the cap, and torchrun's words
+        for nproc in ("1", "4096", "auto", "gpu", "cpu"):
+            p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{"distenv.dev/nproc-per-node": nproc})), 1)
+            check_env(env(p), expected_env(host(0), [host(0), host(1)], 29500, 1, 2, nproc, both,
+                                           one_process=nproc == "1"), [], "nproc %s" % nproc)
+        bad("nproc-per-node", "4097", "is not a whole number between 1 and 4096 (or auto, gpu, cpu)")
+        bad("nproc-per-node", "GPU", "is not a whole number between 1 and 4096 (or auto, gpu, cpu)")
+        # containers: a container, an init container (only when named), both
+        ctrs = [{"name": "train", "image": "train:1.0"}, {"name": "sidecar", "image": "proxy:1"}]
+        init = [{"name": "setup", "image": "setup:1"}]
+        exp = expected_env(host(0), [host(0), host(1)], 29500, 1, 2, 1, both)
+        for names, got in (("train", ("train",)), ("setup", ("setup",)),
+                           ("train, setup", ("train", "setup"))):
+            p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{"distenv.dev/containers": names}),
+                                         containers=ctrs, init=init), 1)
+            for c in p["spec"]["containers"] + p["spec"]["initContainers"]:
+                if c["name"] in got:
+                    check_env(c.get("env"), exp, [], "containers %r: %s" % (names, c["name"]))
+                else:
+                    check("env" not in c, "containers %r: %s changed" % (names, c["name"]))
+        bad("containers", "train,,sidecar", "has an empty container name")
+        # a name the template has not: every pod is refused (/validate does not check it)
+        obj, pods = made(sts_doc("ddp", 2, dict(W, **{"distenv.dev/containers": "trainer"})))
+        resp = self.admit(pods[1], ns="ml")
+        check(resp.get("allowed") is False and resp["status"]["message"] ==
+              'distenv: annotation distenv.dev/containers: the pod has no container or init '
+              'container named "trainer"', "containers trainer: %r" % resp.get("status"))
+        # frameworks: each one alone
+        for fw in ("pytorch", "tensorflow", "jax", "xgboost", "paddle"):
+            p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{"distenv.dev/frameworks": fw})), 1)
+            check_env(env(p), expected_env(host(0), [host(0), host(1)], 29500, 1, 2, 1, (fw,),
+                                           namespace="ml", workload="ddp"), [], "framework %s" % fw)
+        p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{"distenv.dev/frameworks": "tpu"})), 1)
+        check_env(env(p), [("TPU_WORKER_ID", "1"), ("TPU_WORKER_HOSTNAMES", host(0) + "," + host(1)),
+                           ("MEGASCALE_COORDINATOR_ADDRESS", host(0)),
+                           ("MEGASCALE_NUM_SLICES", "1"), ("MEGASCALE_SLICE_ID", "0")], [],
+                  "framework tpu")
+        bad("frameworks", "PyTorch", "is not a comma list of pytorch, tensorflow, jax, xgboost, "
+            "paddle, tpu")
+        # elastic: MIN below MAX, MIN equal to MAX (at the world, and below it), with
+        # max-restarts at its edges
+        for el, mr in (("1:2", None), ("2:2", "0"), ("1:1", "1000000")):
+            anns = dict(W, **{"distenv.dev/elastic": el, "distenv.dev/frameworks": "pytorch"})
+            if mr is not None:
+                anns["distenv.dev/max-restarts"] = mr
+            for rank in (0, 1):
+                p = self.sts_patched(sts_doc("ddp", 2, anns), rank)
+                check_env(env(p), expected_env(host(0), [], 29500, rank, 2, 1, ("pytorch",),
+                                               namespace="ml", workload="ddp", elastic=el,
+                                               max_restarts=mr), [], "elastic %s rank %d" % (el, rank))
+        bad("elastic", "2:1", "has MIN greater than MAX")
+        bad("elastic", "0:2", "is not MIN:MAX with whole numbers between 1 and 65536")
+        bad("max-restarts", "1000001", "is not a restart count between 0 and 1000000",
+            extra={"distenv.dev/elastic": "1:2"})
+        # MIN above the world: torchrun would wait for ever
+        self.refused(sts_doc("ddp", 2, dict(W, **{"distenv.dev/elastic": "3:4"})),
+                     "distenv: annotation distenv.dev/elastic: MIN 3 is above the world size 2 of "
+                     "StatefulSet ml/ddp, so torchrun would wait for nodes that never exist: lower "
+                     "MIN or scale the workload",
+                     validate="distenv: annotation distenv.dev/elastic: MIN 3 is above the world "
+                              "size 2, so torchrun would wait for nodes that never exist")
+        # MAX above it: warned at /validate, the pods patched
+        obj, pods = made(sts_doc("ddp", 2, dict(W, **{"distenv.dev/elastic": "1:4"})))
+        r = self.validate_workload(obj)
+        check(r.get("allowed") is True and r.get("warnings") == [
+            "distenv: elastic MAX 4 is above the world size 2: more nodes join only when the "
+            "workload is scaled up"], "elastic 1:4: %r" % r)
+        # max-restarts without elastic: warned, and no PET_MAX_RESTARTS
+        doc = sts_doc("ddp", 2, dict(W, **{"distenv.dev/max-restarts": "3"}))
+        obj, pods = made(doc)
+        r = self.validate_workload(obj)
+        check(r.get("allowed") is True and r.get("warnings") == [
+            "distenv: distenv.dev/max-restarts is ignored without distenv.dev/elastic: only "
+            "elastic jobs get PET_MAX_RESTARTS"], "max-restarts alone: %r" % r)
+        patched, _ = self.admit_and_apply(pods[1], ns="ml")
+        check_env(env(patched), exp, [], "max-restarts alone")
+        # wait-for-master: the forms named, and the cap
+        for dur, secs in (("30s", 30), ("5m", 300), ("10m", 600), ("1h", 3600), ("24h", 86400)):
+            for rank in (0, 1):
+                p = self.sts_patched(sts_doc("ddp", 2, dict(W, **{
+                    "distenv.dev/wait-for-master": dur})), rank)
+                ic = p["spec"]["initContainers"][0]
+                check(ic["name"] == "distenv-wait-for-master" and
+                      ic["command"][-3:] == ["wait", "--timeout", "%ds" % secs] and
+                      ic["env"] == [{"name": "MASTER_ADDR", "value": host(0)},
+                                    {"name": "MASTER_PORT", "value": "29500"},
+                                    {"name": "RANK", "value": str(rank)}],
+                      "wait-for-master %s rank %d: %r" % (dur, rank, ic))
+                check_env(env(p), expected_env(host(0), [host(0), host(1)], 29500, rank, 2, 1,
+                                               both), [], "wait-for-master %s" % dur)
+        bad("wait-for-master", "25h", "is not a duration such as 30s, 5m or 1h (at most 24h)")
+        bad("wait-for-master", "0s", "is not a duration such as 30s, 5m or 1h (at most 24h)")
+        # service: a Job's pods without spec.subdomain get it, and their hosts under it
+        js = job_doc("bert", 2, {"distenv.dev/world-size": "2", "distenv.dev/service": "bert-svc"})
+        obj, pods = made(js)
+        r = self.validate_workload(obj)
+        check(r.get("allowed") is True and not r.get("warnings"), "service: %r" % r)
+        patched, _ = self.admit_and_apply(pods[1], ns="ml")
+        bh = lambda r: "bert-%d.bert-svc.ml.svc.cluster.local" % r  # noqa: E731
+        check(patched["spec"].get("subdomain") == "bert-svc", "subdomain %r"
+              % patched["spec"].get("subdomain"))
+        check_env(env(patched), expected_env(bh(0), [bh(0), bh(1)], 29500, 1, 2, 1, both),
+                  pods[1]["spec"]["containers"][0]["env"], "service bert-svc")
+        js["spec"]["template"]["metadata"]["annotations"]["distenv.dev/service"] = "Bert_Svc"
+        self.refused(js, 'distenv: annotation distenv.dev/service: "Bert_Svc" is not a valid '
+                         'Service name')
+
+    def case_inject_values(self):
+        """The opt-in label: "true" opts in (patched, checked at /validate); any other value
+        ("True", "yes", "1", "false", "") opts nothing in: allowed, no patch, no warning; as an
+        annotation it is no opt-in, and /validate says so."""
+        W = {"distenv.dev/world-size": "2"}
+        p = self.sts_patched(sts_doc("ddp", 2, W), 1)
+        check(len(p["spec"]["containers"][0]["env"]) == 12, "inject true: %r" % p["spec"])
+        for v in ("True", "yes", "1", "false", ""):
+            obj, pods = made(sts_doc("ddp", 2, dict(W, **{"distenv.dev/port": "0"}), inject=v))
+            r = self.validate_workload(obj)
+            check(r == {"uid": r["uid"], "allowed": True}, "validate inject %r: %r" % (v, r))
+            self.skipped(pods[1], ns="ml")
+        obj, pods = made(sts_doc("ddp", 2, dict(W, **{"distenv.dev/inject": "true"})))
+        r = self.validate_workload(obj)
+        check(r.get("allowed") is True and r.get("warnings") == [
+            "distenv: unknown annotation distenv.dev/inject (only the label opts in) (ignored)"],
+            "inject as an annotation: %r" % r)
+    # -- every /validate and /mutate rule reached over HTTPS (issue 45; docs/testing.md)
+    def validate_says(self, obj, denial=None, warnings=()):
+        """/validate answers obj with exactly the denial (None: allowed) and the warnings."""
+        r = self.validate_workload(copy.deepcopy(obj))
+        msg = (r.get("status") or {}).get("message")
+        if denial is None:
+            check(r.get("allowed") is True and (r.get("warnings") or []) == list(warnings),
+                  "%s %s: %r, want warnings %r" % (obj["kind"], obj["metadata"]["name"], r,
+                                                   list(warnings)))
+        else:
+            check(r.get("allowed") is False and msg == denial,
+                  "%s %s: %r, want %r" % (obj["kind"], obj["metadata"]["name"], msg, denial))
+
+    def mutate_says(self, pod, denial, ns="ml"):
+        """/mutate denies pod with exactly denial."""
+        resp = self.admit(pod, ns=ns)
+        msg = (resp.get("status") or {}).get("message")
+        check(resp.get("allowed") is False and msg == denial and "patch" not in resp,
+              "pod %s: %r, want %r" % (pod["metadata"].get("name") or
+                                       pod["metadata"].get("generateName"), msg, denial))
+
+    def case_validate_rules(self):
+        """The workload rules of /validate over HTTPS, each on the smallest workload that
+        breaks it, with the exact words: a Job's completions, parallelism and Kueue's
+        annotations, annotations on the workload, unknown ones past the list, DNS policy,
+        host names, a StatefulSet's name and serviceName, a world below the pods."""
+        W4 = {"distenv.dev/world-size": "4"}
+        job = job_doc("bert", 4, W4, subdomain="bert")
+        j = copy.deepcopy(job)
+        del j["spec"]["completions"]
+        self.validate_says(j, "distenv: Job bert has no spec.completions (the number of ranks)")
+        j = copy.deepcopy(job)
+        j["spec"]["parallelism"] = 2
+        self.validate_says(j, "distenv: Job bert has parallelism 2 below completions 4, so not "
+                              "all ranks can run at once: set them equal")
+        kueue_equal = ('distenv: their pods would be refused: add '
+                       'kueue.x-k8s.io/job-completions-equal-parallelism: "true"')
+        kueue_min = ("distenv: Job bert: with kueue.x-k8s.io/job-min-parallelism Kueue may start "
+                     "fewer pods than its ranks")
+        j["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+        self.validate_says(j, None, [
+            "distenv: Job bert runs 2 of its 4 ranks at once, as Kueue admitted it",
+            'distenv: so its pods are refused: give it '
+            'kueue.x-k8s.io/job-completions-equal-parallelism: "true"', kueue_min, kueue_equal])
+        j = copy.deepcopy(job)
+        j["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+        self.validate_says(j, None, [kueue_min, kueue_equal])
+        j["metadata"]["annotations"]["kueue.x-k8s.io/job-completions-equal-parallelism"] = "true"
+        self.validate_says(j, None, [])
+        j = copy.deepcopy(job)
+        j["metadata"]["annotations"] = {"kueue.x-k8s.io/elastic-job": "true"}
+        self.validate_says(j, None, ["distenv: kueue.x-k8s.io/elastic-job resizes Job bert while "
+                                     "it runs: set distenv.dev/elastic MIN:MAX"])
+        j["spec"]["template"]["metadata"]["annotations"]["distenv.dev/elastic"] = "2:4"
+        self.validate_says(j, None, [])
+        j = copy.deepcopy(job)
+        j["metadata"]["annotations"] = {"distenv.dev/port": "1234"}
+        self.validate_says(j, None, ["distenv: distenv.dev/port is on the Job, not its pod "
+                                     "template: ignored; move it there"])
+        j = copy.deepcopy(job)
+        j["spec"]["template"]["spec"]["dnsPolicy"] = "Default"
+        self.validate_says(j, None, ["distenv: dnsPolicy Default: the node's DNS usually cannot "
+                                     "resolve MASTER_ADDR; use ClusterFirst"])
+        j = copy.deepcopy(job)
+        j["spec"]["template"]["spec"].update(hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
+        self.validate_says(j, None, ["distenv: hostNetwork ranks may share a node and its ports: "
+                                     "add a hostname podAntiAffinity or spread"])
+        # host names: one character over a DNS label on the last rank, and a dot
+        j = job_doc("b" * 62, 4, W4, subdomain="bert")
+        self.validate_says(j, "distenv: the hostname of rank 3 of Job %s, %s-3, is 64 characters, "
+                              "above a DNS label's 63: shorten the names" % ("b" * 62, "b" * 62))
+        self.validate_says(job_doc("b" * 61, 4, W4, subdomain="bert"), None, [])
+        self.validate_says(sts_doc("ddp.v1", 2, {"distenv.dev/world-size": "2"}),
+                           "distenv: the hostname of rank 1 of StatefulSet ddp.v1, ddp.v1-1, has "
+                           "a dot, which a pod's hostname (one DNS label) cannot: name the "
+                           "workload without dots")
+        # a StatefulSet's name: 52 characters at most; its serviceName
+        self.validate_says(sts_doc("a" * 53, 2, {"distenv.dev/world-size": "2"}),
+                           "distenv: StatefulSet name %s is 53 characters; above 52 its pods "
+                           "cannot be created: shorten it" % ("a" * 53))
+        self.validate_says(sts_doc("a" * 52, 2, {"distenv.dev/world-size": "2"}), None, [])
+        s = sts_doc("ddp", 2, {"distenv.dev/world-size": "2"})
+        del s["spec"]["serviceName"]
+        self.validate_says(s, "distenv: StatefulSet ddp has no spec.serviceName, so its pods have "
+                              "no DNS names: set it to a headless Service that selects them")
+        # a world below the pods: the first ranks would train alone
+        self.validate_says(sts_doc("ddp", 4, {"distenv.dev/world-size": "3"}),
+                           "distenv: annotation distenv.dev/world-size is 3, below the 4 replicas "
+                           "of StatefulSet ddp: ranks 0 to 2 would train as a world of their own "
+                           "while the pods from rank 3 are refused for ever: set it to 4 or "
+                           "remove it")
+        # more unknown annotations than the answer lists: 19 named (each cut to 119
+        # characters), the one past distenv's list counted
+        anns = {"distenv.dev/world-size": "2"}
+        for i in range(20):
+            anns["distenv.dev/%02d%s" % (i, "x" * 200)] = "1"
+        r = self.validate_workload(sts_doc("ddp", 2, anns))
+        check(r.get("allowed") is True and r.get("warnings") == [
+            ("distenv: unknown annotation distenv.dev/%02d%s" % (i, "x" * 200))[:119]
+            for i in range(19)] + ["distenv: 1 more unknown distenv.dev/ annotations (ignored)"],
+            "20 unknown annotations: %r" % r.get("warnings"))
+
+    def case_mutate_rules(self):
+        """The pod rules of /mutate over HTTPS, each on a pod its controller made with one
+        thing broken, with the exact words: the completion index, the ordinal, the owner's
+        name, spec.subdomain, the namespace, the pod spec, the containers; and the Istio
+        warning."""
+        _, jpods = made(job_doc("bert", 4, {"distenv.dev/world-size": "4"}, subdomain="bert"))
+        p = copy.deepcopy(jpods[1])
+        p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] = "x"
+        p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = "x"
+        self.mutate_says(p, 'distenv: annotation batch.kubernetes.io/job-completion-index: "x" '
+                            'is not a completion index')
+        p = copy.deepcopy(jpods[1])
+        p["spec"]["subdomain"] = "Bad_Sub"
+        self.mutate_says(p, 'distenv: spec.subdomain "Bad_Sub" is not a valid Service name')
+        p = copy.deepcopy(jpods[1])
+        del p["spec"]
+        self.mutate_says(p, "distenv: the object has no pod spec")
+        self.mutate_says(copy.deepcopy(jpods[1]), "distenv: the request has no valid namespace",
+                         ns="Bad_NS")
+        p = copy.deepcopy(jpods[1])
+        p["metadata"]["ownerReferences"][0]["name"] = "Bad_Name"
+        self.mutate_says(p, "distenv: the pod's Job owner reference has no valid name")
+        p = copy.deepcopy(jpods[1])
+        p["spec"]["containers"] = []
+        self.mutate_says(p, "distenv: the pod has no containers")
+        _, spods = made(sts_doc("ddp", 2, {"distenv.dev/world-size": "2"}))
+        p = copy.deepcopy(spods[1])
+        p["metadata"]["labels"]["apps.kubernetes.io/pod-index"] = "x"
+        self.mutate_says(p, 'distenv: label apps.kubernetes.io/pod-index: "x" is not an ordinal')
+        p = copy.deepcopy(spods[1])
+        del p["metadata"]["labels"]["apps.kubernetes.io/pod-index"]
+        p["metadata"]["name"] = p["spec"]["hostname"] = "ddp-x"
+        self.mutate_says(p, "distenv: cannot tell the ordinal of pod ddp-x of StatefulSet ml/ddp: "
+                            "no apps.kubernetes.io/pod-index label and the name does not end in -N")
+        p = copy.deepcopy(spods[1])
+        p["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/name"] = "other"
+        self.mutate_says(p, "distenv: pod of LeaderWorkerSet ml/other has no valid annotation "
+                            "leaderworkerset.sigs.k8s.io/size (a group size between 1 and 65536)")
+        # Istio's sidecar on the rendezvous port: warned, patched
+        p = copy.deepcopy(spods[1])
+        p["spec"]["initContainers"] = [{"name": "istio-init", "image": "istio/proxyv2:1.22"}]
+        p["spec"]["containers"].append({"name": "istio-proxy", "image": "istio/proxyv2:1.22"})
+        resp = self.admit(p, ns="ml")
+        check(resp.get("allowed") is True and resp.get("warnings") == [
+            "distenv: Istio's sidecar takes port 29500: annotate "
+            "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports"] and "patch" in resp,
+            "istio: %r" % resp.get("warnings"))
+
 
 GOLDEN_WAIT_IMAGE = "distenv:test"
 
@@ -2842,6 +3214,12 @@ def main():
         run_case("denied: not STS/Indexed Job, no Service, rank >= world, unknown world",
                  suite.case_denials)
         run_case("denied: every bad annotation names key and value", suite.case_bad_annotations)
+        run_case("every value of each annotation the reference names: the exact env; one it "
+                 "does not: denied naming both", suite.case_annotation_values)
+        run_case("the opt-in label: only \"true\" opts in; as an annotation, warned",
+                 suite.case_inject_values)
+        run_case("/validate's workload rules over HTTPS, exact words", suite.case_validate_rules)
+        run_case("/mutate's pod rules over HTTPS, exact words", suite.case_mutate_rules)
         run_case("HTTP 400: bad JSON, empty, array, no uid, no request, v1beta1",
                  suite.case_http_400)
         run_case("HTTP 404/405 with Allow, JSON bodies, connection kept", suite.case_http_404_405)

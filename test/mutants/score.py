@@ -132,6 +132,31 @@ def esc(line):
     return line.strip().replace("\n", "\\n").replace("\t", "\\t")
 
 
+EDGES = (("<", "<="), ("<=", "<"), (">", ">="), (">=", ">"))
+
+
+def is_op(line, i, op):
+    """line[i:] starts the comparison operator op (not a part of <<, >>, ->, <<=, >>=)."""
+    if line[i:i + len(op)] != op:
+        return False
+    before = line[i - 1] if i else " "
+    after = line[i + len(op)] if i + len(op) < len(line) else " "
+    return before not in "<>-=!" and after not in "<>=" if len(op) == 1 else \
+        before not in "<>" and after not in "<>="
+
+
+def is_boundary(orig, mut):
+    """The mutant moves one comparison by one across its edge: < for <=, > for >= and back.
+    Such a mutant lives when no test tries the value at the edge itself."""
+    for a, b in EDGES:
+        i = orig.find(a)
+        while i >= 0:
+            if is_op(orig, i, a) and orig[:i] + b + orig[i + len(a):] == mut:
+                return True
+            i = orig.find(a, i + 1)
+    return False
+
+
 def key(seed, f, orig, mut, occ):
     return hashlib.sha256(("%s|%s|%s|%s|%d" % (seed, f, orig.strip(), mut.strip(), occ))
                           .encode()).hexdigest()
@@ -284,6 +309,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds a unit test may run past 4x its unmutated time")
     ap.add_argument("--integration-timeout", type=float, default=600)
+    ap.add_argument("--only", choices=("boundary",),
+                    help="boundary: only the mutants that move one comparison across its "
+                         "edge (< for <=, > for >= and back): every comparison tried at its "
+                         "edge")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds (0: none)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel compiles of the baseline")
     ap.add_argument("--json", help="write every mutant's outcome here")
@@ -380,6 +409,8 @@ def main():
             occ, ms = {}, []
             for ln, o, m in muts[f]:
                 if f in ranges and not ranges[f][0] <= ln <= ranges[f][1]:
+                    continue
+                if a.only == "boundary" and not is_boundary(o, m):
                     continue
                 k = (o.strip(), m.strip())
                 occ[k] = occ.get(k, 0) + 1

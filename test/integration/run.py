@@ -58,6 +58,7 @@ import traceback  # noqa: E402
 import warnings  # noqa: E402
 
 import jsonpatch  # noqa: E402
+import yaml  # noqa: E402
 
 SNI = "distenv.distenv-system.svc"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -228,7 +229,7 @@ HOST_RESOLV = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.int
 
 class Server:
     def __init__(self, binary, workdir, cert, key, valgrind, extra=None, config=None,
-                 listen=None, resolv=HOST_RESOLV):
+                 listen=None, resolv=HOST_RESOLV, exact=False):
         self.port = free_port()
         self.log_path = os.path.join(workdir, "server-%d.log" % self.port)
         self.vg_path = os.path.join(workdir, "valgrind-%d.log" % self.port)
@@ -237,8 +238,10 @@ class Server:
                "--tls-cert", cert, "--tls-key", key, "--log-level", "debug"] + (extra or [])
         # The goldens name the wait-for-master image the test configs give (not the
         # version-stamped default), so a VERSION bump does not change them.
-        config = "waitInit:\n  image: %s\n" % GOLDEN_WAIT_IMAGE + (config or "")
-        if config is not None:
+        # config False: no --config at all (the binary's own defaults); exact: config as given
+        if config is not False and not exact:
+            config = "waitInit:\n  image: %s\n" % GOLDEN_WAIT_IMAGE + (config or "")
+        if config is not False:
             path = os.path.join(workdir, "config-%d.yaml" % self.port)
             with open(path, "w") as f:
                 f.write(config)
@@ -2833,6 +2836,133 @@ class LookupSuite:
         if "patch" in got["response"] and "distenv.dev/world-size" not in ann:
             check(len(self.api.seen) > before, "patched without a look-up reaching the API")
 
+    def shipped_configs(self):
+        """The configurations distenv ships: the binary's own defaults (no --config) and the
+        config.yaml the chart renders from its default values.yaml (deploy/distenv.yaml's
+        ConfigMap: helm template's output, held to the chart by make manifests-check)."""
+        with open(os.path.join(REPO, "deploy", "distenv.yaml")) as f:
+            cm = next(d for d in yaml.safe_load_all(f) if d and d.get("kind") == "ConfigMap")
+        return [("the binary's defaults", False),
+                ("the chart's default values", cm["data"]["config.yaml"])]
+
+    def case_shipped_defaults(self):
+        """Each rule whose answer depends on a setting, under the settings distenv ships (the
+        binary's defaults; the chart's default values), look-ups on as both ship them, over
+        HTTPS with the controllers' pods: defaults.port 29500, defaults.frameworks pytorch and
+        tensorflow, gpuResources nvidia.com/gpu and amd.com/gpu (nproc-per-node), no
+        clusterDomain (the pod's resolv.conf, else cluster.local), lookups on (the world of a
+        StatefulSet from the API; ordinals from 1 allowed at /validate), waitInit (distenv's own
+        image, IfNotPresent), limits.maxWorldSize 65536 and limits.maxContainers 256."""
+        s = self.s
+        version = open(os.path.join(REPO, "VERSION")).read().strip()
+        kc = os.path.join(s.work, "kubeconfig")
+        for label, config in self.shipped_configs():
+            srv = Server(s.args.binary, s.work, os.path.join(s.certs1, "tls.crt"),
+                         os.path.join(s.certs1, "tls.key"), s.args.valgrind,
+                         extra=["--kubeconfig", kc, "--probe-listen",
+                                "127.0.0.1:%d" % free_port()], config=config, exact=True)
+            try:
+                srv.wait_ready(self.ctx)
+                self.shipped_probes(srv, label, version)
+            finally:
+                self.api.expect = None
+                srv.stop()
+
+    def shipped_probes(self, srv, label, version):
+        def call(path, req):
+            c = Conn(srv.port, self.ctx, timeout=60)
+            st, _, out = c.call("POST", path, body=json.dumps(req))
+            c.close()
+            check(st == 200, "%s: %s: HTTP %d: %r" % (label, path, st, out[:200]))
+            return json.loads(out)["response"]
+
+        def sts(name, replicas, resources=None, anns=None, extra=None, containers=1):
+            ctrs = [{"name": "main" if i == 0 else "side-%d" % i,
+                     "image": "registry.invalid/train:1"} for i in range(containers)]
+            if resources:
+                ctrs[0]["resources"] = {"limits": resources}
+            meta = {"labels": {"app": name, "distenv.dev/inject": "true"}}
+            if anns:
+                meta["annotations"] = anns
+            spec = {"replicas": replicas, "serviceName": name, "podManagementPolicy": "Parallel",
+                    "selector": {"matchLabels": {"app": name}},
+                    "template": {"metadata": meta, "spec": {"containers": ctrs}}}
+            spec.update(extra or {})
+            return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                    "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+
+        def mutate(doc, ordinal):
+            obj, path, pods = equivalence.controllers.workload_pods(doc)
+            self.api.expect = (path, obj)
+            pod = pods[ordinal]
+            r = call("/mutate", review(pod, "%s-%s-%d" % (label[:3], path[-8:], ordinal),
+                                       namespace="ml"))
+            patched = jsonpatch.JsonPatch(json.loads(base64.b64decode(r["patch"]))).apply(
+                copy.deepcopy(pod)) if r.get("patch") else None
+            return r, patched
+
+        def env_of(patched, i=0):
+            return {e["name"]: e.get("value") for e in patched["spec"]["containers"][i]["env"]}
+
+        # port, frameworks, GPUs (nvidia.com/gpu), cluster domain, look-ups: rank 1 of 2
+        for resource, gpus in (("nvidia.com/gpu", "8"), ("amd.com/gpu", "4")):
+            r, patched = mutate(sts("ddp", 2, {resource: gpus}), 1)
+            check(r.get("allowed") is True and patched is not None,
+                  "%s: %s %s: %r" % (label, resource, gpus, r))
+            hosts = ["ddp-%d.ddp.ml.svc.cluster.local" % i for i in range(2)]
+            check_env(patched["spec"]["containers"][0]["env"],
+                      expected_env(hosts[0], hosts, 29500, 1, 2, int(gpus),
+                                   ("pytorch", "tensorflow")),
+                      [], "%s: %s %s" % (label, resource, gpus))
+        # a GPU of a resource not listed: one process
+        r, patched = mutate(sts("ddp", 2, {"habana.ai/gaudi": "8"}), 1)
+        check(env_of(patched).get("PET_NPROC_PER_NODE") == "1",
+              "%s: habana.ai/gaudi: %r" % (label, r))
+        # the wait-for-master init container: distenv's own image of this version
+        r, patched = mutate(sts("ddp", 2, anns={"distenv.dev/wait-for-master": "5m"}), 1)
+        inits = (patched or {}).get("spec", {}).get("initContainers") or [{}]
+        check(inits[0].get("image") == "distenv:" + version and
+              inits[0].get("imagePullPolicy") == "IfNotPresent",
+              "%s: wait-for-master: %r" % (label, inits))
+        # limits.maxWorldSize: 65536 ranks allowed, 65537 refused
+        r, patched = mutate(sts("big", 65536), 65535)
+        check(r.get("allowed") is True and env_of(patched).get("WORLD_SIZE") == "65536",
+              "%s: 65536 ranks: %r" % (label, r.get("status")))
+        r, _ = mutate(sts("big", 65537), 0)
+        check(r.get("allowed") is False and r["status"]["message"] ==
+              "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536",
+              "%s: 65537 ranks: %r" % (label, r.get("status")))
+        # limits.maxContainers: 256 containers allowed, 257 refused
+        r, _ = mutate(sts("wide", 2, containers=256), 0)
+        check(r.get("allowed") is True, "%s: 256 containers: %r" % (label, r.get("status")))
+        r, _ = mutate(sts("wide", 2, containers=257), 0)
+        check(r.get("allowed") is False and r["status"]["message"] ==
+              "distenv: the pod has 257 containers, more than the limit of 256",
+              "%s: 257 containers: %r" % (label, r.get("status")))
+        # limits.maxEnvPerContainer: a container's own 4,000 entries and distenv's within it,
+        # 4,097 of its own above it
+        for own, allowed in ((4000, True), (4097, False)):
+            doc = sts("envs", 2)
+            doc["spec"]["template"]["spec"]["containers"][0]["env"] = [
+                {"name": "V%d" % i, "value": "x"} for i in range(own)]
+            r, patched = mutate(doc, 1)
+            if allowed:
+                check(r.get("allowed") is True and
+                      len(patched["spec"]["containers"][0]["env"]) == own + 12,
+                      "%s: %d own env entries: %r" % (label, own, r.get("status")))
+            else:
+                check(r.get("allowed") is False and r["status"]["message"] ==
+                      "distenv: container main has %d env entries, more than the limit of "
+                      "4096" % own, "%s: %d own env entries: %r" % (label, own, r.get("status")))
+        # look-ups on: a StatefulSet whose ordinals start at 1 is read from the API, allowed
+        doc = sts("ddp", 2, extra={"ordinals": {"start": 1}})
+        req = review(doc, "%s-start" % label[:3], namespace="ml")
+        req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+        req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                      "resource": "statefulsets"}
+        r = call("/validate", req)
+        check(r.get("allowed") is True, "%s: ordinals from 1: %r" % (label, r))
+
     def case_netpol_list_fails(self):
         """A default-deny namespace whose list fails (here 404): no warning, still allowed."""
         name = "validate-sts-netpol-deny"
@@ -3270,6 +3400,9 @@ def main():
                          "warned when it changes the world", lk.case_scale)
                 run_case("look-ups: read again before the TTL ends, the other pods answered "
                          "from the live entry meanwhile", lk.case_refresh_ahead)
+                run_case("shipped defaults: the binary's and the chart's default values, each "
+                         "rule that depends on a setting, with look-ups on",
+                         lk.case_shipped_defaults)
                 run_case("look-ups: a failed look-up denies with the reason",
                          lk.case_lookup_failure)
                 run_case("look-ups: a failed NetworkPolicy list gives no warning",

@@ -593,6 +593,85 @@ static void test_example(void)
 	                                 "reading its pod's resolv.conf");
 }
 
+/*
+ * The config.yaml the chart renders from its default values (the ConfigMap of
+ * deploy/distenv.yaml and deploy/distenv-cert-manager.yaml: helm template's
+ * output, which make manifests-check holds to the chart) gives every setting a
+ * rule's answer depends on the binary's own default, so the tests that run
+ * with config_defaults() run with what the chart ships. The chart sets only
+ * where its pod keeps the certificate (tls.certFile, tls.keyFile) and its probe
+ * port (server.probeListen), and writes no clusterDomain: serve then reads its
+ * pod's resolv.conf, as it does with no file.
+ */
+static void test_chart_config(void)
+{
+	static const char *const files[] = {"deploy/distenv.yaml",
+	                                    "deploy/distenv-cert-manager.yaml"};
+	static const struct {
+		const char *path, *want;
+	} chart_sets[] = {
+	    {"tls.certFile", "/etc/distenv/tls/tls.crt"},
+	    {"tls.keyFile", "/etc/distenv/tls/tls.key"},
+	    {"server.probeListen", ":8081"},
+	};
+	char line[1024], got[1024], want[1024], err[512], path[32];
+	size_t i, k, f;
+
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		FILE *in = fopen(files[f], "r"), *out;
+		struct config c, d;
+		int fd, inside = 0, lines = 0;
+
+		snprintf(path, sizeof(path), "/tmp/distenv-chart-XXXXXX");
+		fd = mkstemp(path);
+
+		CHECK(in != NULL && fd >= 0, "%s (run from the repository root)", files[f]);
+		if (in == NULL || fd < 0) {
+			if (in != NULL)
+				fclose(in);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		out = fdopen(fd, "w");
+		while (fgets(line, sizeof(line), in) != NULL) {
+			if (!inside) {
+				inside = strcmp(line, "  config.yaml: |\n") == 0;
+				continue;
+			}
+			if (strncmp(line, "    ", 4) != 0 && line[0] != '\n')
+				break; /* the block ends where its indentation does */
+			fputs(line[0] == '\n' ? line : line + 4, out);
+			lines++;
+		}
+		fclose(in);
+		fclose(out);
+		CHECK(lines > 20, "%s: the ConfigMap's config.yaml has %d lines", files[f], lines);
+		config_defaults(&d);
+		config_defaults(&c);
+		c.threads = 99; /* proves the file sets it */
+		CHECK(config_load(path, &c, err, sizeof(err)) == 0, "%s's config.yaml: %s",
+		      files[f], err);
+		unlink(path);
+		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+			get(&d, defaults[i].path, want, sizeof(want));
+			for (k = 0; k < sizeof(chart_sets) / sizeof(chart_sets[0]); k++)
+				if (strcmp(chart_sets[k].path, defaults[i].path) == 0)
+					snprintf(want, sizeof(want), "%s", chart_sets[k].want);
+			get(&c, defaults[i].path, got, sizeof(got));
+			CHECK(strcmp(got, want) == 0, "%s: %s is %s, the binary's default %s",
+			      files[f], defaults[i].path, got, want);
+		}
+		CHECK(c.cluster_domain_set == 0,
+		      "%s sets clusterDomain: serve would stop reading its pod's resolv.conf",
+		      files[f]);
+		CHECK(strcmp(c.wait_image, d.wait_image) == 0 &&
+		          strcmp(c.wait_pull_policy, d.wait_pull_policy) == 0,
+		      "%s: waitInit %s (%s), the binary's %s (%s)", files[f], c.wait_image,
+		      c.wait_pull_policy, d.wait_image, d.wait_pull_policy);
+	}
+}
+
 static const struct {
 	const char *in;
 	int rc;
@@ -656,6 +735,7 @@ int main(void)
 	test_long_values();
 	test_load();
 	test_example();
+	test_chart_config();
 	test_helpers();
 	TEST_MAIN_END("config");
 }

@@ -2548,6 +2548,155 @@ class Suite:
             "distenv: Istio's sidecar takes port 29500: annotate "
             "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports"] and "patch" in resp,
             "istio: %r" % resp.get("warnings"))
+    def case_kind_rules(self):
+        """The JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS, on the
+        objects their defaulting webhooks store and the pods their controllers make, each
+        with one thing broken, with the exact words."""
+        def js(name="js", rjobs=(("workers", 2, 2),), anns=None, **spec):
+            d = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                 "metadata": {"name": name, "namespace": "ml"},
+                 "spec": {"replicatedJobs": [{"name": n, "replicas": r, "template": {"spec": {
+                     "completions": c, "parallelism": c, "completionMode": "Indexed",
+                     "template": {"metadata": {"labels": {"distenv.dev/inject": "true"},
+                                               "annotations": dict(anns or {})},
+                                  "spec": {"restartPolicy": "Never", "containers": [
+                                      {"name": "train", "image": "train:1.0"}]}}}}}
+                     for n, r, c in rjobs]}}
+            d["spec"].update(spec)
+            return d
+
+        def lws(name="lws", size=4, anns=None):
+            return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                    "metadata": {"name": name, "namespace": "ml"},
+                    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": size, "workerTemplate": {
+                        "metadata": {"labels": {"distenv.dev/inject": "true"},
+                                     "annotations": dict(anns or {})},
+                        "spec": {"containers": [{"name": "train", "image": "train:1.0"}]}}}}}
+
+        def stored(doc):
+            return made(doc)[0]
+
+        def marked(pod, key, value):
+            """The pod with the JobSet mark key (label and annotation) set to value (None:
+            removed)."""
+            pod = copy.deepcopy(pod)
+            for part in ("labels", "annotations"):
+                if value is None:
+                    pod["metadata"][part].pop(key, None)
+                else:
+                    pod["metadata"][part][key] = value
+            return pod
+        A = {"distenv.dev/world-size": "4"}
+        # /validate: a JobSet
+        self.validate_says(stored(js(network={"enableDNSHostnames": False})),
+                           "distenv: JobSet js turns network.enableDNSHostnames off, so its pods "
+                           "have no DNS names: leave it on")
+        self.validate_says(stored(js(network={"publishNotReadyAddresses": False})), None,
+                           ["distenv: JobSet network.publishNotReadyAddresses is false: rank 0's "
+                            "name resolves only once Ready"])
+        self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(17)])),
+                           "distenv: JobSet js has more than 16 replicated Jobs")
+        self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(16)])), None, [])
+        self.validate_says(stored(js(coordinator={"replicatedJob": "workers", "jobIndex": 2})),
+                           "distenv: the coordinator of JobSet js (replicated Job workers, Job 2, "
+                           "pod 0) is not one of its pods, so no pod could be rank 0: name a "
+                           "replicated Job, jobIndex and podIndex that exist")
+        self.validate_says(stored(js(anns={"distenv.dev/world-size": "3"})),
+                           "distenv: annotation distenv.dev/world-size is 3, but JobSet js has 4 "
+                           "pods per world: remove it")
+        self.validate_says(stored(lws(anns={"distenv.dev/world-size": "3"})),
+                           "distenv: annotation distenv.dev/world-size is 3, but LeaderWorkerSet "
+                           "lws has 4 pods per world: remove it")
+        tpu_coord = js(anns=dict(A, **{"distenv.dev/frameworks": "tpu"}),
+                       coordinator={"replicatedJob": "workers", "jobIndex": 1, "podIndex": 0})
+        says = ("distenv: tpu: the coordinator of JobSet ml/js is not its first pod, so JAX's "
+                "process ids (slice by slice) would not be the ranks: make the first replicated "
+                "Job's first pod the coordinator or remove spec.coordinator")
+        self.validate_says(stored(tpu_coord), says)
+        # /mutate: a JobSet's pods (look-ups off: the annotation gives the world)
+        self.mutate_says(made(tpu_coord)[1][1], says)
+        pods = made(js(anns={"distenv.dev/world-size": "3"}))[1]
+        self.mutate_says(pods[1], "distenv: annotation distenv.dev/world-size is 3, not a multiple "
+                                  "of the 2 Jobs of JobSet ml/js")
+        pods = made(js(anns=A))[1]
+        self.mutate_says(marked(pods[1], "jobset.sigs.k8s.io/job-index", "x"),
+                         'distenv: jobset.sigs.k8s.io/job-index "x" is not a whole number')
+        self.mutate_says(marked(pods[1], "jobset.sigs.k8s.io/job-index", "7"),
+                         "distenv: pod of Job ml/js-workers-0 carries JobSet labels for Job "
+                         "js-workers-7: distenv does not trust labels its owner contradicts")
+        self.mutate_says(marked(pods[1], "jobset.sigs.k8s.io/replicatedjob-name", None),
+                         "distenv: pod of JobSet ml/js has no valid "
+                         "jobset.sigs.k8s.io/replicatedjob-name")
+        pods = made(js(anns=A, coordinator={"replicatedJob": "workers", "podIndex": 1}))[1]
+        for coord in ("nosuch.js", "js-workers-5-0.js"):
+            self.mutate_says(marked(pods[1], "jobset.sigs.k8s.io/coordinator", coord),
+                             'distenv: jobset.sigs.k8s.io/coordinator "%s" does not name a pod '
+                             'of JobSet ml/js' % coord)
+        long_js = js(name="j" * 40, rjobs=(("w" * 20, 2, 2),), anns=A)
+        self.mutate_says(made(long_js)[1][3],
+                         "distenv: JobSet ml/%s: the hostname of rank 3, %s-%s-1-1, is 65 "
+                         "characters, above a DNS label's 63: shorten the names"
+                         % ("j" * 40, "j" * 40, "w" * 20))
+        # /mutate: a LeaderWorkerSet's worker
+        w = made(lws())[1][1]
+        p = copy.deepcopy(w)
+        p["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"] = "x"
+        self.mutate_says(p, "distenv: pod lws-0-1 of LeaderWorkerSet ml/lws has group x, not a "
+                            "group index: a LeaderWorkerSet with groupIdentity: Hash, whose groups "
+                            "have no index and whose leaders a Deployment names; distenv reads "
+                            "groupIdentity: Ordinal (<lws>-<group>[-<worker>])")
+        p = copy.deepcopy(w)
+        p["metadata"]["annotations"]["leaderworkerset.sigs.k8s.io/leader-name"] = "lws-7"
+        self.mutate_says(p, "distenv: worker pod lws-0-1 of LeaderWorkerSet ml/lws says its leader "
+                            "is lws-7 (annotation leaderworkerset.sigs.k8s.io/leader-name), not "
+                            "lws-0, the leader of group 0 as distenv names it: every worker would "
+                            "meet at a leader that does not exist")
+        p = copy.deepcopy(w)
+        p["metadata"]["labels"].pop("apps.kubernetes.io/pod-index", None)
+        p["metadata"]["name"] = p["spec"]["hostname"] = "lws-0-x"
+        self.mutate_says(p, "distenv: cannot tell the worker index of pod lws-0-x of "
+                            "LeaderWorkerSet ml/lws")
+
+    def case_world_changes(self):
+        """An UPDATE (with oldObject) that changes an opted-in workload's world, over HTTPS:
+        warned with the old and the new world and what to do; none for a change to 0, within
+        an elastic MIN:MAX, or of a LeaderWorkerSet's replicas."""
+        def update(old, new):
+            o, n = made(old)[0], made(new)[0]
+            group, _, version = n["apiVersion"].rpartition("/")
+            req = review(n, self.uid(), namespace="ml", operation="UPDATE")
+            req["request"]["kind"] = {"group": group, "version": version, "kind": n["kind"]}
+            req["request"]["resource"] = {"group": group, "version": version,
+                                          "resource": n["kind"].lower() + "s"}
+            req["request"]["oldObject"] = o
+            st, _, out = self.post(req, path="/validate")
+            check(st == 200, "UPDATE %s: HTTP %d" % (n["kind"], st))
+            r = json.loads(out)["response"]
+            check(r.get("allowed") is True, "UPDATE %s: %r" % (n["kind"], r))
+            return r.get("warnings") or []
+
+        def lws(size, replicas=2):
+            return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                    "metadata": {"name": "lws", "namespace": "ml"},
+                    "spec": {"replicas": replicas, "leaderWorkerTemplate": {
+                        "size": size, "workerTemplate": {
+                            "metadata": {"labels": {"distenv.dev/inject": "true"}},
+                            "spec": {"containers": [{"name": "train", "image": "train:1.0"}]}}}}}
+        got = update(lws(4), lws(8))
+        check(got == ["distenv: LeaderWorkerSet lws: 4 -> 8 pods of a group; its controller "
+                      "re-creates each world whole at the new size"], "LWS size: %r" % got)
+        got = update(lws(4, 2), lws(4, 3))
+        check(got == [], "LWS replicas: %r" % got)
+        got = update(job_doc("bert", 2, subdomain="bert"), job_doc("bert", 4, subdomain="bert"))
+        check(got == ["distenv: Job bert: world 2 -> 4 ranks, but the running pods keep "
+                      "WORLD_SIZE=2", "distenv: to form one world of 4, restart every pod "
+                      "(delete and re-create Job bert) or use distenv.dev/elastic"],
+              "Job completions: %r" % got)
+        got = update(sts_doc("ddp", 2), sts_doc("ddp", 0))
+        check(got == [], "StatefulSet to 0: %r" % got)
+        el = {"distenv.dev/elastic": "1:4"}
+        got = update(sts_doc("ddp", 2, el), sts_doc("ddp", 4, el))
+        check(got == [], "StatefulSet 2 -> 4 within elastic 1:4: %r" % got)
 
 
 GOLDEN_WAIT_IMAGE = "distenv:test"
@@ -3200,6 +3349,154 @@ class LookupSuite:
         msg = got.get("status", {}).get("message", "")
         check(msg.startswith("distenv:") and "world size" in msg, "message %r" % msg)
 
+    def case_lookup_rules(self):
+        """The rules that need the workload or its Service from the API, over HTTPS against
+        the fake API server: each Service check of /validate, and each /mutate denial the
+        workload's own object decides (a Job not Indexed or short of its completions, Kueue's
+        partial admission, another uid, a world above the limit, a start ordinal, a JobSet's
+        replicated Jobs, an answer that is not a workload), with the exact words."""
+        s = self.s
+
+        def validate(doc, service=None):
+            obj = made(doc)[0]
+            self.api.expect = None
+            self.api.extra = {}
+            if service is not None:
+                self.api.extra["/api/v1/namespaces/ml/services/ddp"] = service
+            group, _, version = obj["apiVersion"].rpartition("/")
+            req = review(obj, s.uid(), namespace="ml")
+            req["request"]["kind"] = {"group": group, "version": version, "kind": obj["kind"]}
+            req["request"]["resource"] = {"group": group, "version": version,
+                                          "resource": obj["kind"].lower() + "s"}
+            try:
+                c = Conn(self.server.port, self.ctx, timeout=30)
+                st, _, out = c.call("POST", "/validate", body=json.dumps(req))
+                c.close()
+            finally:
+                self.api.extra = {}
+            check(st == 200, "validate: HTTP %d" % st)
+            return json.loads(out)["response"]
+
+        def svc(**spec):
+            d = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ddp"},
+                 "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                          "selector": {"app": "ddp"}}}
+            d["spec"].update(spec)
+            return d
+        for service, warning in (
+                (svc(), None),
+                (None, "distenv: Service ddp not found in ml: MASTER_ADDR will not resolve"),
+                (svc(clusterIP="10.0.0.1"), "distenv: Service ddp is not headless: no pod names; "
+                                            "delete, re-create with clusterIP: None"),
+                (svc(selector={"statefulset.kubernetes.io/pod-name": "ddp-0"}),
+                 "distenv: Service ddp selects by statefulset.kubernetes.io/pod-name, which "
+                 "differs per pod: not every pod"),
+                (svc(selector={"app": "other"}),
+                 "distenv: Service ddp does not select the pod template's labels"),
+                (svc(publishNotReadyAddresses=False),
+                 "distenv: Service ddp lacks publishNotReadyAddresses: true; rank 0 resolves only "
+                 "when Ready"),
+                ("not a Service", "distenv: cannot check Service ddp: the API server's answer "
+                                  "for the Service is not a JSON object")):
+            r = validate(sts_doc("ddp", 2), service)
+            check(r.get("allowed") is True and
+                  (r.get("warnings") or []) == ([warning] if warning else []),
+                  "Service %r: %r" % (service, r))
+
+        def mutate(doc, index, change=None):
+            """/mutate of the controller's pod `index` of doc, the API serving doc's object
+            as change leaves it; returns the denial."""
+            obj, path, pods = controllers.workload_pods(copy.deepcopy(doc))
+            pod = pods[index]
+            meta = pod["metadata"]
+            obj["metadata"]["uid"] = (meta["labels"].get("jobset.sigs.k8s.io/jobset-uid") or
+                                      meta["ownerReferences"][0]["uid"])
+            if change:
+                change(obj)
+            self.api.expect = (path, obj)
+            r = self.post(review(pod, s.uid(), namespace="ml"))["response"]
+            check(r.get("allowed") is False and "patch" not in r, "not denied: %r" % r)
+            return r["status"]["message"]
+
+        def says(got, want):
+            check(got == want, "%r, want %r" % (got, want))
+        job = job_doc("bert", 4, subdomain="bert")
+        says(mutate(job, 1, lambda o: o["spec"].update(completionMode="NonIndexed")),
+             "distenv: Job ml/bert is not an Indexed Job: distenv supports only pods of a "
+             "StatefulSet or of an Indexed Job (set spec.completionMode: Indexed)")
+        says(mutate(job, 1, lambda o: o["spec"].update(parallelism=2)),
+             "distenv: Job ml/bert has parallelism 2 below completions 4, so not all ranks can run "
+             "at once: set parallelism equal to completions")
+        kueue = copy.deepcopy(job)
+        kueue["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+        says(mutate(kueue, 1, lambda o: o["spec"].update(parallelism=2)),
+             'distenv: Job ml/bert runs 2 of its 4 ranks at once, as Kueue admitted it '
+             '(kueue.x-k8s.io/job-min-parallelism), so they can never form one world: give the '
+             'Job kueue.x-k8s.io/job-completions-equal-parallelism: "true" so that its '
+             'completions follow')
+        got = mutate(job, 1, lambda o: o["metadata"].update(uid="0000-other"))
+        check(re.fullmatch(r"distenv: Job ml/bert in the API has uid 0000-other, not the uid "
+                           r"[0-9a-f-]{36} the pod names as its owner: the workload was deleted "
+                           r"\(and perhaps created again\); the controller of the new one creates "
+                           r"new pods", got) is not None, "another uid: %r" % got)
+        says(mutate(sts_doc("ddp", 2), 1, lambda o: o["spec"].update(replicas=65537)),
+             "distenv: StatefulSet ml/ddp has a world size of 65537, above the limit of 65536")
+        says(mutate(sts_doc("ddp", 2), 1, lambda o: o["spec"].update(ordinals={"start": 2})),
+             "distenv: pod ordinal 1 is below the start ordinal 2 of StatefulSet ml/ddp")
+        says(mutate(sts_doc("ddp", 2), 1, lambda o: o["spec"].update(replicas="2")),
+             "distenv: cannot read StatefulSet ml/ddp from the Kubernetes API (StatefulSet "
+             ".spec.replicas is not a whole number from 0 to 2147483647), so the world size is not "
+             "known; retry, or check the webhook's access to the API")
+        says(mutate(sts_doc("ddp", 2), 1, lambda o: o.update(spec=[])),
+             "distenv: cannot read StatefulSet ml/ddp from the Kubernetes API (StatefulSet .spec "
+             "is not an object), so the world size is not known; retry, or check the webhook's "
+             "access to the API")
+        says(mutate(sts_doc("ddp", 2), 1, lambda o: o.update(kind="Job")),
+             "distenv: cannot read StatefulSet ml/ddp from the Kubernetes API (expected a "
+             "StatefulSet, got kind Job), so the world size is not known; retry, or check the "
+             "webhook's access to the API")
+        says(mutate(job, 1, lambda o: o["spec"].update(completionMode=1)),
+             "distenv: cannot read Job ml/bert from the Kubernetes API (Job .spec.completionMode "
+             "is not a string), so the world size is not known; retry, or check the webhook's "
+             "access to the API")
+        # a JobSet's replicated Jobs as the API has them
+        js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": "js", "namespace": "ml"},
+              "spec": {"replicatedJobs": [{"name": "workers", "replicas": 3, "template": {"spec": {
+                  "completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                  "template": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
+                               "spec": {"restartPolicy": "Never", "containers": [
+                                   {"name": "train", "image": "train:1.0"}]}}}}}]}}
+
+        def rjob(o):
+            return o["spec"]["replicatedJobs"][0]
+        says(mutate(js, 1, lambda o: rjob(o)["template"]["spec"].update(completionMode="NonIndexed")),
+             "distenv: replicated Job workers of JobSet ml/js is not Indexed: set completionMode: "
+             "Indexed in its template, so that every pod has a rank")
+        says(mutate(js, 1, lambda o: rjob(o)["template"]["spec"].pop("completions")),
+             "distenv: replicated Job workers of JobSet ml/js has no completions: set completions "
+             "(the pods of each Job)")
+        says(mutate(js, 1, lambda o: rjob(o)["template"]["spec"].update(parallelism=1)),
+             "distenv: replicated Job workers of JobSet ml/js has parallelism 1 below completions "
+             "2, so not all ranks can run at once: set parallelism equal to completions")
+        says(mutate(js, 1, lambda o: rjob(o).update(replicas=32769)),
+             "distenv: JobSet ml/js has more pods than the world size limit of 65536")
+        says(mutate(js, 5, lambda o: rjob(o).update(replicas=2)),
+             "distenv: pod 1 of Job 2 of replicated Job workers is not part of JobSet ml/js as it "
+             "is now (re-created or resized?): retry")
+        why = "distenv: cannot read JobSet ml/js from the Kubernetes API (%s), so its replicated " \
+              "Jobs are not known; retry, or check the webhook's access to the API"
+        says(mutate(js, 1, lambda o: o["spec"].update(replicatedJobs=[])),
+             why % "JobSet .spec.replicatedJobs is not a non-empty list")
+        says(mutate(js, 1, lambda o: o["spec"].update(replicatedJobs=[
+            dict(rjob(o), name="r%d" % i) for i in range(17)])),
+            why % "JobSet has 17 replicated Jobs, more than distenv's limit of 16")
+        says(mutate(js, 1, lambda o: rjob(o).pop("name")),
+             why % "JobSet .spec.replicatedJobs[0] has no name")
+        says(mutate(js, 1, lambda o: o["spec"]["replicatedJobs"].append(3)),
+             why % "JobSet .spec.replicatedJobs[1] is not an object")
+        self.api.expect = None
+
     def case_metrics(self):
         c = Conn(self.server.port, self.ctx)
         st, _, out = c.call("GET", "/metrics")
@@ -3350,6 +3647,10 @@ def main():
                  suite.case_inject_values)
         run_case("/validate's workload rules over HTTPS, exact words", suite.case_validate_rules)
         run_case("/mutate's pod rules over HTTPS, exact words", suite.case_mutate_rules)
+        run_case("JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS",
+                 suite.case_kind_rules)
+        run_case("UPDATE with oldObject: a world change warned, none to 0, within elastic, "
+                 "or of LeaderWorkerSet replicas", suite.case_world_changes)
         run_case("HTTP 400: bad JSON, empty, array, no uid, no request, v1beta1",
                  suite.case_http_400)
         run_case("HTTP 404/405 with Allow, JSON bodies, connection kept", suite.case_http_404_405)
@@ -3407,6 +3708,8 @@ def main():
                          lk.case_lookup_failure)
                 run_case("look-ups: a failed NetworkPolicy list gives no warning",
                          lk.case_netpol_list_fails)
+                run_case("look-ups: the rules the workload's object or its Service decide, over "
+                         "HTTPS, exact words", lk.case_lookup_rules)
                 run_case("look-ups: counted in /metrics", lk.case_metrics)
                 eq = equivalence.Suite(sys.modules[__name__], suite, lk)
                 try:

@@ -2697,6 +2697,117 @@ class Suite:
         el = {"distenv.dev/elastic": "1:4"}
         got = update(sts_doc("ddp", 2, el), sts_doc("ddp", 4, el))
         check(got == [], "StatefulSet 2 -> 4 within elastic 1:4: %r" % got)
+    def case_own_env_rules(self):
+        """A container's own values of distenv's variables, over HTTPS, each rule with its
+        exact words: what can never work denied at /validate (a per-rank value for every
+        rank, a MASTER_ADDR that is each pod itself or another rank, one TF_CONFIG for all),
+        what may be wrong warned at /mutate, a warning too long for its values shortened,
+        and a MASTER_PORT or MASTER_ADDR distenv cannot use denied at both."""
+        W = {"distenv.dev/world-size": "2", "distenv.dev/frameworks": "pytorch,tensorflow"}
+        a0 = "ddp-0.ddp.ml.svc.cluster.local"
+
+        def doc(env, cname="train"):
+            return sts_doc("ddp", 2, W, containers=[{"name": cname, "image": "train:1.0",
+                                                     "env": env}])
+
+        def warned(d, want):
+            obj, pods = made(d)
+            resp = self.admit(pods[1], ns="ml")
+            check(resp.get("allowed") is True and resp.get("warnings") == [want] and
+                  "patch" in resp, "/mutate: %r, want %r" % (resp.get("warnings"), want))
+        for env, denial, warning in (
+                ([{"name": "RANK", "value": "0"}],
+                 "distenv: container train sets RANK=0 for each of its 2 ranks, so they would all "
+                 "claim one rank: remove RANK from its env (distenv gives each pod its own)",
+                 "distenv: container train: RANK=0, not distenv's 1: another pod has that rank; "
+                 "remove it"),
+                ([{"name": "MASTER_ADDR", "value": "localhost"}],
+                 "distenv: container train sets MASTER_ADDR=localhost, which is each pod itself: "
+                 "in a world of 2 the other ranks never reach rank 0; remove it (distenv gives "
+                 "%s)" % a0,
+                 "distenv: container train keeps its own MASTER_ADDR (render shows both): not "
+                 "rank 0's pod; remove it"),
+                ([{"name": "MASTER_ADDR", "value": "ddp-1.ddp.ml.svc.cluster.local"}],
+                 "distenv: container train sets MASTER_ADDR=ddp-1.ddp.ml.svc.cluster.local, which "
+                 "is not rank 0's pod of StatefulSet ml/ddp (ddp-1 names no rank or another one, "
+                 "and rank 0 hosts the rendezvous): remove it (distenv gives %s)" % a0,
+                 "distenv: container train keeps its own MASTER_ADDR (render shows both): not "
+                 "rank 0's pod; remove it"),
+                ([{"name": "TF_CONFIG", "value": "{}"}],
+                 "distenv: container train sets TF_CONFIG itself: one value for the 2 ranks of "
+                 "StatefulSet ml/ddp gives them all one task; remove it (distenv gives each pod "
+                 "its own)",
+                 "distenv: container train keeps its own TF_CONFIG (render shows both): not this "
+                 "pod's task; remove it")):
+            self.validate_says(made(doc(env))[0], denial)
+            warned(doc(env), warning)
+        # a name too long for the whole warning: named shorter, never cut
+        c60 = "c" * 60
+        d = doc([{"name": "MASTER_ADDR", "value": "trainer-head.example.com"}], cname=c60)
+        want = ("distenv: container cccccccccccccccccccc: MASTER_ADDR is not rank 0's pod (render "
+                "shows it): check it")
+        self.validate_says(made(d)[0], None, [want])
+        warned(d, want)
+        d = doc([{"name": "WORLD_SIZE", "value": "3"}], cname="c" * 63)
+        want = ("distenv: container cccccccccccccccccccc... keeps its own WORLD_SIZE: env:// waits "
+                "for that many; torchrun sets its own")
+        self.validate_says(made(d)[0], None, [want])
+        warned(d, want)
+        # values distenv cannot build on
+        for env, denial in (
+                ([{"name": "MASTER_PORT", "value": "http"}],
+                 'distenv: container train sets MASTER_PORT to "http", which is not a port number '
+                 'between 1 and 65535'),
+                ([{"name": "MASTER_ADDR", "value": ""}],
+                 "distenv: container train sets MASTER_ADDR to an empty or over-long value")):
+            obj, pods = made(doc(env))
+            self.validate_says(obj, denial)
+            self.mutate_says(pods[1], denial)
+
+    def case_owner_marks(self):
+        """A pod whose marks and owner disagree, over HTTPS: a JobSet name that is no name, a
+        LeaderWorkerSet worker whose StatefulSet is another group's or whose group is not
+        known; exact words."""
+        _, pods = made({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                        "metadata": {"name": "js", "namespace": "ml"},
+                        "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2, "template": {
+                            "spec": {"completions": 2, "parallelism": 2, "template": {
+                                "metadata": {"labels": {"distenv.dev/inject": "true"},
+                                             "annotations": {"distenv.dev/world-size": "4"}},
+                                "spec": {"restartPolicy": "Never", "containers": [
+                                    {"name": "train", "image": "train:1.0"}]}}}}}]}})
+        p = copy.deepcopy(pods[1])
+        for part in ("labels", "annotations"):
+            p["metadata"][part]["jobset.sigs.k8s.io/jobset-name"] = "Bad_JS"
+        self.mutate_says(p, 'distenv: the pod\'s JobSet name "Bad_JS" is not valid')
+        _, pods = made({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                        "metadata": {"name": "lws", "namespace": "ml"},
+                        "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 4, "workerTemplate": {
+                            "metadata": {"labels": {"distenv.dev/inject": "true"}},
+                            "spec": {"containers": [{"name": "train", "image": "train:1.0"}]}}}}})
+        p = copy.deepcopy(pods[1])
+        p["metadata"]["ownerReferences"][0]["name"] = "lws-1"
+        self.mutate_says(p, "distenv: pod of StatefulSet ml/lws-1 carries LeaderWorkerSet labels "
+                            "for StatefulSet lws-0: distenv does not trust labels its owner "
+                            "contradicts")
+        p = copy.deepcopy(pods[1])
+        del p["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"]
+        p["metadata"]["ownerReferences"][0]["name"] = "lwsx"
+        self.mutate_says(p, "distenv: cannot tell the group of pod lws-0-1 of LeaderWorkerSet "
+                            "ml/lws")
+
+    def case_uid_limit(self):
+        """request.uid at its limit (127 characters) is echoed; one more is HTTP 400 naming
+        both lengths, at /mutate and /validate."""
+        pod = sts_pod("ddp", 1, annotations={"distenv.dev/world-size": "2"})
+        for path in ("/mutate", "/validate"):
+            st, _, out = self.post(review(pod, "u" * 127), path=path)
+            check(st == 200 and json.loads(out)["response"]["uid"] == "u" * 127,
+                  "%s, uid of 127: HTTP %d %r" % (path, st, out[:200]))
+            st, _, out = self.post(review(pod, "u" * 128), path=path)
+            check(st == 400 and json.loads(out) == {
+                "error": "AdmissionReview request.uid is 128 characters long, more than 127"},
+                "%s, uid of 128: HTTP %d %r" % (path, st, out[:200]))
 
 
 GOLDEN_WAIT_IMAGE = "distenv:test"
@@ -3651,6 +3762,12 @@ def main():
                  suite.case_kind_rules)
         run_case("UPDATE with oldObject: a world change warned, none to 0, within elastic, "
                  "or of LeaderWorkerSet replicas", suite.case_world_changes)
+        run_case("a container's own MASTER_ADDR, RANK, TF_CONFIG, MASTER_PORT: each rule over "
+                 "HTTPS, exact words", suite.case_own_env_rules)
+        run_case("marks and owner disagree: JobSet name, LeaderWorkerSet group, exact words",
+                 suite.case_owner_marks)
+        run_case("request.uid: 127 characters echoed, 128 refused with HTTP 400",
+                 suite.case_uid_limit)
         run_case("HTTP 400: bad JSON, empty, array, no uid, no request, v1beta1",
                  suite.case_http_400)
         run_case("HTTP 404/405 with Allow, JSON bodies, connection kept", suite.case_http_404_405)

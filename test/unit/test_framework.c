@@ -367,12 +367,56 @@ static void test_help_names(void)
 	}
 }
 
+/*
+ * PET_MAX_RESTARTS is given an elastic world whose max-restarts is set, 0
+ * included (torchrun then restarts nothing): -1 (not set) gives none, 0 gives
+ * "0", 1 gives "1"; a world that is not elastic gets none at 0.
+ */
+static void test_max_restarts(void)
+{
+	static const struct {
+		int elastic;
+		long max_restarts;
+		const char *want; /* NULL: absent */
+	} rows[] = {
+	    {1, -1, NULL},
+	    {1, 0, "0"},
+	    {1, 1, "1"},
+	    {0, 0, NULL},
+	};
+	const struct framework *fw = NULL;
+	size_t i;
+
+	for (i = 0; i < framework_count; i++)
+		if (strcmp(framework_table[i]->name, "pytorch") == 0)
+			fw = framework_table[i];
+	CHECK(fw != NULL, "the table has pytorch");
+	if (fw == NULL)
+		return;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct topology t;
+		struct env_list env;
+		const char *v;
+
+		world(&t, fw, rows[i].elastic ? 1 : 0, 1);
+		t.max_restarts = rows[i].max_restarts;
+		CHECK(env_build(&t, &env) == 0, "row %zu: env_build", i);
+		v = test_env_value(&env, "PET_MAX_RESTARTS");
+		CHECK(rows[i].want == NULL ? v == NULL : v != NULL && strcmp(v, rows[i].want) == 0,
+		      "elastic %d, max-restarts %ld: PET_MAX_RESTARTS %s (want %s)",
+		      rows[i].elastic, rows[i].max_restarts, v ? v : "absent",
+		      rows[i].want ? rows[i].want : "absent");
+		env_list_free(&env);
+	}
+}
+
 int main(void)
 {
 	test_table();
 	test_help_names();
 	test_out_of_memory();
 	test_from_master();
+	test_max_restarts();
 	test_help_lists();
 	test_annotation();
 	test_chart_schema();

@@ -470,6 +470,122 @@ static void test_own_value_listed_twice(void)
 	}
 }
 
+/*
+ * A pod keeps PLAN_MAX_WARNINGS (8) distinct warnings and counts the ones past
+ * them: 7 and 8 own values that are not the pod's are 7 and 8 warnings kept, 9
+ * are 8 kept and 1 counted, and the annotation says "1 more"; a warning given
+ * twice (the same container, the same RANK) is kept once.
+ */
+static void test_warnings_cap(void)
+{
+	static const char *const own[] = {
+	    LIT("RANK", "7"),          LIT("WORLD_SIZE", "9"),      LIT("NODE_RANK", "7"),
+	    LIT("NNODES", "9"),        LIT("PET_MASTER_ADDR", "x"), LIT("PET_NNODES", "9"),
+	    LIT("PET_NODE_RANK", "7"), LIT("MASTER_ADDR", "y"),     LIT("PET_NPROC_PER_NODE", "3"),
+	};
+	static const struct {
+		int n_env, kept, more;
+	} rows[] = {{7, 7, 0}, {8, 8, 0}, {9, 8, 1}};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pod_plan plan;
+		char env[1024] = "", err[512] = "";
+		cJSON *pod;
+		int k;
+
+		for (k = 0; k < rows[i].n_env; k++)
+			snprintf(env + strlen(env), sizeof(env) - strlen(env), "%s%s", k ? "," : "",
+			         own[k]);
+		pod = sts_pod(env, "", 1);
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK,
+		      "%d own values: %s", rows[i].n_env, err);
+		CHECK(plan.n_warnings == rows[i].kept && plan.n_more == rows[i].more,
+		      "%d own values: %d kept, %d more (want %d, %d)", rows[i].n_env,
+		      plan.n_warnings, plan.n_more, rows[i].kept, rows[i].more);
+		CHECK((strstr(plan.patch.buf, "distenv: 1 more warnings not shown") != NULL) ==
+		          (rows[i].more == 1),
+		      "%d own values: patch %s", rows[i].n_env, plan.patch.buf);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+	}
+}
+
+/*
+ * The marker's ",own=" list (own_marker): a value of at most 40 characters is
+ * written NAME=value, a longer one NAME alone; an entry that would leave the
+ * list 320 bytes with its NUL or more is left out, and every one after it. Rank
+ * 1 sets MASTER_ADDR "h" and eight more of distenv's variables, each to
+ * another value: RANK's is 40 or 41 characters, PET_NNODES's 29 (the list is
+ * 319 bytes with it), 30 (320: left out) or 31.
+ */
+static void test_own_marker(void)
+{
+	static const char *const names[] = {
+	    "MASTER_ADDR",     "RANK",       "WORLD_SIZE",    "NODE_RANK",          "NNODES",
+	    "PET_MASTER_ADDR", "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE",
+	};
+	static const struct {
+		int rank_len, nnodes_len;
+		const char *tail; /* the list after MASTER_ADDR=h: # RANK's value, @ PET_NNODES's, $
+		                     40 7s */
+	} rows[] = {
+	    {40, 29, "+RANK=#+WORLD_SIZE=$+NODE_RANK=$+NNODES=$+PET_MASTER_ADDR=$+PET_NNODES=@"},
+	    {40, 30, "+RANK=#+WORLD_SIZE=$+NODE_RANK=$+NNODES=$+PET_MASTER_ADDR=$"},
+	    {40, 31, "+RANK=#+WORLD_SIZE=$+NODE_RANK=$+NNODES=$+PET_MASTER_ADDR=$"},
+	    {41, 29, "+RANK+WORLD_SIZE=$+NODE_RANK=$+NNODES=$+PET_MASTER_ADDR=$+PET_NNODES=@"},
+	};
+	struct config cfg;
+	size_t i, k;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char env[2048] = "",
+		     want[1024] = "rank=1,world-size=4,master=h:29500,own=MASTER_ADDR=h",
+		     got[1024] = "", err[512] = "";
+		struct pod_plan plan;
+		const char *m, *e, *c;
+		cJSON *pod;
+
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			int len = k == 0   ? 1
+			          : k == 1 ? rows[i].rank_len
+			          : k == 6 ? rows[i].nnodes_len
+			                   : 40;
+			snprintf(env + strlen(env), sizeof(env) - strlen(env),
+			         "%s{\"name\":\"%s\",\"value\":\"%.*s\"}", k ? "," : "", names[k],
+			         len,
+			         k == 0 ? "h" : "777777777777777777777777777777777777777777777");
+		}
+		for (c = rows[i].tail; *c; c++) {
+			int len = *c == '#'   ? rows[i].rank_len
+			          : *c == '@' ? rows[i].nnodes_len
+			                      : 40;
+
+			if (*c == '#' || *c == '@' || *c == '$')
+				snprintf(want + strlen(want), sizeof(want) - strlen(want), "%.*s",
+				         len, "777777777777777777777777777777777777777777777");
+			else
+				snprintf(want + strlen(want), sizeof(want) - strlen(want), "%c",
+				         *c);
+		}
+		pod = sts_pod(env, "", 1);
+		CHECK(pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK,
+		      "row %zu: %s", i, err);
+		m = plan.patch.buf != NULL ? strstr(plan.patch.buf, "rank=1,") : NULL;
+		e = m != NULL ? strchr(m, '"') : NULL;
+		if (e != NULL)
+			snprintf(got, sizeof(got), "%.*s", (int)(e - m), m);
+		CHECK(strcmp(got, want) == 0,
+		      "RANK of %d, PET_NNODES of %d: marker\n  %s\nwant\n  %s", rows[i].rank_len,
+		      rows[i].nnodes_len, got, want);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+	}
+}
+
 /* 1 when every injected "NAME=value" fits what execve() accepts. */
 static int plan_exec_safe(const struct pod_plan *plan)
 {
@@ -500,6 +616,114 @@ static long tf_config_limit(const char *name, const char *ns)
 		pod_plan_free(&plan);
 	}
 	return lo;
+}
+
+/*
+ * ENV_STRING_MAX at its edge: StatefulSet ddddd in ml of 2,872 ranks has a
+ * TF_CONFIG of exactly 131072 bytes as "NAME=value" with its NUL at ranks 0 to
+ * 9 (kept, no warning), and of 131073 from rank 10 (its task index has one
+ * more digit: left out, warned with the byte count).
+ */
+static void test_tf_config_edge(void)
+{
+	static const struct {
+		long rank;
+		size_t size; /* strlen("TF_CONFIG=value") + 1 */
+		int kept;
+	} rows[] = {{0, 131072, 1}, {9, 131072, 1}, {10, 131073, 0}};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pod_plan plan;
+		char err[512] = "", want[PLAN_WARNING_LEN];
+		const char *tf;
+
+		if (plan_sts("ddddd", "ml", rows[i].rank, 2872, "", &plan, err, sizeof(err)) !=
+		    PLAN_OK) {
+			CHECK(0, "rank %ld of 2872: %s", rows[i].rank, err);
+			continue;
+		}
+		tf = plan_var(&plan, "TF_CONFIG");
+		if (rows[i].kept) {
+			CHECK(tf != NULL && strlen("TF_CONFIG=") + strlen(tf) + 1 == rows[i].size &&
+			          plan.n_warnings == 0 && plan.omitted[0] == '\0',
+			      "rank %ld: TF_CONFIG of %zu bytes kept (%zu, %d warnings)",
+			      rows[i].rank, rows[i].size,
+			      tf ? strlen("TF_CONFIG=") + strlen(tf) + 1 : 0, plan.n_warnings);
+		} else {
+			snprintf(
+			    want, sizeof(want),
+			    "distenv: TF_CONFIG left out: %zu bytes for 2872 ranks, over Linux's "
+			    "131072 per variable",
+			    rows[i].size);
+			CHECK(tf == NULL && plan.n_warnings == 1 &&
+			          strcmp(plan.warnings[0], want) == 0 &&
+			          strcmp(plan.omitted, "TF_CONFIG") == 0,
+			      "rank %ld: '%s' (want '%s')", rows[i].rank,
+			      plan.n_warnings ? plan.warnings[0] : "", want);
+		}
+		pod_plan_free(&plan);
+	}
+}
+
+/* 1 when l has name. */
+static int test_env_has(const struct env_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->vars[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The value of name in l, or "" when absent. */
+static const char *test_list_value(const struct env_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->vars[i].name, name) == 0)
+			return l->vars[i].value;
+	return "";
+}
+
+/*
+ * A TF_CONFIG left out is left out of a target's own list too: rank 10 of
+ * ddddd (2,872 ranks), whose container sets MASTER_ADDR, gets its address in
+ * every address variable and no TF_CONFIG.
+ */
+static void test_tf_config_left_out_own_master(void)
+{
+	char buf[2048], err[512] = "";
+	const struct env_list *l;
+	struct pod_plan plan;
+	struct config cfg;
+	cJSON *pod;
+
+	config_defaults(&cfg);
+	snprintf(buf, sizeof(buf),
+	         "{\"metadata\":{\"name\":\"ddddd-10\",\"namespace\":\"ml\",\"labels\":{"
+	         "\"distenv.dev/inject\":\"true\"},\"annotations\":{\"distenv.dev/world-size\":"
+	         "\"2872\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+	         "\"StatefulSet\",\"name\":\"ddddd\",\"controller\":true}]},\"spec\":{"
+	         "\"hostname\":\"ddddd-10\",\"subdomain\":\"ddddd\",\"containers\":[{\"name\":"
+	         "\"train\",\"image\":\"x\",\"env\":[" LIT("MASTER_ADDR", "head.example") "]}]}}");
+	pod = cJSON_Parse(buf);
+	if (pod_plan_build(pod, "ml", strlen(buf), &cfg, NULL, &plan, err, sizeof(err)) !=
+	    PLAN_OK) {
+		CHECK(0, "rank 10 of 2872 with its own MASTER_ADDR: %s", err);
+		cJSON_Delete(pod);
+		return;
+	}
+	l = pod_plan_target_env(&plan, 0);
+	CHECK(plan.own_env != NULL && l == &plan.own_env[0], "the target has its own list");
+	CHECK(test_env_has(l, "TF_CONFIG") == 0 && strcmp(plan.omitted, "TF_CONFIG") == 0,
+	      "TF_CONFIG left out of the target's own list (omitted '%s')", plan.omitted);
+	CHECK(strcmp(test_list_value(l, "PET_MASTER_ADDR"), "head.example") == 0,
+	      "PET_MASTER_ADDR '%s'", test_list_value(l, "PET_MASTER_ADDR"));
+	pod_plan_free(&plan);
+	cJSON_Delete(pod);
 }
 
 /* TF_CONFIG: well formed up to the exec limit, left out past it by default, denied when asked. */
@@ -765,15 +989,70 @@ static void test_own_master(void)
 	}
 }
 
+/*
+ * A literal MASTER_ADDR is at most 253 characters (a DNS name's most): 252 and
+ * 253 are every address variable's value, 254 is denied with the words.
+ */
+static void test_own_master_length(void)
+{
+	static const struct {
+		size_t len;
+		int denied;
+	} rows[] = {{252, 0}, {253, 0}, {254, 1}};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char addr[300], extra[400], want[400], err[512] = "", why[256] = "";
+		struct pod_plan plan;
+		enum plan_status st;
+		char *txt;
+		cJSON *pod;
+
+		memset(addr, 'a', rows[i].len);
+		addr[rows[i].len] = '\0';
+		snprintf(extra, sizeof(extra), "{'name':'MASTER_ADDR','value':'%s'}", addr);
+		txt = env_pod(0, extra);
+		pod = cJSON_Parse(txt);
+		cJSON_AddStringToObject(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "annotations"),
+		    "distenv.dev/frameworks", "pytorch");
+		st = pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err));
+		if (rows[i].denied) {
+			CHECK(st == PLAN_DENY &&
+			          strcmp(err, "distenv: container t sets MASTER_ADDR to an empty "
+			                      "or over-long value") == 0,
+			      "MASTER_ADDR of %zu: %d '%s'", rows[i].len, st, err);
+		} else {
+			CHECK(st == PLAN_OK, "MASTER_ADDR of %zu: %s", rows[i].len, err);
+			snprintf(want, sizeof(want), "PET_MASTER_ADDR=%s\n", addr);
+			if (st == PLAN_OK) {
+				CHECK(env_has_in_order(pod_plan_target_env(&plan, 0), want, why,
+				                       sizeof(why)),
+				      "MASTER_ADDR of %zu: %s", rows[i].len, why);
+				pod_plan_free(&plan);
+			}
+		}
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	test_apply_is_creation();
 	test_rdzv_conf_listed_twice();
 	test_rdzv_conf_reference();
 	test_own_value_listed_twice();
+	test_warnings_cap();
+	test_own_marker();
 	test_istio_warning();
 	test_large_world();
+	test_tf_config_edge();
+	test_tf_config_left_out_own_master();
 	test_pod_budget();
 	test_own_master();
+	test_own_master_length();
 	TEST_MAIN_END("plan");
 }

@@ -168,9 +168,10 @@ void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const 
 
 /*
  * The world the opted-in templates' distenv.dev/world-size gives (the last
- * valid one), or -1 when none gives one.
+ * valid one), or -1 when none gives one; *from the template that gives it
+ * (NULL: not wanted).
  */
-static long annotated_world(const struct view *w, const struct config *cfg)
+static long annotated_world(const struct view *w, const struct config *cfg, int *from)
 {
 	long world = -1, n;
 	int i;
@@ -179,8 +180,11 @@ static long annotated_world(const struct view *w, const struct config *cfg)
 		const char *ws = json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
 		                          ANN_WORLD_SIZE);
 
-		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0)
+		if (ws != NULL && parse_long(ws, 1, cfg->max_world_size, &n) == 0) {
 			world = n;
+			if (from != NULL)
+				*from = i;
+		}
 	}
 	return world;
 }
@@ -212,7 +216,7 @@ static void check_kueue(const cJSON *obj, const struct view *w, struct validatio
 }
 
 static void check_annotations(const struct view *w, const struct config *cfg, struct validation *v,
-                              long *world)
+                              long *world, int *from)
 {
 	int i, n_unknown;
 
@@ -250,7 +254,7 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 			                   "PET_MAX_RESTARTS",
 			                   ANN_MAX_RESTARTS, ANN_ELASTIC);
 	}
-	*world = annotated_world(w, cfg);
+	*world = annotated_world(w, cfg, from);
 }
 
 /*
@@ -923,6 +927,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	const struct kind *k;
 	struct view *w;
 	long world;
+	int from = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->partial_admission = json_str(json_get(json_get(obj, "metadata"), "annotations"),
@@ -944,13 +949,17 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 		return;
 	}
 	kind_each_template(k, obj, warn_not_opted, v);
-	check_annotations(w, cfg, v, &world);
+	check_annotations(w, cfg, v, &world, &from);
 	check_workload_annotations(obj, w, v);
 	if (world > 0 && w->count >= 0 && world != w->count) {
 		if (k->fixed_world)
+			/* after the name of the template that says it when the workload has several
+			 */
 			view_problem(
-			    v, "annotation %s is %ld, but %s %s has %ld pods per world: remove it",
-			    ANN_WORLD_SIZE, world, kind, w->name, w->count);
+			    v,
+			    "%s%sannotation %s is %ld, but %s %s has %ld pods per world: remove it",
+			    w->tmpl_what[from], w->tmpl_what[from][0] ? ": " : "", ANN_WORLD_SIZE,
+			    world, kind, w->name, w->count);
 		else if (world > w->count && !elastic_any(w))
 			/*
 			 * A fixed world above the pods the workload makes never forms: every
@@ -1019,7 +1028,7 @@ static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
 	view_read(obj, k, ns, cfg, w, scratch);
 	out->opted_in = w->n_tmpl > 0;
 	out->world = w->count;
-	if (!k->fixed_world && (n = annotated_world(w, cfg)) > 0)
+	if (!k->fixed_world && (n = annotated_world(w, cfg, NULL)) > 0)
 		out->world = n;
 	/* the range every opted-in template's pods were told (none if one was told none) */
 	for (i = 0; i < w->n_tmpl; i++) {

@@ -1176,6 +1176,9 @@ class Suite:
         ("a framework misspelled", {"distenv.dev/frameworks": "pytroch"}, {}, {}, None, "js lws",
          True, '{T}: annotation distenv.dev/frameworks: "pytroch" is not a comma list of pytorch, '
          "tensorflow, jax, xgboost, paddle, tpu"),
+        ("a world-size that is not the pods'", {"distenv.dev/world-size": "4"}, {}, {}, None,
+         "js lws", True, "{T}: annotation distenv.dev/world-size is 4, but {K} has {W} pods per "
+         "world: remove it"),
         ("an annotation misspelled", {"distenv.dev/wolrd-size": "3"}, {}, {}, None, "js lws",
          False, "{T}: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) "
          "(ignored)"),
@@ -1225,6 +1228,15 @@ class Suite:
          {"resources": {"limits": {"nvidia.com/gpu": "8"}}}, None, "js lws", False,
          "{T}: distenv.dev/nproc-per-node 16 is above the 8 GPUs of a container: processes "
          "would share a GPU; set 8"),
+        ("XGBoost with two processes a pod",
+         {"distenv.dev/frameworks": "pytorch,xgboost", "distenv.dev/nproc-per-node": "2"}, {}, {},
+         None, "js lws", False,
+         "{T}: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its 2 processes"),
+        ("elastic, PET_RDZV_CONF from a reference", {"distenv.dev/elastic": "1:3"}, {},
+         {"env": [{"name": "PET_RDZV_CONF",
+                   "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}, None,
+         "js lws", False, "{T}: container t: PET_RDZV_CONF from a reference gets no is_host, so "
+         "torchrun guesses its host: use a literal"),
         ("a template that does not opt in", {}, {}, {}, {"app": "ddp"}, "js lws", False,
          "{T}: no label distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts them"),
     ]
@@ -1268,7 +1280,8 @@ class Suite:
             name, _, _, _, _, places, refused, answer = rule
             for place in places.split():
                 want = "distenv: " + answer.replace("{T}", names[place]).replace(
-                    "{W}", "6" if place == "js" else "3")
+                    "{W}", "6" if place == "js" else "3").replace(
+                    "{K}", "JobSet js" if place == "js" else "LeaderWorkerSet lws")
                 r = self.validate_workload(self.per_template_workload(rule, place))
                 msg = (r.get("status") or {}).get("message", "")
                 warns = r.get("warnings") or []
@@ -2602,11 +2615,11 @@ class Suite:
                            "pod 0) is not one of its pods, so no pod could be rank 0: name a "
                            "replicated Job, jobIndex and podIndex that exist")
         self.validate_says(stored(js(anns={"distenv.dev/world-size": "3"})),
-                           "distenv: annotation distenv.dev/world-size is 3, but JobSet js has 4 "
-                           "pods per world: remove it")
+                           "distenv: replicated Job workers: annotation distenv.dev/world-size is "
+                           "3, but JobSet js has 4 pods per world: remove it")
         self.validate_says(stored(lws(anns={"distenv.dev/world-size": "3"})),
-                           "distenv: annotation distenv.dev/world-size is 3, but LeaderWorkerSet "
-                           "lws has 4 pods per world: remove it")
+                           "distenv: worker template: annotation distenv.dev/world-size is 3, "
+                           "but LeaderWorkerSet lws has 4 pods per world: remove it")
         tpu_coord = js(anns=dict(A, **{"distenv.dev/frameworks": "tpu"}),
                        coordinator={"replicatedJob": "workers", "jobIndex": 1, "podIndex": 0})
         says = ("distenv: tpu: the coordinator of JobSet ml/js is not its first pod, so JAX's "

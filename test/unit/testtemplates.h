@@ -7,7 +7,8 @@
  *
  * A rule's want is the whole answer after "distenv: ", with {T} for the
  * template's name ("replicated Job b", "worker template") and {W} for the
- * world (6, 3). Quotes are written ' and turned into " by tt_json.
+ * world (6, 3), {K} for the workload ("JobSet js"). Quotes are written ' and turned into " by
+ * tt_json.
  */
 #ifndef TESTTEMPLATES_H
 #define TESTTEMPLATES_H
@@ -34,7 +35,7 @@ static const struct tt_rule {
 	const char *labels; /* its labels (members); NULL: the opt-in label alone */
 	int places;         /* where the rule applies (TT_*) */
 	int deny;           /* 1: the denial is want; 0: one warning is want */
-	const char *want;
+	const char *want;   /* NULL: /validate says nothing (a rule of the pods alone) */
 	const char
 	    *pod_warn; /* NULL, or render's warning of the template's pods, {R} their ranks */
 } tt_rules[] = {
@@ -43,6 +44,10 @@ static const struct tt_rule {
     {"a framework misspelled", "'distenv.dev/frameworks':'pytroch'", "", "", NULL, TT_ALL, 1,
      "{T}: annotation distenv.dev/frameworks: \"pytroch\" is not a comma list of pytorch, "
      "tensorflow, jax, xgboost, paddle, tpu",
+     NULL},
+    /* a fixed world: every pod of the JobSet, one group of the LeaderWorkerSet */
+    {"a world-size that is not the pods'", "'distenv.dev/world-size':'4'", "", "", NULL, TT_ALL, 1,
+     "{T}: annotation distenv.dev/world-size is 4, but {K} has {W} pods per world: remove it",
      NULL},
     {"an annotation misspelled", "'distenv.dev/wolrd-size':'3'", "", "", NULL, TT_ALL, 0,
      "{T}: unknown annotation distenv.dev/wolrd-size (did you mean world-size?) (ignored)", NULL},
@@ -109,6 +114,21 @@ static const struct tt_rule {
      "share a GPU; set 8",
      "distenv.dev/nproc-per-node 16 is above the 8 GPUs of a container: processes would share a "
      "GPU; set 8"},
+    {"XGBoost with two processes a pod",
+     "'distenv.dev/frameworks':'pytorch,xgboost','distenv.dev/nproc-per-node':'2'", "", "", NULL,
+     TT_ALL, 0, "{T}: DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its 2 processes",
+     "DMLC_NUM_WORKER counts 1 XGBoost worker a pod, not its 2 processes"},
+    {"elastic, PET_RDZV_CONF from a reference", "'distenv.dev/elastic':'1:3'", "",
+     ",'env':[{'name':'PET_RDZV_CONF','valueFrom':{'configMapKeyRef':{'name':'c','key':'k'}}}]",
+     NULL, TT_ALL, 0,
+     "{T}: container t: PET_RDZV_CONF from a reference gets no is_host, so torchrun guesses its "
+     "host: use a literal",
+     NULL},
+    /* the pods' alone: Istio's injector runs after distenv, its sidecar is seen in the pod */
+    {"Istio's sidecar on the rendezvous port", "'sidecar.istio.io/status':'{}'", "", "", NULL,
+     TT_ALL, 0, NULL,
+     "Istio's sidecar takes port 29500: annotate "
+     "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports"},
     {"a template that does not opt in", "", "", "", "'app':'ddp'", TT_ALL, 0,
      "{T}: no label distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts them", NULL},
 };
@@ -192,6 +212,10 @@ static void tt_want(char *out, size_t len, const char *want, int p, size_t max)
 			n += (size_t)snprintf(out + n, len - n, "%s", tt_places[p].what), s += 2;
 		else if (strncmp(s, "{W}", 3) == 0)
 			n += (size_t)snprintf(out + n, len - n, "%ld", tt_places[p].world), s += 2;
+		else if (strncmp(s, "{K}", 3) == 0)
+			n += (size_t)snprintf(out + n, len - n, "%s %s", tt_places[p].kind,
+			                      tt_places[p].bit & TT_JS ? "js" : "lws"),
+			    s += 2;
 		else if (strncmp(s, "{R}", 3) == 0)
 			n += (size_t)snprintf(out + n, len - n, "%s", tt_places[p].ranks), s += 2;
 		else

@@ -2822,6 +2822,31 @@ class Suite:
                 "error": "AdmissionReview request.uid is 128 characters long, more than 127"},
                 "%s, uid of 128: HTTP %d %r" % (path, st, out[:200]))
 
+    def case_pod_budget(self):
+        """The pod's size budget over HTTPS: 20 containers of a world of 2000, TF_CONFIG
+        (about 90 KB each) would take the pod past the bytes distenv keeps it under: left out
+        with a warning when tensorflow was only a default, refused when the annotation asks
+        for it; exact words."""
+        ctrs = [{"name": "c%02d" % i, "image": "train:1.0"} for i in range(20)]
+        W = {"distenv.dev/world-size": "2000"}
+        _, pods = made(sts_doc("ddp", 2, W, containers=ctrs))
+        resp = self.admit(pods[1], ns="ml")
+        check(resp.get("allowed") is True and resp.get("warnings") == [
+            "distenv: TF_CONFIG left out: the pod would pass 1179648 bytes with it in 20 "
+            "containers"], "default frameworks: %r" % resp.get("warnings"))
+        patched, _ = self.admit_and_apply(pods[1], ns="ml")
+        names = {e["name"] for c in patched["spec"]["containers"] for e in c["env"]}
+        check("TF_CONFIG" not in names and "MASTER_ADDR" in names, "env names %r" % names)
+        _, pods = made(sts_doc("ddp", 2, dict(W, **{"distenv.dev/frameworks": "pytorch,tensorflow"}),
+                               containers=ctrs))
+        resp = self.admit(pods[1], ns="ml")
+        msg = (resp.get("status") or {}).get("message", "")
+        check(resp.get("allowed") is False and re.fullmatch(
+            r"distenv: the pod with its injected environment would be about \d+ bytes, above the "
+            r"1179648 bytes distenv keeps pods under so that the API server can store them: drop "
+            r"tensorflow from distenv.dev/frameworks, or inject into fewer containers "
+            r"\(annotation distenv.dev/containers\)", msg), "asked for: %r" % msg)
+
 
 GOLDEN_WAIT_IMAGE = "distenv:test"
 
@@ -3001,7 +3026,7 @@ class FakeAPI:
                 return self.reply(200, exp[1])
 
             def reply(self, code, obj):
-                data = json.dumps(obj).encode()
+                data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -3619,6 +3644,17 @@ class LookupSuite:
              why % "JobSet .spec.replicatedJobs[0] has no name")
         says(mutate(js, 1, lambda o: o["spec"]["replicatedJobs"].append(3)),
              why % "JobSet .spec.replicatedJobs[1] is not an object")
+        says(mutate(js, 1, lambda o: o["spec"].update(network={"subdomain": 3})),
+             why % "JobSet .spec.network.subdomain is not a string of at most 63 characters")
+        # answers that are not one JSON object
+        obj, path, pods = controllers.workload_pods(copy.deepcopy(job))
+        for body, what in ((b"{not json", "is not JSON"), (b"{} {}", "has bytes after the JSON")):
+            self.api.expect = (path, body)
+            r = self.post(review(pods[1], s.uid(), namespace="ml"))["response"]
+            says(r["status"]["message"],
+                 "distenv: cannot read Job ml/bert from the Kubernetes API (the API server's "
+                 "answer for the Job %s), so the world size is not known; retry, or check the "
+                 "webhook's access to the API" % what)
         self.api.expect = None
 
     def case_metrics(self):
@@ -3781,6 +3817,8 @@ def main():
                  suite.case_owner_marks)
         run_case("request.uid: 127 characters echoed, 128 refused with HTTP 400",
                  suite.case_uid_limit)
+        run_case("the pod's size budget: TF_CONFIG left out when a default, refused when asked",
+                 suite.case_pod_budget)
         run_case("HTTP 400: bad JSON, empty, array, no uid, no request, v1beta1",
                  suite.case_http_400)
         run_case("HTTP 404/405 with Allow, JSON bodies, connection kept", suite.case_http_404_405)

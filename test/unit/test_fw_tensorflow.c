@@ -149,9 +149,68 @@ static void test_refuse(void)
 	}
 }
 
+/* The "task" of rank r's TF_CONFIG ("{\"type\":...,\"index\":N}"), into out. */
+static void tf_task(struct topology *t, long r, char *out, size_t len)
+{
+	struct env_list env;
+	const char *v, *task;
+
+	out[0] = '\0';
+	t->rank = r;
+	if (env_build(t, &env) != 0)
+		return;
+	v = test_env_value(&env, "TF_CONFIG");
+	task = v != NULL ? strstr(v, "\"task\":") : NULL;
+	if (task != NULL)
+		snprintf(out, len, "%s", task + strlen("\"task\":"));
+	env_list_free(&env);
+}
+
+/*
+ * A role's index counts its pods in rank order, the coordinator (rank 0) first
+ * when it is one of them: JobSet js of replicated Jobs worker (2 pods) and
+ * chief (1), the coordinator the worker part's last pod (position 1, inside
+ * it), or the chief (position 2, just past the workers: their indexes stay
+ * their positions).
+ */
+static void test_role_index(void)
+{
+	static const char *const names[] = {"worker", "chief"};
+	static const long jobs[] = {1, 1}, pods[] = {2, 1};
+	static const struct {
+		long coordinator;
+		const char *task[3]; /* ranks 0, 1, 2 */
+	} rows[] = {
+	    {1,
+	     {"{\"type\":\"worker\",\"index\":0}}", "{\"type\":\"worker\",\"index\":1}}",
+	      "{\"type\":\"chief\",\"index\":0}}"}},
+	    {2,
+	     {"{\"type\":\"chief\",\"index\":0}}", "{\"type\":\"worker\",\"index\":0}}",
+	      "{\"type\":\"worker\",\"index\":1}}"}},
+	};
+	size_t i;
+	long r;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct topology t;
+
+		jobset(&t, 2, names, jobs, pods);
+		jobset_state(&t)->coordinator = rows[i].coordinator;
+		for (r = 0; r < 3; r++) {
+			char task[128];
+
+			tf_task(&t, r, task, sizeof(task));
+			CHECK(strcmp(task, rows[i].task[r]) == 0,
+			      "coordinator at position %ld, rank %ld: task %s (want %s)",
+			      rows[i].coordinator, r, task, rows[i].task[r]);
+		}
+	}
+}
+
 int main(void)
 {
 	test_widest();
 	test_refuse();
+	test_role_index();
 	TEST_MAIN_END("fw_tensorflow");
 }

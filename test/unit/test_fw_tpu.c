@@ -177,6 +177,18 @@ static void test_row(void)
 	jobset(&t, 2);
 	CHECK(fw->widest(&t, ranks, 4) == 2 && ranks[0] == 3 && ranks[1] == 5,
 	      "widest: each replicated Job's last pod (%ld, %ld)", ranks[0], ranks[1]);
+	/* room for as many ranks as the caller gives: 2 parts in 2, 1 of them in 1 */
+	ranks[0] = ranks[1] = -7;
+	CHECK(fw->widest(&t, ranks, 2) == 2 && ranks[0] == 3 && ranks[1] == 5,
+	      "widest in room for 2: %ld, %ld", ranks[0], ranks[1]);
+	ranks[0] = ranks[1] = -7;
+	CHECK(fw->widest(&t, ranks, 1) == 1 && ranks[0] == 3 && ranks[1] == -7,
+	      "widest in room for 1: %ld, %ld", ranks[0], ranks[1]);
+	/* a world of no parts: its last rank, when there is room for one */
+	t.kind = NULL;
+	t.world_size = 6;
+	CHECK(fw->widest(&t, ranks, 1) == 1 && ranks[0] == 5, "widest of no parts: %ld", ranks[0]);
+	CHECK(fw->widest(&t, ranks, 0) == 0, "widest of no parts, no room: no ranks");
 }
 
 int main(void)

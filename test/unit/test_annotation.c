@@ -47,6 +47,29 @@ static void test_checks(void)
 	    {"distenv.dev/wait-for-master", "10", 0, 0, "is not a duration"},
 	    {"distenv.dev/wait-for-master", "25h", 0, 0, "at most 24h"},
 	    {"distenv.dev/wait-for-master", "-5m", 0, 0, "is not a duration"},
+	    /* an elastic range of 47 characters is read, one of 48 is not */
+	    {"distenv.dev/elastic", "000000000000000000000000000000000000000000002:4", 1, 0, NULL},
+	    {"distenv.dev/elastic", "0000000000000000000000000000000000000000000002:4", 0, 0,
+	     "is not MIN:MAX"},
+	    {"distenv.dev/elastic", "4:4", 1, 0, NULL},
+	    /* the duration grammar at its edges: the digits 0 and 9, 32 characters, 24h, three
+	       parts */
+	    {"distenv.dev/wait-for-master", "9m", 1, 540, NULL},
+	    {"distenv.dev/wait-for-master", "05m", 1, 300, NULL},
+	    {"distenv.dev/wait-for-master", "90s", 1, 90, NULL},
+	    {"distenv.dev/wait-for-master", "1s", 1, 1, NULL},
+	    {"distenv.dev/wait-for-master", "00000000000000000000000000030s", 1, 30, NULL},
+	    {"distenv.dev/wait-for-master", "0000000000000000000000000000030s", 1, 30, NULL},
+	    {"distenv.dev/wait-for-master", "00000000000000000000000000000030s", 0, 0,
+	     "is not a duration"},
+	    {"distenv.dev/wait-for-master", "24h", 1, 86400, NULL},
+	    {"distenv.dev/wait-for-master", "86400s", 1, 86400, NULL},
+	    {"distenv.dev/wait-for-master", "86401s", 0, 0, "at most 24h"},
+	    {"distenv.dev/wait-for-master", "23h59m59s", 1, 86399, NULL},
+	    {"distenv.dev/wait-for-master", "23h59m60s", 1, 86400, NULL},
+	    {"distenv.dev/wait-for-master", "23h59m61s", 0, 0, "at most 24h"},
+	    {"distenv.dev/wait-for-master", "1h1m1s", 1, 3661, NULL},
+	    {"distenv.dev/wait-for-master", "1h1m1s1s", 0, 0, "is not a duration"},
 	};
 	struct config cfg;
 	size_t i;
@@ -104,6 +127,28 @@ static void test_check_all(void)
 	annotation_check_all(anns, &cfg, err, sizeof(err), unknown, sizeof(unknown), &n_unknown);
 	CHECK(n_unknown == 1 && strcmp(unknown, "distenv.dev/inject (only the label opts in)") == 0,
 	      "the opt-in as an annotation: '%s'", unknown);
+	cJSON_Delete(anns);
+}
+
+/*
+ * The unknown keys' list keeps a key whole or leaves it out: "distenv.dev/typo"
+ * (16 characters) goes into 17 bytes, not into 16, and is counted either way.
+ */
+static void test_unknown_list_edge(void)
+{
+	cJSON *anns = cJSON_Parse("{\"distenv.dev/typo\":\"1\"}");
+	struct config cfg;
+	char err[256], unknown[32];
+	int n_unknown;
+
+	config_defaults(&cfg);
+	memset(unknown, 'x', sizeof(unknown));
+	annotation_check_all(anns, &cfg, err, sizeof(err), unknown, 17, &n_unknown);
+	CHECK(n_unknown == 1 && strcmp(unknown, "distenv.dev/typo") == 0, "17 bytes: %d '%s'",
+	      n_unknown, unknown);
+	memset(unknown, 'x', sizeof(unknown));
+	annotation_check_all(anns, &cfg, err, sizeof(err), unknown, 16, &n_unknown);
+	CHECK(n_unknown == 1 && strcmp(unknown, "") == 0, "16 bytes: %d '%s'", n_unknown, unknown);
 	cJSON_Delete(anns);
 }
 
@@ -233,6 +278,7 @@ int main(void)
 	test_check_all();
 	test_readme();
 	test_nearest();
+	test_unknown_list_edge();
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
 	denial_cases_run(denial_cases, N_OF(denial_cases));
 	test_max_world_size();

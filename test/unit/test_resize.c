@@ -62,6 +62,12 @@ static const struct {
     {"sts from 0", "StatefulSet", STS("0", OPT), STS("4", OPT), NULL},
     {"sts unchanged", "StatefulSet", STS("4", OPT), STS("4", OPT), NULL},
     {"sts within elastic", "StatefulSet", STS("2", ELASTIC("2:3")), STS("3", ELASTIC("2:3")), NULL},
+    {"sts down to elastic MIN", "StatefulSet", STS("3", ELASTIC("2:3")), STS("2", ELASTIC("2:3")),
+     NULL},
+    {"sts below elastic MIN", "StatefulSet", STS("3", ELASTIC("2:3")), STS("1", ELASTIC("2:3")),
+     "distenv: StatefulSet ddp: world 3 -> 1 ranks, but the running pods keep WORLD_SIZE=3|"
+     "distenv: to form one world of 1, restart every pod (kubectl rollout restart "
+     "statefulset/ddp) or use distenv.dev/elastic"},
     {"sts past elastic MAX", "StatefulSet", STS("2", ELASTIC("2:3")), STS("4", ELASTIC("2:4")),
      "distenv: StatefulSet ddp: world 2 -> 4 ranks, but the running pods keep WORLD_SIZE=2|"
      "distenv: to form one world of 4, restart every pod (kubectl rollout restart "

@@ -188,6 +188,37 @@ static const struct {
     {"elastic MIN above the world", "StatefulSet",
      STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/elastic':'3:4'"), 1,
      "MIN 3 is above the world size 2", NULL},
+    /* the world's edges: MIN at the world, a world of 1, a world at the limit (65536) */
+    {"elastic MIN equal to the world: allowed, no warning", "StatefulSet",
+     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/elastic':'2:2'"), 1, NULL, NULL},
+    {"a world of 1 pod whose container sets WORLD_SIZE 2: judged against the world of 1",
+     "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':1,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel','template':{'metadata':{'labels':{'app':'ddp',"
+     "'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':'t','env':[{'name':"
+     "'WORLD_SIZE','value':'2'}]}]}}}}",
+     1, NULL,
+     "distenv: container t: WORLD_SIZE=2, not distenv's 1: env:// waits for that many; torchrun "
+     "sets its own"},
+    {"a world of 1 pod whose name has a dot: rank 0's hostname named", "StatefulSet",
+     "{'metadata':{'name':'llama.v2'},'spec':{'replicas':1,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+     1,
+     "distenv: the hostname of rank 0 of StatefulSet llama.v2, llama.v2-0, has a dot, which a "
+     "pod's hostname (one DNS label) cannot: name the workload without dots",
+     NULL},
+    {"a world of 65536 pods (the limit) whose name has a dot: its last hostname named",
+     "StatefulSet",
+     "{'metadata':{'name':'llama.v2'},'spec':{'replicas':65536,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+     1,
+     "distenv: the hostname of rank 65535 of StatefulSet llama.v2, llama.v2-65535, has a dot, "
+     "which a pod's hostname (one DNS label) cannot: name the workload without dots",
+     NULL},
+    {"4000 ranks asking for pytorch alone: no TF_CONFIG to size, nothing said", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':4000,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch'", "") "}}",
+     1, NULL, NULL},
     {"TF_CONFIG past the exec limit, tensorflow a default", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':4000,'serviceName':'ddp',"
      "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
@@ -235,6 +266,16 @@ static const struct {
          "", "") "}}},{'name':'a','replicas':1,'template':{'spec':{'completions':2,'parallelism':2,"
                  "'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
      1, "0 to 1 in each of its 1 Job(s), not the ranks of JobSet js's 3 pods", NULL},
+    {"a JobSet's RANK from the completion index of a 1-pod Job after another: denied", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'d','replicas':1,'template':"
+     "{'spec':{'completions':1,'parallelism':1,'completionMode':'Indexed'," TMPL(
+         "", "") "}}},{'name':'a','replicas':1,'template':{'spec':{'completions':1,'parallelism':1,"
+                 "'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
+     1, "0 to 0 in each of its 1 Job(s), not the ranks of JobSet js's 2 pods", NULL},
+    {"a StatefulSet of 0 replicas whose pods are told a world of 2: refused", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':0,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/world-size':'2'", "") "}}",
+     1, "world size 2 (annotation) is above the 0", NULL},
     {"a JobSet's RANK from the completion index of its only Job: the rank, allowed", "JobSet",
      "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':1,'template':"
      "{'spec':{'completions':2,'parallelism':2,'completionMode':'Indexed'," IDX_TMPL "}}}]}}",
@@ -512,6 +553,8 @@ static const struct {
     {"job-name of the Job: the docs' pattern", "Job", SEL_JOB, "job-name=train", NULL},
     {"batch.kubernetes.io/job-name and the template's app", "Job", SEL_JOB,
      "batch.kubernetes.io/job-name=train,app=ddp", NULL},
+    {"no selector at all: the Service selects no pod", "Job", SEL_JOB, "",
+     "distenv: Service ddp does not select the pod template's labels"},
     {"job-name of another Job", "Job", SEL_JOB, "job-name=other",
      "Service ddp does not select the pod template's labels"},
     {"controller-uid: not known at apply, not judged", "Job", SEL_JOB, "controller-uid=1234", NULL},
@@ -679,6 +722,15 @@ static const struct {
      "abcdefghij-abcdefghij'},'spec':{'podSelector':{}}}]",
      "distenv: NetworkPolicy abcdefghij-abcdefg/abcdefghij-abcdefg drops port 29500 between pods "
      "of StatefulSet ddp: admit it"},
+    /* an odd number of bytes to cut between two names of one length: the first is cut first */
+    {"long names of one length cut to fit, the first one byte more", "StatefulSet",
+     "{'metadata':{'name':'ddpx'},'spec':{'replicas':2,'serviceName':'ddp','"
+     "podManagementPolicy':'Parallel','template':" PTMPL("'app':'ddp'", "") "}}",
+     "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh",
+     "[{'metadata':{'name':'abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-"
+     "abcdefgh'},'spec':{'podSelector':{}}}]",
+     "distenv: NetworkPolicy abcdefghij-abcdef/abcdefghij-abcdefg drops port 29500 between pods "
+     "of StatefulSet ddpx: admit it"},
     {"LWS: the workers are dropped at the leader", "LeaderWorkerSet",
      LWS(",'leaderTemplate':" PTMPL("'role':'leader'", "")), "ml", ADMIT("role", "leader", "29500"),
      "distenv: NetworkPolicy ml/deny-all drops port 29500 between pods of LeaderWorkerSet "
@@ -840,6 +892,113 @@ static void test_per_template(void)
 		}
 }
 
+/*
+ * A JobSet of 16, 17 and 18 opted-in replicated Jobs: every template is read
+ * (the view keeps 17, one past the limit, and no more), 16 are allowed, 17
+ * and 18 refused with the words.
+ */
+static void test_many_rjobs(void)
+{
+	static const int counts[] = {16, 17, 18};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		char obj[16384], want[256];
+		struct validation v;
+		cJSON *o;
+		int k;
+
+		/* a distenv.dev/ annotation on the JobSet itself: each template is asked for it */
+		snprintf(obj, sizeof(obj),
+		         "{\"metadata\":{\"name\":\"js\",\"annotations\":{\"distenv.dev/port\":"
+		         "\"1234\"}},\"spec\":{\"replicatedJobs\":[");
+		for (k = 0; k < counts[i]; k++)
+			snprintf(
+			    obj + strlen(obj), sizeof(obj) - strlen(obj),
+			    "%s{\"name\":\"r%d\",\"replicas\":1,\"template\":{\"spec\":{"
+			    "\"completions\":1,\"parallelism\":1,\"completionMode\":\"Indexed\","
+			    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/inject\":"
+			    "\"true\"}},\"spec\":{\"containers\":[{\"name\":\"t\"}]}}}}}",
+			    k ? "," : "", k);
+		snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
+		o = cJSON_Parse(obj);
+		validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
+		snprintf(want, sizeof(want), "distenv: JobSet js has more than 16 replicated Jobs");
+		if (counts[i] <= 16)
+			CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'",
+			      counts[i], v.denial);
+		else
+			CHECK(v.opted_in && v.n_problems == 1 && strcmp(v.denial, want) == 0,
+			      "%d replicated Jobs: '%s'", counts[i], v.denial);
+		CHECK(v.n_warnings == 1 &&
+		          strcmp(v.warnings[0],
+		                 "distenv: distenv.dev/port is on the JobSet, not its "
+		                 "pod template: ignored; move it there") == 0,
+		      "%d replicated Jobs: %d warnings, '%s'", counts[i], v.n_warnings,
+		      v.n_warnings ? v.warnings[0] : "");
+		cJSON_Delete(o);
+	}
+}
+
+/*
+ * The denial holds 2047 characters: a problem that does not fit is cut, and
+ * its "; " is written only with room for it and one more character. JobSet
+ * j.s of 14 replicated Jobs, each with distenv.dev/port "0" (the first named
+ * with 35, 36 or 37 characters, the rest with 55), then its hostnames' dot:
+ * the port problems take 2045, 2046 or 2047 characters.
+ */
+static void test_denial_full(void)
+{
+	static const struct {
+		int first;
+		const char *tail; /* the denial's last characters */
+	} rows[] = {
+	    {35, "between 1 and 65535; "},
+	    {36, "between 1 and 65535t"},
+	    {37, "between 1 and 65535"},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		static char obj[32768];
+		struct validation v;
+		size_t len;
+		cJSON *o;
+		int k;
+
+		snprintf(obj, sizeof(obj),
+		         "{\"metadata\":{\"name\":\"j.s\"},\"spec\":{\"replicatedJobs\":[");
+		for (k = 0; k < 14; k++) {
+			char name[64];
+
+			memset(name, 'a' + k, sizeof(name));
+			name[k == 0 ? rows[i].first : 55] = '\0';
+			snprintf(
+			    obj + strlen(obj), sizeof(obj) - strlen(obj),
+			    "%s{\"name\":\"%s\",\"replicas\":1,\"template\":{\"spec\":{"
+			    "\"completions\":1,\"parallelism\":1,\"completionMode\":\"Indexed\","
+			    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/inject\":"
+			    "\"true\"},\"annotations\":{\"distenv.dev/port\":\"0\"}},\"spec\":{"
+			    "\"containers\":[{\"name\":\"t\"}]}}}}}",
+			    k ? "," : "", name);
+		}
+		snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
+		o = cJSON_Parse(obj);
+		validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
+		len = strlen(v.denial);
+		CHECK(v.n_problems == 15 && len == 2047 && len >= strlen(rows[i].tail) &&
+		          strcmp(v.denial + len - strlen(rows[i].tail), rows[i].tail) == 0,
+		      "first name of %d: %d problems, %zu characters, ending '%s' (want '%s')",
+		      rows[i].first, v.n_problems, len, len > 24 ? v.denial + len - 24 : v.denial,
+		      rows[i].tail);
+		cJSON_Delete(o);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -849,6 +1008,8 @@ int main(void)
 	config_defaults(&cfg);
 	test_warning_list();
 	test_per_template();
+	test_many_rjobs();
+	test_denial_full();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

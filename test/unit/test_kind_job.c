@@ -12,7 +12,25 @@ static const struct plan_reason deny_reasons[] = {
     {"job pod without completion index", DENY_IDENTITY},
 };
 
+/*
+ * A cached answer is used unless it would deny the pod; then it is read again:
+ * cached completions 2 (read again: 4), or parallelism 0 (read again: 5 of 5).
+ */
+static const struct workload_spec JOB4_NOW = WSPEC(-1, -1, 4, 4, 1, "u-train");
+static const struct workload_spec JOB5_NOW = WSPEC(-1, -1, 5, 5, 1, "u-train");
+static const struct lookup_answer JOB2_CACHED = {0, WSPEC(-1, -1, 2, 2, 1, "u-train"), &JOB4_NOW};
+static const struct lookup_answer JOB_PAR0_CACHED = {0, WSPEC(-1, -1, 4, 0, 1, "u-train"),
+                                                     &JOB5_NOW};
+
 static const struct plan_case plan_cases[] = {
+    /* a cached Job: its completions at the index's edge, its parallelism at 0 */
+    {"job cached completions 2, index 1: the cache answers",
+     JOB_POD("1", "", ",'subdomain':'train'"), "default", &JOB2_CACHED, "RANK=1\nWORLD_SIZE=2\n",
+     NULL},
+    {"job cached completions 2, index 2: read again, 4", JOB_POD("2", "", ",'subdomain':'train'"),
+     "default", &JOB2_CACHED, "RANK=2\nWORLD_SIZE=4\n", NULL},
+    {"job cached parallelism 0: read again, 5", JOB_POD("1", "", ",'subdomain':'train'"), "default",
+     &JOB_PAR0_CACHED, "RANK=1\nWORLD_SIZE=5\n", NULL},
     {"job pod without a name, ns from request", JOB_POD("1", "", ",'subdomain':'train'"), "default",
      &JOB3, "MASTER_ADDR=" J_ "\nRANK=1\nWORLD_SIZE=3\n", NULL},
     {"job parallelism below completions", JOB_POD("0", "", ",'subdomain':'train'"), "default",

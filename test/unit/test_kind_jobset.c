@@ -13,7 +13,22 @@ static const struct plan_reason deny_reasons[] = {
     {"jobset labels that contradict the owner", DENY_IDENTITY},
 };
 
+/* The world's limit (65536 pods) reached by Jobs, by pods of one Job, and passed by one pod. */
+static const struct lookup_answer JS_A65536x1 = {0, JSSPEC("", -1, -1, RJOB("a", 65536, 1)), NULL};
+static const struct lookup_answer JS_A1x65536 = {0, JSSPEC("", -1, -1, RJOB("a", 1, 65536)), NULL};
+static const struct lookup_answer JS_A1x65536_B1x1 = {
+    0, JSSPEC("", -1, -1, RJOB("a", 1, 65536), RJOB("b", 1, 1)), NULL};
+
 static const struct plan_case plan_cases[] = {
+    {"jobset: 65536 Jobs of 1 pod, the limit: the last is rank 65535",
+     JS_POD("a", "65535", "0", "65536", "65536", ""), "ml", &JS_A65536x1,
+     "RANK=65535\nWORLD_SIZE=65536\n", NULL},
+    {"jobset: 1 Job of 65536 pods, the limit: the last is rank 65535",
+     JS_POD("a", "0", "65535", "1", "1", ""), "ml", &JS_A1x65536, "RANK=65535\nWORLD_SIZE=65536\n",
+     NULL},
+    {"jobset: 65537 pods, one past the limit", JS_POD("a", "0", "0", "1", "2", ""), "ml",
+     &JS_A1x65536_B1x1, NULL,
+     "distenv: JobSet ml/js has more pods than the world size limit of 65536"},
     {"jobset: first pod", JS_POD("a", "0", "0", "2", "3", ""), "ml", &JS_A2x2_B1x3,
      "MASTER_ADDR=" JS_ "\nMASTER_PORT=29500\nRANK=0\nWORLD_SIZE=7\n", NULL},
     {"jobset: job 1 pod 1 of a is rank 3 of 7", JS_POD("a", "1", "1", "2", "3", ""), "ml",

@@ -10,6 +10,13 @@ static const struct plan_reason deny_reasons[] = {
 };
 
 static const struct plan_case plan_cases[] = {
+    /* a cached StatefulSet of 2 (4 now): read again only when it would deny the pod */
+    {"sts cached replicas 2, ordinal 0: the cache answers", STS_POD("0", "", ""), "ml",
+     &STS2_CACHED, "RANK=0\nWORLD_SIZE=2\n", NULL},
+    {"sts cached replicas 2, ordinal 1: the cache answers", STS_POD("1", "", ""), "ml",
+     &STS2_CACHED, "RANK=1\nWORLD_SIZE=2\n", NULL},
+    {"sts cached replicas 2, ordinal 2: read again, 4", STS_POD("2", "", ""), "ml", &STS2_CACHED,
+     "RANK=2\nWORLD_SIZE=4\n", NULL},
     {"sts rank from pod-index label, world from API", STS_POD("2", "", ""), "ml", &STS4,
      "MASTER_ADDR=" A_ "\nMASTER_PORT=29500\nRANK=2\nWORLD_SIZE=4\nPET_MASTER_ADDR=" A_
      "\nPET_MASTER_PORT=29500\nPET_NNODES=4\nPET_NODE_RANK=2\nPET_NPROC_PER_NODE=1\n"

@@ -200,6 +200,26 @@ static void test_uid_cap_off(void)
 	lookup_cache_free(NULL);
 	pthread_mutex_destroy(&f.mu);
 	pthread_cond_destroy(&f.released);
+
+	/* a cap of 0 entries is no cache either, whatever the TTL; a cap of 1 keeps one */
+	c = make(&f, 1000, 0);
+	snprintf(f.uid, sizeof(f.uid), "u9");
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 &&
+	          lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && calls(&f) == 2 &&
+	          lookup_cache_count(c) == 0,
+	      "cap 0: every look-up calls the inner one (%d)", calls(&f));
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
+	c = make(&f, 1000, 1);
+	snprintf(f.uid, sizeof(f.uid), "u9");
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 &&
+	          lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && calls(&f) == 1 &&
+	          lookup_cache_count(c) == 1,
+	      "cap 1: the second look-up is a hit (%d calls)", calls(&f));
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
 }
 
 struct worker {

@@ -140,6 +140,10 @@ static const struct {
      "'distenv.dev/nproc-per-node':'4'}},'spec':{'containers':[{'name':'t','resources':{"
      "'limits':{'nvidia.com/gpu':'8'}}},{'name':'cpu'}]}}}}",
      1, NULL, NULL},
+    {"a StatefulSet name of 52 characters: allowed", "StatefulSet",
+     STS("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh",
+         "'podManagementPolicy':'Parallel',", ""),
+     1, NULL, NULL},
     {"a StatefulSet name of 53 characters", "StatefulSet",
      STS("abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi",
          "'podManagementPolicy':'Parallel',", ""),

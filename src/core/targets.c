@@ -135,6 +135,41 @@ static long max_gpu_limit(const struct topology *t, const cJSON *pod_spec, const
 }
 
 /*
+ * For a pod without GPUs and without nproc-per-node: the extended resource of
+ * the largest limit above 1 among the targets that gpuResources does not list
+ * and no framework claims (google.com/tpu), into t->accel and t->accel_n
+ * (an accelerator the pod runs one process for, which a launcher may read).
+ */
+static void other_accelerator(struct topology *t, const cJSON *pod_spec, const struct config *cfg)
+{
+	int i, g;
+	size_t f;
+
+	for (i = 0; i < t->n_targets; i++) {
+		const cJSON *c = topology_target_container(pod_spec, &t->targets[i]), *q;
+
+		cJSON_ArrayForEach(q, json_get(json_get(c, "resources"), "limits"))
+		{
+			long v = whole_quantity(q);
+			int listed = 0;
+
+			if (q->string == NULL || strchr(q->string, '/') == NULL ||
+			    v <= t->accel_n || v <= 1 || strlen(q->string) >= sizeof(t->accel))
+				continue;
+			for (g = 0; g < cfg->n_gpu_resources; g++)
+				listed |= strcmp(q->string, cfg->gpu_resources[g]) == 0;
+			for (f = 0; framework_at(f) != NULL; f++)
+				listed |= framework_at(f)->resource != NULL &&
+				          strcmp(q->string, framework_at(f)->resource) == 0;
+			if (listed)
+				continue;
+			snprintf(t->accel, sizeof(t->accel), "%s", q->string);
+			t->accel_n = v;
+		}
+	}
+}
+
+/*
  * Writes PET_NPROC_PER_NODE into t->nproc: the annotation distenv.dev/nproc-per-node
  * (a number, or torchrun's auto, gpu, cpu), else the largest GPU limit of the
  * targets, else 1. Returns the processes the pod says it runs: the annotation's
@@ -148,6 +183,10 @@ long targets_nproc(struct topology *t, const cJSON *pod_spec, const cJSON *anns,
 	long n;
 
 	t->gpus = max_gpu_limit(t, pod_spec, cfg);
+	t->accel[0] = '\0';
+	t->accel_n = 0;
+	if (v == NULL && t->gpus == 0)
+		other_accelerator(t, pod_spec, cfg);
 	if (v != NULL) {
 		if (parse_long(v, 1, 4096, &n) == 0) {
 			fmt_printf(t->nproc, sizeof(t->nproc), "%ld", n);

@@ -88,6 +88,11 @@ struct topology {
 	long processes;            /* the processes the pod says it runs: nproc-per-node's
 	                              number, else its largest GPU limit; 0 when not known */
 	long gpus;                 /* the largest GPU limit among the targets; 0: none */
+	char accel[64];            /* without GPUs and without nproc-per-node: the extended
+	                              resource (a name with '/') of the largest limit above 1
+	                              that gpuResources does not list and no framework
+	                              claims (habana.ai/gaudi), "" when none */
+	long accel_n;              /* its limit; 0 when none */
 	int one_process;           /* 1: processes is 1 (nproc-per-node 1, or no such
 	                              annotation and a largest GPU limit of exactly 1): it gets
 	                              LOCAL_RANK=0 and LOCAL_WORLD_SIZE=1 */

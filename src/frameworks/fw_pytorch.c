@@ -59,6 +59,21 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
 	return 0;
 }
 
+/*
+ * A pod of an accelerator gpuResources does not list (habana.ai/gaudi) runs
+ * one process (PET_NPROC_PER_NODE=1), using one of its devices: say so.
+ */
+static int warn_pytorch(const struct topology *t, char *out, size_t len)
+{
+	if (t->accel_n <= 1)
+		return 0;
+	snprintf(out, len,
+	         "distenv: %ld %.40s a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	         "distenv.dev/nproc-per-node",
+	         t->accel_n, t->accel);
+	return 1;
+}
+
 static const char *const from_addr[] = {"PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", NULL};
 static const char *const from_port[] = {"PET_MASTER_PORT", "PET_RDZV_ENDPOINT", NULL};
 
@@ -70,5 +85,6 @@ const struct framework fw_pytorch = {
     .from_addr = from_addr,
     .from_port = from_port,
     .add = add_pytorch,
+    .warn = warn_pytorch,
     .by_default = 1,
 };

@@ -3212,9 +3212,11 @@ class LookupSuite:
                       expected_env(hosts[0], hosts, 29500, 1, 2, int(gpus),
                                    ("pytorch", "tensorflow")),
                       [], "%s: %s %s" % (label, resource, gpus))
-        # a GPU of a resource not listed: one process
+        # a GPU of a resource not listed: one process, and said so
         r, patched = mutate(sts("ddp", 2, {"habana.ai/gaudi": "8"}), 1)
-        check(env_of(patched).get("PET_NPROC_PER_NODE") == "1",
+        check(env_of(patched).get("PET_NPROC_PER_NODE") == "1" and
+              r.get("warnings") == ["distenv: 8 habana.ai/gaudi a pod, not in gpuResources: "
+                                    "PET_NPROC_PER_NODE=1; set distenv.dev/nproc-per-node"],
               "%s: habana.ai/gaudi: %r" % (label, r))
         # the wait-for-master init container: distenv's own image of this version
         r, patched = mutate(sts("ddp", 2, anns={"distenv.dev/wait-for-master": "5m"}), 1)

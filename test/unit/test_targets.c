@@ -43,9 +43,107 @@ static void test_max_containers(void)
 	      "4 containers, limit 3: '%s'", err);
 }
 
+/*
+ * An accelerator gpuResources does not list: a pod without GPUs and without
+ * nproc-per-node runs one process, warned with the resource and the fix, at
+ * the limit's edge (1 device: nothing to say; 2: warned); a listed GPU
+ * resource, a framework's (google.com/tpu), a name without '/', or the
+ * annotation: no warning. The largest of two is named.
+ */
+static void test_other_accelerator(void)
+{
+	static const struct {
+		const char *what, *anns, *limits, *want; /* want: the warning, NULL none */
+		const char *nproc;
+	} rows[] = {
+	    {"8 Gaudi", "", "'habana.ai/gaudi':'8'",
+	     "distenv: 8 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1"},
+	    {"2 (the edge)", "", "'habana.ai/gaudi':2",
+	     "distenv: 2 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1"},
+	    {"1: one process is right", "", "'habana.ai/gaudi':'1'", NULL, "1"},
+	    {"the largest of two named", "",
+	     "'example.com/fpga':'3','habana.ai/gaudi':'4','gpu.intel.com/i915':'2'",
+	     "distenv: 4 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1"},
+	    {"annotated", ",'distenv.dev/nproc-per-node':'8'", "'habana.ai/gaudi':'8'", NULL, "8"},
+	    {"annotated 1", ",'distenv.dev/nproc-per-node':'1'", "'habana.ai/gaudi':'8'", NULL,
+	     "1"},
+	    {"a listed GPU beside it", "", "'habana.ai/gaudi':'8','nvidia.com/gpu':'2'", NULL, "2"},
+	    {"TPU (its framework's)", "", "'google.com/tpu':'4'", NULL, "1"},
+	    {"no '/'", "", "'hugepages-2Mi':'4','memory':'8'", NULL, "1"},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < N_OF(rows); i++) {
+		char buf[1024], err[512] = "", *txt;
+		struct pod_plan plan;
+		cJSON *pod;
+		int k, warned = 0;
+
+		snprintf(buf, sizeof(buf),
+		         "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
+		         ",'apps.kubernetes.io/pod-index':'0'},'annotations':{'distenv.dev/"
+		         "world-size':'2'%s}," STS_OWNER "},'spec':{'hostname':'ddp-0','subdomain':"
+		         "'ddp','containers':[{'name':'trainer','image':'x','resources':{'limits':{"
+		         "%s}}}]}}",
+		         rows[i].anns, rows[i].limits);
+		txt = dq(buf);
+		pod = cJSON_Parse(txt);
+		free(txt);
+		CHECK(pod != NULL, "%s: JSON", rows[i].what);
+		if (pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) != PLAN_OK) {
+			CHECK(0, "%s: %s", rows[i].what, err);
+			cJSON_Delete(pod);
+			continue;
+		}
+		for (k = 0; k < plan.n_warnings; k++)
+			warned +=
+			    rows[i].want != NULL && strcmp(plan.warnings[k], rows[i].want) == 0;
+		CHECK(warned == (rows[i].want != NULL) && plan.n_warnings == (rows[i].want != NULL),
+		      "%s: %d warnings, first '%s'", rows[i].what, plan.n_warnings,
+		      plan.n_warnings ? plan.warnings[0] : "");
+		CHECK(strcmp(plan.topo.nproc, rows[i].nproc) == 0, "%s: PET_NPROC_PER_NODE %s",
+		      rows[i].what, plan.topo.nproc);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+	}
+	/* listed in gpuResources by the config: counted, not warned */
+	snprintf(cfg.gpu_resources[cfg.n_gpu_resources++], sizeof(cfg.gpu_resources[0]),
+	         "habana.ai/gaudi");
+	{
+		char *txt =
+		    dq("{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
+		       ",'apps.kubernetes.io/pod-index':'0'},'annotations':{'distenv.dev/"
+		       "world-size':'2'}," STS_OWNER "},'spec':{'hostname':'ddp-0','subdomain':"
+		       "'ddp','containers':[{'name':'trainer','image':'x','resources':{"
+		       "'limits':{'habana.ai/gaudi':'8'}}}]}}");
+		cJSON *pod = cJSON_Parse(txt);
+		struct pod_plan plan;
+		char err[512] = "";
+
+		free(txt);
+		if (pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) == PLAN_OK) {
+			CHECK(plan.n_warnings == 0 && strcmp(plan.topo.nproc, "8") == 0,
+			      "listed: nproc %s, %d warnings", plan.topo.nproc, plan.n_warnings);
+			pod_plan_free(&plan);
+		} else {
+			CHECK(0, "listed: %s", err);
+		}
+		cJSON_Delete(pod);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
 	test_max_containers();
+	test_other_accelerator();
 	TEST_MAIN_END("targets");
 }

@@ -126,6 +126,14 @@ static const struct {
      RDZV_STS("'value':'timeout=900'"), 1, NULL, NULL},
     {"elastic, PET_RDZV_CONF a reference that says is_host: its own choice, no warning",
      "StatefulSet", RDZV_STS("'value':'$(BASE),is_host=0'"), 1, NULL, NULL},
+    {"8 of an accelerator gpuResources does not list, no nproc-per-node: warned at apply",
+     "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
+     "'Parallel','template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{"
+     "'containers':[{'name':'t','resources':{'limits':{'habana.ai/gaudi':'8'}}}]}}}}",
+     1, NULL,
+     "distenv: 8 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+     "distenv.dev/nproc-per-node"},
     {"nproc-per-node above the GPUs of a container: warned", "StatefulSet",
      "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','podManagementPolicy':"
      "'Parallel','template':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"

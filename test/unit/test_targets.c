@@ -10,6 +10,12 @@ static const struct plan_reason deny_reasons[] = {
     {"containers names an unknown one", DENY_ANNOTATION},
 };
 
+/* Rank 0 of StatefulSet ddp (world 2) whose one container has the resource limits lim. */
+#define GPU_POD(lim)                                                                               \
+	"{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"        \
+	"'distenv.dev/world-size':'2'}," STS_OWNER "},'spec':{'subdomain':'ddp','containers':[{"   \
+	"'name':'t','resources':{'limits':{" lim "}}}]}}"
+
 static const struct plan_case plan_cases[] = {
     {"nproc from GPU limits",
      STS_POD("0", "'distenv.dev/world-size':'2'",
@@ -25,6 +31,20 @@ static const struct plan_case plan_cases[] = {
      "'spec':{'subdomain':'ddp','containers':[{'name':'a','resources':{'limits':{"
      "'nvidia.com/gpu':'4'}}},{'name':'b','resources':{'limits':{'amd.com/gpu':8}}}]}}",
      "ml", &STS4, "PET_NPROC_PER_NODE=8\n", NULL},
+    /* a GPU count is read up to 2^20 (1048576), as a number or a string, and not past it */
+    {"nproc from a GPU limit of 1048576", GPU_POD("'nvidia.com/gpu':1048576"), "ml", NULL,
+     "PET_NPROC_PER_NODE=1048576\n", NULL},
+    {"nproc from a GPU limit of '1048576'", GPU_POD("'nvidia.com/gpu':'1048576'"), "ml", NULL,
+     "PET_NPROC_PER_NODE=1048576\n", NULL},
+    {"a GPU limit of 1048577 is not a count: one process", GPU_POD("'nvidia.com/gpu':1048577"),
+     "ml", NULL, "PET_NPROC_PER_NODE=1\n", NULL},
+    {"a GPU limit of 1: one process", GPU_POD("'amd.com/gpu':1"), "ml", NULL,
+     "PET_NPROC_PER_NODE=1\n", NULL},
+    {"a GPU limit of 0: one process", GPU_POD("'nvidia.com/gpu':0"), "ml", NULL,
+     "PET_NPROC_PER_NODE=1\n", NULL},
+    {"containers names a blank one: refused as the annotation's value",
+     STS_POD("0", "'distenv.dev/containers':'trainer, '", ""), "ml", &STS4, NULL,
+     "annotation distenv.dev/containers: \"trainer, \" has an empty container name"},
 };
 
 /* limits.maxContainers, at and one past its value (limits.maxWorldSize: test_annotation.c). */
@@ -140,10 +160,92 @@ static void test_other_accelerator(void)
 	}
 }
 
+/*
+ * The processes per node come from the target containers' GPU limits alone,
+ * and only of the resources gpuResources names: a config that names
+ * nvidia.com/gpu alone reads no amd.com/gpu, and a containers annotation that
+ * names the second container reads no GPU of the first.
+ */
+static void test_gpu_sources(void)
+{
+	static const char *const pods[] = {
+	    GPU_POD("'amd.com/gpu':8"),
+	    "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+	    "'distenv.dev/world-size':'2','distenv.dev/containers':'b'}," STS_OWNER "},'spec':{"
+	    "'subdomain':'ddp','containers':[{'name':'a','resources':{'limits':{'nvidia.com/gpu':"
+	    "8}}},{'name':'b','resources':{'limits':{'nvidia.com/gpu':2}}}]}}",
+	};
+	static const char *const want[] = {"1", "2"};
+	static const char yaml[] = "gpuResources: [nvidia.com/gpu]\n";
+	struct config cfg;
+	char err[512];
+	size_t i;
+
+	config_defaults(&cfg);
+	CHECK(config_parse(yaml, sizeof(yaml) - 1, &cfg, err, sizeof(err)) == 0 &&
+	          cfg.n_gpu_resources == 1,
+	      "gpuResources: %s", err);
+	for (i = 0; i < N_OF(pods); i++) {
+		char *txt = dq(pods[i]);
+		cJSON *pod = cJSON_Parse(txt);
+		struct pod_plan plan;
+		const char *got;
+
+		CHECK(pod_plan_build(pod, "ml", strlen(txt), &cfg, NULL, &plan, err, sizeof(err)) ==
+		          PLAN_OK,
+		      "pod %zu: %s", i, err);
+		got = plan_var(&plan, "PET_NPROC_PER_NODE");
+		CHECK(got != NULL && strcmp(got, want[i]) == 0,
+		      "pod %zu: PET_NPROC_PER_NODE=%s, want %s", i, got ? got : "(none)", want[i]);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
+/* A framework's resource (google.com/tpu for TPU) asks for it at a count of 1, not of 0. */
+static void test_resource_count(void)
+{
+	static const struct {
+		const char *res;
+		int tpu;
+	} cases[] = {
+	    {"'limits':{'google.com/tpu':1}", 1},
+	    {"'limits':{'google.com/tpu':0}", 0},
+	    {"'requests':{'google.com/tpu':'1'}", 1},
+	    {"'requests':{'google.com/tpu':'0'}", 0},
+	};
+	const struct framework *tpu = framework_named("tpu", 3);
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	CHECK(tpu != NULL, "the tpu framework");
+	if (tpu == NULL)
+		return;
+	for (i = 0; i < N_OF(cases); i++) {
+		char buf[256], *txt;
+		cJSON *spec;
+		unsigned m;
+
+		snprintf(buf, sizeof(buf), "{'containers':[{'name':'t','resources':{%s}}]}",
+		         cases[i].res);
+		txt = dq(buf);
+		spec = cJSON_Parse(txt);
+		m = topology_template_frameworks(spec, NULL, &cfg);
+		CHECK(!!(m & tpu->bit) == cases[i].tpu && (m & ~tpu->bit) == cfg.default_frameworks,
+		      "%s: frameworks %#x", cases[i].res, m);
+		cJSON_Delete(spec);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
 	test_max_containers();
 	test_other_accelerator();
+	test_gpu_sources();
+	test_resource_count();
 	TEST_MAIN_END("targets");
 }

@@ -27,8 +27,33 @@ static void test_reason_names(void)
 	}
 }
 
+/*
+ * Every outcome by its name (the metrics' outcome label); a value past the
+ * table, at its end or far past it, is "unknown".
+ */
+static void test_outcome_names(void)
+{
+	static const char *const want[] = {"skipped", "patched", "unchanged", "denied",
+	                                   "bad_request"};
+	static const long past[] = {ADMISSION_OUTCOME_COUNT, ADMISSION_OUTCOME_COUNT + 1,
+	                            ADMISSION_OUTCOME_COUNT + 100, -1};
+	size_t i;
+
+	CHECK(ADMISSION_OUTCOME_COUNT == sizeof(want) / sizeof(want[0]), "%d outcomes",
+	      (int)ADMISSION_OUTCOME_COUNT);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_STR(verdict_outcome_name((enum admission_outcome)i), want[i], "an outcome");
+	CHECK_STR(verdict_outcome_name(ADMISSION_DENIED), "denied", "ADMISSION_DENIED");
+	for (i = 0; i < sizeof(past) / sizeof(past[0]); i++) {
+		const char *n = verdict_outcome_name((enum admission_outcome)past[i]);
+		CHECK(n != NULL && strcmp(n, "unknown") == 0, "outcome %ld: %s, want unknown",
+		      past[i], n ? n : "(null)");
+	}
+}
+
 int main(void)
 {
 	test_reason_names();
+	test_outcome_names();
 	TEST_MAIN_END("verdict");
 }

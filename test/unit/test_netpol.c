@@ -265,6 +265,44 @@ static const struct {
     {"a leader template admits its workers' pods, not others",
      "[" ADMIT("p", "'from':[{'podSelector':{'matchLabels':{'role':'worker'}}}]", "") "]", DB,
      TMPL("'role':'worker'", ""), "ml", 29500, NETPOL_DROPPED, "p"},
+    /* every number at its edge: the first and last port of a range, 1 and 65535 */
+    {"endPort: 32000, its first port, is in", "[" ENDPORT_IN "]", DB, NULL, "ml", 32000,
+     NETPOL_ADMITTED, ""},
+    {"endPort: 31999, below its first port, is not", "[" ENDPORT_IN "]", DB, NULL, "ml", 31999,
+     NETPOL_DROPPED, "multi-port-ingress"},
+    {"endPort: 32769, above its last port, is not", "[" ENDPORT_IN "]", DB, NULL, "ml", 32769,
+     NETPOL_DROPPED, "multi-port-ingress"},
+    {"endPort equal to port: that one port",
+     "[" ADMIT("p", FROM_DB, PORTS("{'port':29500,'endPort':29500}")) "]", DB, NULL, "ml", 29500,
+     NETPOL_ADMITTED, ""},
+    {"endPort one below port: the API rejects it",
+     "[" ADMIT("p", FROM_DB, PORTS("{'port':29500,'endPort':29499}")) "]", DB, NULL, "ml", 29500,
+     NETPOL_UNKNOWN, ""},
+    {"endPort 65535", "[" ADMIT("p", FROM_DB, PORTS("{'port':29500,'endPort':65535}")) "]", DB,
+     NULL, "ml", 65535, NETPOL_ADMITTED, ""},
+    {"endPort 65536: the API rejects it",
+     "[" ADMIT("p", FROM_DB, PORTS("{'port':29500,'endPort':65536}")) "]", DB, NULL, "ml", 29500,
+     NETPOL_UNKNOWN, ""},
+    {"port 65535", "[" ADMIT("p", FROM_DB, PORTS("{'port':65535}")) "]", DB, NULL, "ml", 65535,
+     NETPOL_ADMITTED, ""},
+    {"port 65536: the API rejects it", "[" ADMIT("p", FROM_DB, PORTS("{'port':65536}")) "]", DB,
+     NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
+    {"port 1", "[" ADMIT("p", FROM_DB, PORTS("{'port':1}")) "]", DB, NULL, "ml", 1, NETPOL_ADMITTED,
+     ""},
+    {"port 0: the API rejects it", "[" ADMIT("p", FROM_DB, PORTS("{'port':0}")) "]", DB, NULL, "ml",
+     29500, NETPOL_UNKNOWN, ""},
+    {"a rendezvous on port 0: not known", "[" ALLOW_ALL "]", DB, NULL, "ml", 0, NETPOL_UNKNOWN, ""},
+    {"a rendezvous on port 65536: not known", "[" ALLOW_ALL "]", DB, NULL, "ml", 65536,
+     NETPOL_UNKNOWN, ""},
+    {"a named port on the second container, the first without ports",
+     "[" ADMIT("p", FROM_DB, PORTS("{'port':'rdzv'}")) "]",
+     "{'metadata':{'labels':{'role':'db'}},'spec':{'containers':[{'name':'side'},{'name':'c',"
+     "'ports':[{'name':'rdzv','containerPort':29500}]}]}}",
+     NULL, "ml", 29500, NETPOL_ADMITTED, ""},
+    {"a named port of 65535", "[" ADMIT("p", FROM_DB, PORTS("{'port':'big'}")) "]",
+     TMPL("'role':'db'", ",'initContainers':[{'name':'i','ports':[{'name':'big','containerPort':"
+                         "65535}]}]"),
+     NULL, "ml", 65535, NETPOL_ADMITTED, ""},
     {"policies not a list", "{}", DB, NULL, "ml", 29500, NETPOL_UNKNOWN, ""},
 };
 
@@ -291,6 +329,118 @@ static void test_too_many(void)
 	cJSON_Delete(list);
 	cJSON_Delete(target);
 	free(t);
+}
+
+/*
+ * A list of NETPOL_MAX_ITEMS (64) entries is read, one of 65 is not (unknown):
+ * the ports of a rule (the matching one last), the policyTypes, the values of a
+ * matchExpressions term and the entries of a matchLabels.
+ */
+static cJSON *policy_of(const char *spec)
+{
+	char buf[256], *t;
+	cJSON *list;
+
+	snprintf(buf, sizeof(buf), "[{'metadata':{'name':'p','namespace':'ml'},'spec':{%s}}]",
+	         spec);
+	t = dq(buf);
+	list = cJSON_Parse(t);
+	free(t);
+	return list;
+}
+
+static enum netpol_verdict verdict_of(const cJSON *list, long port)
+{
+	char *t = dq(DB);
+	cJSON *target = cJSON_Parse(t);
+	const cJSON *src[1] = {target};
+	struct netpol_result r;
+	enum netpol_verdict v = netpol_check(list, "ml", target, src, 1, port, &r);
+
+	cJSON_Delete(target);
+	free(t);
+	return v;
+}
+
+static void test_item_limit(void)
+{
+	char *db = dq(DB);
+	int n;
+
+	for (n = NETPOL_MAX_ITEMS; n <= NETPOL_MAX_ITEMS + 1; n++) {
+		enum netpol_verdict want = n <= NETPOL_MAX_ITEMS ? NETPOL_ADMITTED : NETPOL_UNKNOWN;
+		enum netpol_verdict want_dropped =
+		    n <= NETPOL_MAX_ITEMS ? NETPOL_DROPPED : NETPOL_UNKNOWN;
+		cJSON *list, *spec, *arr, *me, *ml, *target, *labels;
+		const cJSON *src[1];
+		struct netpol_result r;
+		int i;
+
+		/* ports: n - 1 that do not match, then 29500 */
+		list = policy_of("'podSelector':{},'ingress':[{'ports':[]}]");
+		arr = cJSON_GetObjectItem(
+		    cJSON_GetArrayItem(
+		        cJSON_GetObjectItem(
+		            cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "spec"), "ingress"),
+		        0),
+		    "ports");
+		for (i = 0; i < n; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "port", i == n - 1 ? 29500 : 1000 + i);
+			cJSON_AddItemToArray(arr, e);
+		}
+		CHECK(verdict_of(list, 29500) == want, "%d ports: got %d", n,
+		      verdict_of(list, 29500));
+		cJSON_Delete(list);
+
+		/* policyTypes: n - 1 Egress, then Ingress; no ingress rule: dropped */
+		list = policy_of("'podSelector':{},'policyTypes':[]");
+		spec = cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "spec");
+		arr = cJSON_GetObjectItem(spec, "policyTypes");
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(arr,
+			                     cJSON_CreateString(i == n - 1 ? "Ingress" : "Egress"));
+		CHECK(verdict_of(list, 29500) == want_dropped, "%d policyTypes: got %d", n,
+		      verdict_of(list, 29500));
+		cJSON_Delete(list);
+
+		/* matchExpressions values: n - 1 others, then db; the policy selects: dropped */
+		list = policy_of("'podSelector':{'matchExpressions':[{'key':'role','operator':'In',"
+		                 "'values':[]}]}");
+		spec = cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "spec");
+		me =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "podSelector"),
+		                                           "matchExpressions"),
+		                       0);
+		arr = cJSON_GetObjectItem(me, "values");
+		for (i = 0; i < n; i++) {
+			char v[16];
+			snprintf(v, sizeof(v), "r%d", i);
+			cJSON_AddItemToArray(arr, cJSON_CreateString(i == n - 1 ? "db" : v));
+		}
+		CHECK(verdict_of(list, 29500) == want_dropped, "%d values: got %d", n,
+		      verdict_of(list, 29500));
+		cJSON_Delete(list);
+
+		/* matchLabels: n keys, each on the target's labels too: it selects, dropped */
+		list = policy_of("'podSelector':{'matchLabels':{}}");
+		spec = cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "spec");
+		ml = cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "podSelector"), "matchLabels");
+		target = cJSON_Parse(db);
+		labels = cJSON_GetObjectItem(cJSON_GetObjectItem(target, "metadata"), "labels");
+		for (i = 0; i < n; i++) {
+			char k[16];
+			snprintf(k, sizeof(k), "k%d", i);
+			cJSON_AddStringToObject(ml, k, "v");
+			cJSON_AddStringToObject(labels, k, "v");
+		}
+		src[0] = target;
+		CHECK(netpol_check(list, "ml", target, src, 1, 29500, &r) == want_dropped,
+		      "%d matchLabels: got %d", n, r.verdict);
+		cJSON_Delete(target);
+		cJSON_Delete(list);
+	}
+	free(db);
 }
 
 int main(void)
@@ -322,5 +472,6 @@ int main(void)
 		free(o);
 	}
 	test_too_many();
+	test_item_limit();
 	TEST_MAIN_END("netpol");
 }

@@ -22,6 +22,9 @@ static const struct plan_reason deny_reasons[] = {
     {"bare pod refused", DENY_OWNER},
 };
 
+/* A StatefulSet the API says has 0 replicas (scaled down while a pod is created). */
+static const struct lookup_answer STS0 = {0, WSPEC(0, -1, -1, -1, 0, ""), NULL};
+
 static const struct plan_case plan_cases[] = {
     {"a Job pod with only a generateName and no hostname: no name to compare",
      "{'metadata':{'generateName':'train-1-','labels':{" LABEL "},'annotations':{'batch."
@@ -84,6 +87,16 @@ static const struct plan_case plan_cases[] = {
      NULL, NULL, "controlled by nothing"},
     {"elastic MIN above the world size", STS_POD("0", "'distenv.dev/elastic':'5:8'", ""), "ml",
      &STS4, NULL, "MIN 5 is above the world size 4 of StatefulSet ml/ddp"},
+    {"a StatefulSet scaled to 0: its world is 0, not unknown", STS_POD("0", "", ""), "ml", &STS0,
+     NULL, "rank 0 of StatefulSet ml/ddp is not below the world size 0"},
+    {"elastic MIN at the world size is allowed", STS_POD("0", "'distenv.dev/elastic':'4:8'", ""),
+     "ml", &STS4, "PET_NNODES=4:8\n", NULL},
+    {"elastic MIN one above the world size", STS_POD("0", "'distenv.dev/elastic':'5:5'", ""), "ml",
+     &STS4, NULL, "MIN 5 is above the world size 4 of StatefulSet ml/ddp"},
+    {"the last rank of the world", STS_POD("3", "", ""), "ml", &STS4, "RANK=3\nWORLD_SIZE=4\n",
+     NULL},
+    {"a rank at the world size", STS_POD("4", "", ""), "ml", &STS4, NULL,
+     "rank 4 of StatefulSet ml/ddp is not below the world size 4"},
     {"elastic MAX above the world size is allowed", STS_POD("0", "'distenv.dev/elastic':'2:8'", ""),
      "ml", &STS4, "PET_NNODES=2:8\n", NULL},
     {"sts pod without subdomain speaks of serviceName",

@@ -22,6 +22,7 @@
 #include "json.h"
 #include "netpol.h"
 #include "ownenv.h"
+#include "targets.h"
 
 #define KUEUE_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 #define KUEUE_EQUAL           "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -591,6 +592,38 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 }
 
 /*
+ * The target containers of each template that names them (targets_resolve):
+ * a distenv.dev/containers that names no container of the template has every
+ * pod denied, so the workload is denied with the pod's words. An empty name is
+ * the annotation's own problem.
+ */
+static void check_targets(const struct view *w, const struct config *cfg, struct validation *v)
+{
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		const char *list = json_str(anns, ANN_CONTAINERS), *what = w->tmpl_what[i];
+		const struct annotation_def *d = annotation_find(ANN_CONTAINERS);
+		struct topology t;
+		char err[512];
+		int first = v->n_problems == 0;
+		enum topology_status ts;
+
+		if (list == NULL || annotation_check(d, list, cfg, NULL, err, sizeof(err)) != 0)
+			continue;
+		memset(&t, 0, sizeof(t));
+		ts = targets_resolve(json_get(w->tmpl[i], "spec"), anns, cfg, &t, err, sizeof(err));
+		free(t.targets);
+		if (ts != TOPOLOGY_DENY)
+			continue;
+		view_problem(v, "%s%s%s", what, what[0] ? ": " : "", err + strlen("distenv: "));
+		if (first)
+			v->reason = t.reason;
+	}
+}
+
+/*
  * A target container's own MASTER_ADDR or MASTER_PORT that every pod of the
  * template would be denied for (plan_template_own_master): the pod's denial,
  * after the template's name when the workload has several.
@@ -992,6 +1025,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	if (world <= 0 || k->fixed_world)
 		world = w->count;
 	check_world(w, cfg, world, v);
+	check_targets(w, cfg, v);
 	check_own_master(w, cfg, v);
 	check_own_values(w, cfg, world, v);
 	check_launchers(w, cfg, v);

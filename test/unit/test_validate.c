@@ -48,6 +48,13 @@ static char *dq(const char *s)
 	"{'metadata':{'name':'" name "'},'spec':{'replicas':2,'serviceName':'ddp'," extra TMPL(    \
 	    anns, "") "}}"
 
+/* A StatefulSet of 2 whose container t has the env entries given (may be ""). */
+#define STS_ENV(anns, env)                                                                         \
+	"{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp',"                     \
+	"'podManagementPolicy':'Parallel','template':{'metadata':{'labels':{'distenv.dev/"         \
+	"inject':'true'},'annotations':{" anns "}},'spec':{'containers':[{'name':'t','env':[" env  \
+	"]}]}}}}"
+/* An elastic StatefulSet whose container sets PET_RDZV_CONF with entry (its value or valueFrom). */
 /* An elastic StatefulSet whose container sets PET_RDZV_CONF with entry (its value or valueFrom). */
 #define RDZV_STS(entry)                                                                            \
 	"{'metadata':{'name':'ddp'},'spec':{'replicas':2,'serviceName':'ddp','"                    \
@@ -1022,6 +1029,53 @@ static void test_denial_full(void)
 	}
 }
 
+/*
+ * The denial's reason is its first problem's (the log line and the metric's label): a
+ * later rule's problem never replaces it.
+ */
+static void test_first_reason(void)
+{
+	static const struct {
+		const char *name, *obj;
+		enum deny_reason want;
+	} rc[] = {
+	    {"a container's own MASTER_PORT alone",
+	     STS_ENV("'distenv.dev/containers':'t'", "{'name':'MASTER_PORT','value':'http'}"),
+	     DENY_ENV},
+	    {"a bad annotation, then the own MASTER_PORT",
+	     STS_ENV("'distenv.dev/port':'0'", "{'name':'MASTER_PORT','value':'http'}"),
+	     DENY_ANNOTATION},
+	    {"a container the template lacks alone", STS_ENV("'distenv.dev/containers':'x'", ""),
+	     DENY_ANNOTATION},
+	    {"no serviceName, then a container the template lacks",
+	     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'podManagementPolicy':'Parallel',"
+	     "'template':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"
+	     "'distenv.dev/containers':'x'}},'spec':{'containers':[{'name':'t'}]}}}}",
+	     DENY_WORKLOAD},
+	    {"no serviceName, then a container's own MASTER_PORT",
+	     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'podManagementPolicy':'Parallel',"
+	     "'template':{'metadata':{'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':"
+	     "[{'name':'t','env':[{'name':'MASTER_PORT','value':'http'}]}]}}}}",
+	     DENY_WORKLOAD},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+		char *txt = dq(rc[i].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		CHECK(obj != NULL, "%s: JSON", rc[i].name);
+		validate_workload(obj, "StatefulSet", "ml", &cfg, NULL, NULL, &v);
+		CHECK(v.n_problems > 0 && v.reason == rc[i].want, "%s: reason %d, want %d ('%s')",
+		      rc[i].name, (int)v.reason, (int)rc[i].want, v.denial);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1033,6 +1087,7 @@ int main(void)
 	test_per_template();
 	test_many_rjobs();
 	test_denial_full();
+	test_first_reason();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

@@ -1291,6 +1291,20 @@ class Suite:
                 else:
                     check(r.get("allowed") is True and want[:119] in warns, where)
                 check(not any(o in w for o in others for w in warns + [msg]), where)
+        # a replicated Job's own spec, on the middle or the last of three
+        clean = ("clean", {}, {}, {}, None, "js", False, "")
+        for rj, change, want in (
+                (2, {"completionMode": "NonIndexed"},
+                 "distenv: replicated Job c is not an Indexed Job, so its pods have no rank: set "
+                 "spec.completionMode: Indexed"),
+                (1, {"parallelism": 1},
+                 "distenv: replicated Job b has parallelism 1 below completions 2, so not all "
+                 "ranks can run at once: set them equal")):
+            js = self.per_template_workload(clean, "js")
+            js["spec"]["replicatedJobs"][rj]["template"]["spec"].update(change)
+            r = self.validate_workload(js)
+            check(r.get("allowed") is False and r["status"]["message"] == want,
+                  "%r on replicated Job %d: %r" % (change, rj, r))
 
     def case_world_above_pods(self):
         """A StatefulSet annotated with a world above its replicas (GPUs counted): every pod

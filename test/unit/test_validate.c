@@ -64,6 +64,11 @@ static char *dq(const char *s)
 	"'distenv.dev/elastic':'1:2'}},'spec':{'containers':[{'name':'t','env':[{'name':'BASE',"   \
 	"'value':'timeout=900'},{'name':'PET_RDZV_CONF'," entry "}]}]}}}}"
 
+/* A replicated Job of 1 Job: its completions, parallelism and completionMode. */
+#define RJOB3(name, comp, par, mode)                                                               \
+	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" comp                  \
+	",'parallelism':" par ",'completionMode':'" mode "'," TMPL("", "") "}}}"
+
 /* Services the fake look-up knows, by name. */
 static int fake_service(void *ctx, const char *ns, const char *name, struct service_info *out,
                         char *err, size_t errlen)
@@ -513,6 +518,29 @@ static const struct {
      1, NULL,
      "distenv: TF_CONFIG left out: 173853 bytes for 4000 ranks, over Linux's 131072 per "
      "variable"},
+    /* a replicated Job's own spec, on one of three (the others Indexed, 2 of 2) */
+    {"the last of three replicated Jobs not Indexed", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+         "a", "2", "2", "Indexed") "," RJOB3("b", "2", "2",
+                                             "Indexed") "," RJOB3("c", "2", "2",
+                                                                  "NonIndexed") "]}}",
+     1,
+     "distenv: replicated Job c is not an Indexed Job, so its pods have no rank: set "
+     "spec.completionMode: Indexed",
+     NULL},
+    {"the middle of three replicated Jobs running fewer pods than its ranks", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+         "a", "2", "2", "Indexed") "," RJOB3("b", "2", "1", "Indexed") "," RJOB3("c", "2", "2",
+                                                                                 "Indexed") "]}}",
+     1,
+     "distenv: replicated Job b has parallelism 1 below completions 2, so not all ranks can run "
+     "at once: set them equal",
+     NULL},
+    {"the first of three replicated Jobs without completions", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+         "a", "0", "2", "Indexed") "," RJOB3("b", "2", "2", "Indexed") "," RJOB3("c", "2", "2",
+                                                                                 "Indexed") "]}}",
+     1, "distenv: replicated Job a has no spec.completions (the number of ranks)", NULL},
     {"a LeaderWorkerSet no template of which opts in", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
      "'spec':{}},'workerTemplate':{'spec':{}}}}}",

@@ -248,6 +248,24 @@ static void apply_env_patch(cJSON *pod, const char *patch_text)
 }
 
 /*
+ * The distenv.dev/injected marker plan's patch writes (pointing into *patch,
+ * the parsed patch the caller frees), or NULL.
+ */
+static const char *plan_marker(const struct pod_plan *plan, cJSON **patch)
+{
+	const cJSON *op;
+
+	*patch = cJSON_Parse(plan->patch.buf);
+	cJSON_ArrayForEach(op, *patch)
+	{
+		if (strcmp(json_str(op, "path"), "/metadata/annotations/distenv.dev~1injected") ==
+		    0)
+			return json_str(op, "value");
+	}
+	return NULL;
+}
+
+/*
  * The value container 0's process gets for name, as the kubelet builds it: a
  * map filled in list order, so the last entry of a name wins (kubelet_pods.go
  * makeEnvironmentVariables). NULL when absent or not a literal.
@@ -391,7 +409,6 @@ static void test_rdzv_conf_reference(void)
 			   *want =
 			       "distenv: container trainer: PET_RDZV_CONF from a reference gets no "
 			       "is_host, so torchrun guesses its host: use a literal";
-			const cJSON *op;
 			cJSON *patch;
 			int warned = 0;
 
@@ -406,13 +423,7 @@ static void test_rdzv_conf_reference(void)
 				warned += strcmp(plan.warnings[k], want) == 0;
 			CHECK(warned == rows[i].warned, "%s: rank %d: warned %d times, want %d",
 			      rows[i].what, r, warned, rows[i].warned);
-			patch = cJSON_Parse(plan.patch.buf);
-			cJSON_ArrayForEach(op, patch)
-			{
-				if (strcmp(json_str(op, "path"),
-				           "/metadata/annotations/distenv.dev~1injected") == 0)
-					marker = json_str(op, "value");
-			}
+			marker = plan_marker(&plan, &patch);
 			CHECK(marker != NULL &&
 			          (strstr(marker, "own=PET_RDZV_CONF") != NULL) == rows[i].own,
 			      "%s: rank %d: marker '%s'", rows[i].what, r, marker ? marker : "");
@@ -768,16 +779,10 @@ static void test_large_world(void)
 		          strlen(plan.warnings[0]) < PLAN_WARNING_LEN,
 		      "2048 ranks: warning '%s'", plan.n_warnings ? plan.warnings[0] : "");
 		CHECK(strcmp(plan.omitted, "TF_CONFIG") == 0, "2048 ranks: omitted");
-		marker = NULL;
 		{
-			const cJSON *op;
-			cJSON *patch = cJSON_Parse(plan.patch.buf);
-			cJSON_ArrayForEach(op, patch)
-			{
-				if (strcmp(json_str(op, "path"),
-				           "/metadata/annotations/distenv.dev~1injected") == 0)
-					marker = json_str(op, "value");
-			}
+			cJSON *patch;
+
+			marker = plan_marker(&plan, &patch);
 			CHECK(marker != NULL && strstr(marker, ",omitted=TF_CONFIG") != NULL,
 			      "2048 ranks: marker '%s'", marker ? marker : "");
 			cJSON_Delete(patch);

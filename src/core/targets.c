@@ -154,7 +154,7 @@ static void other_accelerator(struct topology *t, const cJSON *pod_spec, const s
 			int listed = 0;
 
 			if (q->string == NULL || strchr(q->string, '/') == NULL ||
-			    v <= t->accel_n || v <= 1 || strlen(q->string) >= sizeof(t->accel))
+			    v <= t->accel_n || v <= 1)
 				continue;
 			for (g = 0; g < cfg->n_gpu_resources; g++)
 				listed |= strcmp(q->string, cfg->gpu_resources[g]) == 0;
@@ -163,6 +163,7 @@ static void other_accelerator(struct topology *t, const cJSON *pod_spec, const s
 				          strcmp(q->string, framework_at(f)->resource) == 0;
 			if (listed)
 				continue;
+			/* a name past 63 bytes (its prefix may have 253) is kept cut */
 			snprintf(t->accel, sizeof(t->accel), "%s", q->string);
 			t->accel_n = v;
 		}

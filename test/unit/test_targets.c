@@ -68,34 +68,76 @@ static void test_max_containers(void)
  * nproc-per-node runs one process, warned with the resource and the fix, at
  * the limit's edge (1 device: nothing to say; 2: warned); a listed GPU
  * resource, a framework's (google.com/tpu), a name without '/', or the
- * annotation: no warning. The largest of two is named.
+ * annotation: no warning. The largest of two is named, the first of a tie; a
+ * name longer than the 63 bytes kept is warned all the same (the warning shows
+ * 40). Only the target containers are read: a container the containers
+ * annotation leaves out is not.
  */
 static void test_other_accelerator(void)
 {
 	static const struct {
 		const char *what, *anns, *limits, *want; /* want: the warning, NULL none */
 		const char *nproc;
+		const char *first; /* a container before the trainer, or "" */
 	} rows[] = {
 	    {"8 Gaudi", "", "'habana.ai/gaudi':'8'",
 	     "distenv: 8 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
 	     "distenv.dev/nproc-per-node",
-	     "1"},
+	     "1", NULL},
 	    {"2 (the edge)", "", "'habana.ai/gaudi':2",
 	     "distenv: 2 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
 	     "distenv.dev/nproc-per-node",
-	     "1"},
-	    {"1: one process is right", "", "'habana.ai/gaudi':'1'", NULL, "1"},
+	     "1", NULL},
+	    {"1: one process is right", "", "'habana.ai/gaudi':'1'", NULL, "1", NULL},
 	    {"the largest of two named", "",
 	     "'example.com/fpga':'3','habana.ai/gaudi':'4','gpu.intel.com/i915':'2'",
 	     "distenv: 4 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
 	     "distenv.dev/nproc-per-node",
-	     "1"},
-	    {"annotated", ",'distenv.dev/nproc-per-node':'8'", "'habana.ai/gaudi':'8'", NULL, "8"},
-	    {"annotated 1", ",'distenv.dev/nproc-per-node':'1'", "'habana.ai/gaudi':'8'", NULL,
-	     "1"},
-	    {"a listed GPU beside it", "", "'habana.ai/gaudi':'8','nvidia.com/gpu':'2'", NULL, "2"},
-	    {"TPU (its framework's)", "", "'google.com/tpu':'4'", NULL, "1"},
-	    {"no '/'", "", "'hugepages-2Mi':'4','memory':'8'", NULL, "1"},
+	     "1", NULL},
+	    {"annotated", ",'distenv.dev/nproc-per-node':'8'", "'habana.ai/gaudi':'8'", NULL, "8",
+	     NULL},
+	    {"annotated 1", ",'distenv.dev/nproc-per-node':'1'", "'habana.ai/gaudi':'8'", NULL, "1",
+	     NULL},
+	    {"a listed GPU beside it", "", "'habana.ai/gaudi':'8','nvidia.com/gpu':'2'", NULL, "2",
+	     NULL},
+	    {"TPU (its framework's)", "", "'google.com/tpu':'4'", NULL, "1", NULL},
+	    {"no '/'", "", "'hugepages-2Mi':'4','memory':'8'", NULL, "1", NULL},
+	    {"a tie: the first named", "", "'example.com/fpga':'4','habana.ai/gaudi':'4'",
+	     "distenv: 4 example.com/fpga a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1", NULL},
+	    {"a tie after a smaller one: the first of the two", "",
+	     "'example.com/fpga':'2','habana.ai/gaudi':'3','gpu.intel.com/i915':'3'",
+	     "distenv: 3 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1", NULL},
+	    /* 63 bytes, the most accel holds, then 64 and 88: each warned, the name cut at
+	     * 40 in the text (a want ending "...": the warning's start) */
+	    {"a name of 63 bytes", "",
+	     "'accelerators.example-corporation.com/ai-processor-generation-23':'8'",
+	     "distenv: 8 accelerators.example-corporation.com/ai- a pod, not in gpuResources: "
+	     "PET_NPROC_PER_NODE=1; set ...",
+	     "1", NULL},
+	    {"a name of 64 bytes", "",
+	     "'accelerators.example-corporation.com/ai-processor-generation-234':'8'",
+	     "distenv: 8 accelerators.example-corporation.com/ai- a pod, not in gpuResources: "
+	     "PET_NPROC_PER_NODE=1; set ...",
+	     "1", NULL},
+	    {"a name of 88 bytes", "",
+	     "'accelerators.example-corporation.com/ai-processor-generation-2-with-a-longer-"
+	     "model-name':'8'",
+	     "distenv: 8 accelerators.example-corporation.com/ai- a pod, not in gpuResources: "
+	     "PET_NPROC_PER_NODE=1; set ...",
+	     "1", NULL},
+	    {"a container the annotation leaves out", ",'distenv.dev/containers':'trainer'",
+	     "'cpu':'4'", NULL, "1",
+	     "{'name':'sidecar','image':'y','resources':{'limits':{'habana.ai/gaudi':'8'}}},"},
+	    {"the container the annotation names", ",'distenv.dev/containers':'trainer'",
+	     "'habana.ai/gaudi':'8'",
+	     "distenv: 8 habana.ai/gaudi a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	     "distenv.dev/nproc-per-node",
+	     "1",
+	     "{'name':'sidecar','image':'y','resources':{'limits':{'example.com/fpga':'4'}}},"},
 	};
 	struct config cfg;
 	size_t i;
@@ -107,13 +149,14 @@ static void test_other_accelerator(void)
 		cJSON *pod;
 		int k, warned = 0;
 
-		snprintf(buf, sizeof(buf),
-		         "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
-		         ",'apps.kubernetes.io/pod-index':'0'},'annotations':{'distenv.dev/"
-		         "world-size':'2'%s}," STS_OWNER "},'spec':{'hostname':'ddp-0','subdomain':"
-		         "'ddp','containers':[{'name':'trainer','image':'x','resources':{'limits':{"
-		         "%s}}}]}}",
-		         rows[i].anns, rows[i].limits);
+		snprintf(
+		    buf, sizeof(buf),
+		    "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL
+		    ",'apps.kubernetes.io/pod-index':'0'},'annotations':{'distenv.dev/"
+		    "world-size':'2'%s}," STS_OWNER "},'spec':{'hostname':'ddp-0','subdomain':"
+		    "'ddp','containers':[%s{'name':'trainer','image':'x','resources':{'limits':{"
+		    "%s}}}]}}",
+		    rows[i].anns, rows[i].first ? rows[i].first : "", rows[i].limits);
 		txt = dq(buf);
 		pod = cJSON_Parse(txt);
 		free(txt);
@@ -123,9 +166,13 @@ static void test_other_accelerator(void)
 			cJSON_Delete(pod);
 			continue;
 		}
-		for (k = 0; k < plan.n_warnings; k++)
-			warned +=
-			    rows[i].want != NULL && strcmp(plan.warnings[k], rows[i].want) == 0;
+		for (k = 0; k < plan.n_warnings && rows[i].want != NULL; k++) {
+			size_t wl = strlen(rows[i].want);
+			int start = wl > 3 && strcmp(rows[i].want + wl - 3, "...") == 0;
+
+			warned += start ? strncmp(plan.warnings[k], rows[i].want, wl - 3) == 0
+			                : strcmp(plan.warnings[k], rows[i].want) == 0;
+		}
 		CHECK(warned == (rows[i].want != NULL) && plan.n_warnings == (rows[i].want != NULL),
 		      "%s: %d warnings, first '%s'", rows[i].what, plan.n_warnings,
 		      plan.n_warnings ? plan.warnings[0] : "");
@@ -163,8 +210,10 @@ static void test_other_accelerator(void)
 /*
  * The processes per node come from the target containers' GPU limits alone,
  * and only of the resources gpuResources names: a config that names
- * nvidia.com/gpu alone reads no amd.com/gpu, and a containers annotation that
- * names the second container reads no GPU of the first.
+ * nvidia.com/gpu alone reads no amd.com/gpu (the name kept past the list's end
+ * is not listed: its 8 are warned as an accelerator gpuResources does not list),
+ * and a containers annotation that names the second container reads no GPU of
+ * the first.
  */
 static void test_gpu_sources(void)
 {
@@ -176,6 +225,11 @@ static void test_gpu_sources(void)
 	    "8}}},{'name':'b','resources':{'limits':{'nvidia.com/gpu':2}}}]}}",
 	};
 	static const char *const want[] = {"1", "2"};
+	/* amd.com/gpu left out of gpuResources is an accelerator like any other: warned */
+	static const char *const warning[] = {
+	    "distenv: 8 amd.com/gpu a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
+	    "distenv.dev/nproc-per-node",
+	    NULL};
 	static const char yaml[] = "gpuResources: [nvidia.com/gpu]\n";
 	struct config cfg;
 	char err[512];
@@ -197,6 +251,10 @@ static void test_gpu_sources(void)
 		got = plan_var(&plan, "PET_NPROC_PER_NODE");
 		CHECK(got != NULL && strcmp(got, want[i]) == 0,
 		      "pod %zu: PET_NPROC_PER_NODE=%s, want %s", i, got ? got : "(none)", want[i]);
+		CHECK(plan.n_warnings == (warning[i] != NULL) &&
+		          (warning[i] == NULL || strcmp(plan.warnings[0], warning[i]) == 0),
+		      "pod %zu: %d warnings, first '%s'", i, plan.n_warnings,
+		      plan.n_warnings ? plan.warnings[0] : "");
 		pod_plan_free(&plan);
 		cJSON_Delete(pod);
 		free(txt);

@@ -3,6 +3,8 @@
  * the rank from the pod-index label or the name, the start ordinal.
  */
 #include "testpods.h"
+#include "kind.h"
+#include "kinds.h"
 
 /* The reason of a denial (the metrics label), by plan case name; the others only need one. */
 static const struct plan_reason deny_reasons[] = {
@@ -39,8 +41,48 @@ static const struct plan_case plan_cases[] = {
      "below the start ordinal 1"},
 };
 
+/*
+ * What doctor reads of a pod's place (kind_statefulset.doctor->pod_place, kind.h): the
+ * rank from what the controller writes on the pod only when distenv's own
+ * annotation did not say one (rank -1 in); a rank it said, 0 included, is kept.
+ */
+static void test_doctor_place(void)
+{
+	static const struct {
+		const char *name, *pod;
+		long start, rank_in, want_rank, want_group;
+	} rows[] = {
+	    {"start 2, ordinal 2: rank 0", STS_POD("2", "", ""), 2, -1, 0, 0},
+	    {"start 2, ordinal 3: rank 1", STS_POD("3", "", ""), 2, -1, 1, 0},
+	    {"start 2, ordinal 1: below the start, no rank", STS_POD("1", "", ""), 2, -1, -1, 0},
+	    {"start 0, ordinal 0: rank 0", STS_POD("0", "", ""), 0, -1, 0, 0},
+	    /* told rank 0 when the start was 3 (lowered to 0 since): distenv's word stands */
+	    {"distenv said rank 0 of ordinal 3: kept", STS_POD("3", "", ""), 0, 0, 0, 0},
+	    {"distenv said rank 1 of ordinal 3: kept", STS_POD("3", "", ""), 0, 1, 1, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < N_OF(rows); i++) {
+		char *txt = dq(rows[i].pod);
+		cJSON *pod = cJSON_Parse(txt);
+		const cJSON *meta = json_get(pod, "metadata");
+		long rank = rows[i].rank_in, group = 0;
+
+		CHECK(pod != NULL, "%s: test pod JSON does not parse", rows[i].name);
+		kind_statefulset.doctor->pod_place(json_get(meta, "labels"),
+		                                   json_get(meta, "annotations"), rows[i].start,
+		                                   &rank, &group);
+		CHECK(rank == rows[i].want_rank && group == rows[i].want_group,
+		      "%s: rank %ld group %ld, want rank %ld group %ld", rows[i].name, rank, group,
+		      rows[i].want_rank, rows[i].want_group);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
+	test_doctor_place();
 	TEST_MAIN_END("kind_statefulset");
 }

@@ -4,6 +4,8 @@
  * partial admission, a Job that is not Indexed.
  */
 #include "testpods.h"
+#include "kind.h"
+#include "kinds.h"
 
 /* The reason of a denial (the metrics label), by plan case name; the others only need one. */
 static const struct plan_reason deny_reasons[] = {
@@ -63,8 +65,44 @@ static const struct plan_case plan_cases[] = {
      "annotation batch.kubernetes.io/job-completion-index: \"1x\" is not a completion index"},
 };
 
+/*
+ * What doctor reads of a pod's place (kind_job.doctor->pod_place, kind.h): the
+ * rank from what the controller writes on the pod only when distenv's own
+ * annotation did not say one (rank -1 in); a rank it said, 0 included, is kept.
+ */
+static void test_doctor_place(void)
+{
+	static const struct {
+		const char *name, *pod;
+		long start, rank_in, want_rank, want_group;
+	} rows[] = {
+	    {"completion index 0: rank 0", JOB_POD("0", "", ""), 0, -1, 0, 0},
+	    {"completion index 2: rank 2", JOB_POD("2", "", ""), 0, -1, 2, 0},
+	    {"distenv said rank 0 of index 2: kept", JOB_POD("2", "", ""), 0, 0, 0, 0},
+	    {"distenv said rank 1 of index 2: kept", JOB_POD("2", "", ""), 0, 1, 1, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < N_OF(rows); i++) {
+		char *txt = dq(rows[i].pod);
+		cJSON *pod = cJSON_Parse(txt);
+		const cJSON *meta = json_get(pod, "metadata");
+		long rank = rows[i].rank_in, group = 0;
+
+		CHECK(pod != NULL, "%s: test pod JSON does not parse", rows[i].name);
+		kind_job.doctor->pod_place(json_get(meta, "labels"), json_get(meta, "annotations"),
+		                           rows[i].start, &rank, &group);
+		CHECK(rank == rows[i].want_rank && group == rows[i].want_group,
+		      "%s: rank %ld group %ld, want rank %ld group %ld", rows[i].name, rank, group,
+		      rows[i].want_rank, rows[i].want_group);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
+	test_doctor_place();
 	TEST_MAIN_END("kind_job");
 }

@@ -4,6 +4,8 @@
  * leader-name check and groupIdentity: Hash refused.
  */
 #include "testpods.h"
+#include "kind.h"
+#include "kinds.h"
 
 static const struct plan_case plan_cases[] = {
     {"lws: group 1's leader is rank 0", LWS_LEADER("1", ""), "ml", &STS4,
@@ -79,9 +81,69 @@ static const struct denial_case denial_cases[] = {
      "groupIdentity: Ordinal (<lws>-<group>[-<worker>])"},
 };
 
+/*
+ * A leader and a worker as the API stores them, read by doctor: the controllers'
+ * pods (testpods.h) with the labels LWS's pod webhook adds, group-index on the
+ * leader and worker-index (its ordinal) on a worker.
+ */
+#define LWS_STORED_LEADER(g)                                                                       \
+	"{'metadata':{'name':'lws-" g "','namespace':'ml','labels':{" LABEL                        \
+	",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/"                  \
+	"worker-index':'0','leaderworkerset.sigs.k8s.io/group-index':'" g "',"                     \
+	"'apps.kubernetes.io/pod-index':'" g                                                       \
+	"'},'annotations':{'leaderworkerset.sigs.k8s.io/size':'4'},'ownerReferences':[{"           \
+	"'apiVersion':'apps/v1','kind':'StatefulSet','name':'lws','uid':'u-lws','controller':"     \
+	"true}]},'spec':{'hostname':'lws-" g "','subdomain':'lws'," CTR "}}"
+#define LWS_STORED_WORKER(g, i)                                                                    \
+	"{'metadata':{'name':'lws-" g "-" i "','namespace':'ml','labels':{" LABEL                  \
+	",'leaderworkerset.sigs.k8s.io/name':'lws','leaderworkerset.sigs.k8s.io/group-index':'" g  \
+	"','leaderworkerset.sigs.k8s.io/worker-index':'" i "','apps.kubernetes.io/pod-index':'" i  \
+	"'},'annotations':{'leaderworkerset.sigs.k8s.io/size':'4','leaderworkerset.sigs.k8s.io/"   \
+	"leader-name':'lws-" g "'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"             \
+	"'StatefulSet','name':'lws-" g "','uid':'u-w','controller':true}]},'spec':{'hostname':"    \
+	"'lws-" g "-" i "','subdomain':'lws'," CTR "}}"
+
+/*
+ * What doctor reads of a pod's place (kind_leaderworkerset.doctor->pod_place, kind.h): the
+ * rank from what the controller writes on the pod only when distenv's own
+ * annotation did not say one (rank -1 in); a rank it said, 0 included, is kept.
+ */
+static void test_doctor_place(void)
+{
+	static const struct {
+		const char *name, *pod;
+		long start, rank_in, want_rank, want_group;
+	} rows[] = {
+	    {"group 1's leader: rank 0 of group 1", LWS_STORED_LEADER("1"), 0, -1, 0, 1},
+	    {"worker 2 of group 1: rank 2 of group 1", LWS_STORED_WORKER("1", "2"), 0, -1, 2, 1},
+	    {"worker 3 of group 0: rank 3 of group 0", LWS_STORED_WORKER("0", "3"), 0, -1, 3, 0},
+	    {"distenv said rank 0 of worker 2: kept", LWS_STORED_WORKER("1", "2"), 0, 0, 0, 1},
+	    {"distenv said rank 1 of worker 2: kept", LWS_STORED_WORKER("1", "2"), 0, 1, 1, 1},
+	};
+	size_t i;
+
+	for (i = 0; i < N_OF(rows); i++) {
+		char *txt = dq(rows[i].pod);
+		cJSON *pod = cJSON_Parse(txt);
+		const cJSON *meta = json_get(pod, "metadata");
+		long rank = rows[i].rank_in, group = 0;
+
+		CHECK(pod != NULL, "%s: test pod JSON does not parse", rows[i].name);
+		kind_leaderworkerset.doctor->pod_place(json_get(meta, "labels"),
+		                                       json_get(meta, "annotations"), rows[i].start,
+		                                       &rank, &group);
+		CHECK(rank == rows[i].want_rank && group == rows[i].want_group,
+		      "%s: rank %ld group %ld, want rank %ld group %ld", rows[i].name, rank, group,
+		      rows[i].want_rank, rows[i].want_group);
+		cJSON_Delete(pod);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), NULL, 0);
 	denial_cases_run(denial_cases, N_OF(denial_cases));
+	test_doctor_place();
 	TEST_MAIN_END("kind_leaderworkerset");
 }

@@ -3,7 +3,7 @@
  * misses, the owner uid in the key, fresh reads, TTL on a fake clock, the
  * entry cap, failures never kept, concurrent misses of one key coalesced
  * into one inner call, and the refresh ahead of the TTL (one call while the
- * others get the live entry, never an entry past its TTL).
+ * others get the live entry, never an entry past its TTL, nor at it).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -226,7 +226,12 @@ struct worker {
 	struct lookup_cache *c;
 	const char *name;
 	int rc;
+	long replicas; /* the answer's */
+	int cached;
+	int done; /* under done_mu */
 };
+
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void *worker_run(void *arg)
 {
@@ -234,9 +239,25 @@ static void *worker_run(void *arg)
 	struct workload_ref ref = {STS, "ns", w->name, NULL};
 	struct workload_spec ws;
 	char err[128];
+	int rc = lookup_cache_get(w->c, &ref, 0, &ws, err, sizeof(err));
 
-	w->rc = lookup_cache_get(w->c, &ref, 0, &ws, err, sizeof(err));
+	pthread_mutex_lock(&done_mu);
+	w->rc = rc;
+	w->replicas = rc == 0 ? ws.replicas : -1;
+	w->cached = rc == 0 && ws.cached;
+	w->done = 1;
+	pthread_mutex_unlock(&done_mu);
 	return NULL;
+}
+
+static int worker_done(struct worker *w)
+{
+	int d;
+
+	pthread_mutex_lock(&done_mu);
+	d = w->done;
+	pthread_mutex_unlock(&done_mu);
+	return d;
 }
 
 /* 32 concurrent misses of 2 keys make 2 inner calls. */
@@ -281,7 +302,7 @@ static void test_refresh_in_burst(void)
 	struct lookup_cache *c = make(&f, 1000, 100);
 	struct workload_ref ref = {STS, "ns", "burst", NULL};
 	struct workload_spec ws;
-	struct worker w = {c, "burst", -1};
+	struct worker w = {c, "burst", -1, 0, 0, 0};
 	struct timespec tick = {0, 5000000L};
 	char err[128];
 	pthread_t t;
@@ -364,6 +385,60 @@ static void test_refresh_bounds(void)
 	pthread_cond_destroy(&f.released);
 }
 
+/*
+ * An entry at its TTL exactly is no longer served: with the key's fetch in
+ * flight (held), a look-up at that instant waits for the fetch and gets its
+ * answer, never the entry of ttl_ms ago.
+ */
+static void test_at_ttl(void)
+{
+	struct fake f;
+	struct lookup_cache *c = make(&f, 1000, 100);
+	struct workload_ref ref = {STS, "ns", "edge", NULL};
+	struct workload_spec ws;
+	struct worker a = {c, "edge", -1, 0, 0, 0}, b = {c, "edge", -1, 0, 0, 0};
+	struct timespec tick = {0, 5000000L}, settle = {0, 200000000L};
+	char err[128];
+	pthread_t ta, tb;
+	int i, started_a, started_b, b_early;
+
+	fake_now = 0;
+	CHECK(c && lookup_cache_get(c, &ref, 0, &ws, err, sizeof(err)) == 0 && calls(&f) == 1,
+	      "kept");
+	if (!c)
+		return;
+	fake_now = 1000; /* the TTL of the entry made at 0 */
+	pthread_mutex_lock(&f.mu);
+	f.replicas = 8;
+	f.hold = 1;
+	pthread_mutex_unlock(&f.mu);
+	started_a = pthread_create(&ta, NULL, worker_run, &a) == 0;
+	for (i = 0; started_a && i < 400 && calls(&f) < 2; i++)
+		nanosleep(&tick, NULL);
+	CHECK(calls(&f) == 2, "the fetch at the TTL started (%d calls)", calls(&f));
+	started_b = pthread_create(&tb, NULL, worker_run, &b) == 0;
+	nanosleep(&settle, NULL); /* b looks up while a's fetch is held */
+	b_early = worker_done(&b);
+	pthread_mutex_lock(&f.mu);
+	f.hold = 0;
+	pthread_cond_broadcast(&f.released);
+	pthread_mutex_unlock(&f.mu);
+	if (started_a)
+		pthread_join(ta, NULL);
+	if (started_b)
+		pthread_join(tb, NULL);
+	CHECK(started_a && a.rc == 0 && a.replicas == 8 && !a.cached,
+	      "the look-up at the TTL fetched: rc %d, replicas %ld", a.rc, a.replicas);
+	CHECK(started_b && !b_early && b.rc == 0 && b.replicas == 8 && b.cached,
+	      "the look-up at the TTL during the fetch: answered before it %d, rc %d, replicas "
+	      "%ld (the entry of ttl_ms ago has 4)",
+	      b_early, b.rc, b.replicas);
+	CHECK(calls(&f) == 2, "%d calls", calls(&f));
+	lookup_cache_free(c);
+	pthread_mutex_destroy(&f.mu);
+	pthread_cond_destroy(&f.released);
+}
+
 int main(void)
 {
 	test_table();
@@ -371,5 +446,6 @@ int main(void)
 	test_coalesced();
 	test_refresh_in_burst();
 	test_refresh_bounds();
+	test_at_ttl();
 	TEST_MAIN_END("lookupcache");
 }

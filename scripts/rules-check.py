@@ -18,7 +18,9 @@ Fails, naming them, when a site has no row, a row's WORDS are in no site (reword
 row names a case that does not exist. With --answers FILE (what `run.py --answers FILE`
 wrote: every answer's denial and warnings over HTTPS with the case that got it), it fails
 too when no answer a row's case got is a message of the row's sites (their formats read as
-patterns; a warning cut at its 119 characters matches as far as it goes).
+patterns; a warning cut at its 119 characters matches as far as it goes; a /validate answer
+that names a pod template after "distenv: ", as "distenv: replicated Job b: container ...",
+matches as the message without that name).
 
     python3 scripts/rules-check.py [--answers FILE] [--inventory]
 
@@ -35,6 +37,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TITLE = "Every rule over HTTPS"
 DIRECTIVE = re.compile(r"%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|z|j|t)?[diuxXscp%]")
 CUT = 119  # a warning is cut to PLAN_WARNING_LEN - 1 characters
+# the pod template a /validate answer names after "distenv: " (validate.c's warn_named, and
+# view_problem with tmpl_what): a JobSet's "replicated Job NAME" (NAME cut with "..." to
+# fit), a LeaderWorkerSet's "leader template" or "worker template"; nothing else
+TEMPLATE = re.compile(r"distenv: (?:replicated Job [a-z0-9-]+(?:\.\.\.)?|(?:leader|worker) "
+                      r"template): ")
 ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -146,10 +153,19 @@ def pattern(fmt, cut=False):
 
 
 def matches(fmt, text):
-    """text says fmt: whole, or a warning cut at the API server's length."""
-    if pattern(fmt).search(text):
-        return True
-    return len(text) >= CUT and pattern(fmt, cut=True).search(text) is not None
+    """text says fmt: whole, or a warning cut at the API server's length; a /validate
+    answer about one pod template may name it after "distenv: " (TEMPLATE), the rest being
+    the message as its source writes it."""
+    said = [text]
+    m = TEMPLATE.match(text)
+    if m:
+        said.append("distenv: " + text[m.end():])
+    for t in said:
+        if pattern(fmt).search(t):
+            return True
+        if len(text) >= CUT and pattern(fmt, cut=True).search(t) is not None:
+            return True
+    return False
 
 
 def table(doc):

@@ -1,9 +1,11 @@
 /*
  * doctor's rules on recorded API objects (the JSON files of test/data/doctor, written by
  * gen.py in the API server's shapes): each broken job is diagnosed with its
- * own first cause, the healthy one with none; then KIND/NAME parsing, the pod
- * selector and Service name, and Istio's redirection read back from pods
- * shaped as its injector shapes them.
+ * own first cause, the healthy one with none (and its text, whole; ranks read
+ * from distenv's annotation alone where no pod-index label is written; a
+ * workload with no pod; a port of 0 in the annotation); then KIND/NAME
+ * parsing, the pod selector (one that fills its buffer) and Service name, and
+ * Istio's redirection read back from pods shaped as its injector shapes them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,7 @@ static void test_cases(void)
 	    {"image-pull", "containers", "container trainer is ImagePullBackOff", 0, 0},
 	    {"out-of-step", "", "", 2, 0},
 	    {"rank-missing", "ranks", "missing: 1 (ddp-1)", 0, 0},
+	    {"no-pod-index", "", "", 0, 0},
 	    {"own-rank-denied", "ranks",
 	     "missing: 1 (ddp-1), 2 (ddp-2); event FailedCreate: \"create Pod ddp-2", 0, 0},
 	    {"forbidden", "", "", 0, 2},
@@ -249,6 +252,138 @@ static void test_order(void)
 	free(r);
 }
 
+/*
+ * The healthy job's report as text, whole: its heading, each check once in
+ * order with its evidence, nothing after the last, then the summary.
+ */
+static void test_text_whole(void)
+{
+	static const char want[] =
+	    "distenv doctor: StatefulSet ddp in namespace ml\n"
+	    "\n"
+	    "\u2713 distenv is installed for namespace ml (distenv, CA set, selectors match)\n"
+	    "    1 ready endpoint(s) behind distenv's Service\n"
+	    "\u2713 3 pod(s) opted in and injected by distenv\n"
+	    "\u2713 every rank has one pod, scheduled, none waiting on an image or crash-looping "
+	    "(world 3)\n"
+	    "\u2713 one world: 3 rank(s), rank 0 at ddp-0.ddp.ml.svc.ml.example:29500\n"
+	    "\u2713 no container overrides distenv's RANK, WORLD_SIZE, MASTER_ADDR or MASTER_PORT\n"
+	    "\u2713 Service ddp is headless and selects rank 0\n"
+	    "\u2713 rank 0 (ddp-0) is in Service ddp's EndpointSlices (publishNotReadyAddresses)\n"
+	    "\u2713 no NetworkPolicy in namespace ml\n"
+	    "\u2713 no service-mesh sidecar redirects port 29500 in the pods\n"
+	    "\u2713 ranks in step: one image, no restarts, no eviction or preemption seen\n"
+	    "\u2713 MASTER_ADDR ddp-0.ddp.ml.svc.ml.example (cluster domain ml.example, as distenv "
+	    "read it from its own pod)\n"
+	    "\n"
+	    "nothing wrong found.\n"
+	    "what doctor cannot see: the training code, and the network between nodes (firewalls "
+	    "outside Kubernetes, MTU, RDMA).\n";
+	struct doctor_report *r = calloc(1, sizeof(*r));
+	struct doctor_input in;
+	cJSON *fx = NULL;
+	struct strbuf sb;
+
+	CHECK(r != NULL && run("healthy", &fx, &in, r) == 0, "healthy fixture");
+	if (r == NULL || fx == NULL) {
+		free(r);
+		return;
+	}
+	strbuf_init(&sb);
+	doctor_print_text(&in, r, &sb);
+	CHECK(sb.buf != NULL && strcmp(sb.buf, want) == 0, "healthy text:\n%s\nwant:\n%s",
+	      sb.buf ? sb.buf : "", want);
+	strbuf_free(&sb);
+	free((char *)in.service_name);
+	cJSON_Delete(fx);
+	free(r);
+}
+
+/*
+ * A workload with no pod (every creation denied): the checks of the pods are
+ * not run, only those of what exists, each in its place.
+ */
+static void test_no_pods(void)
+{
+	static const struct {
+		const char *check;
+		enum doctor_state state;
+	} want[] = {
+	    {"webhook", DOCTOR_OK},
+	    {"opt-in", DOCTOR_FAIL},
+	    {"service", DOCTOR_OK},
+	    {"mesh", DOCTOR_OK},
+	};
+	struct doctor_report *r = calloc(1, sizeof(*r));
+	struct doctor_input in;
+	cJSON *fx = NULL;
+	size_t i;
+
+	CHECK(r != NULL && run("denied", &fx, &in, r) == 0, "denied fixture");
+	if (r == NULL || fx == NULL) {
+		free(r);
+		return;
+	}
+	CHECK(r->n == (int)(sizeof(want) / sizeof(want[0])), "no pods: %d lines", r->n);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && (int)i < r->n; i++) {
+		CHECK_STR(r->f[i].check, want[i].check, "no pods: order");
+		CHECK(r->f[i].state == want[i].state, "no pods: %s is %d: %s", r->f[i].check,
+		      (int)r->f[i].state, r->f[i].title);
+	}
+	free((char *)in.service_name);
+	cJSON_Delete(fx);
+	free(r);
+}
+
+/*
+ * The rendezvous port is read from distenv's annotation on the pods: a port
+ * of 0 (distenv writes 1 to 65535) on the last pod is no port, and the others'
+ * 29500 stands in every line that names it.
+ */
+static void test_marker_port(void)
+{
+	struct doctor_report *r = calloc(1, sizeof(*r));
+	struct doctor_input in;
+	cJSON *fx = NULL, *anns;
+	int i, seen = 0;
+
+	CHECK(r != NULL && run("healthy", &fx, &in, r) == 0, "healthy fixture");
+	if (r == NULL || fx == NULL) {
+		free(r);
+		return;
+	}
+	anns = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(in.pods.obj, "items"), 2),
+	        "metadata"),
+	    "annotations");
+	CHECK(cJSON_ReplaceItemInObjectCaseSensitive(
+	          anns, "distenv.dev/injected",
+	          cJSON_CreateString("rank=2,world-size=3,master=ddp-0.ddp.ml.svc.ml.example:0")),
+	      "the last pod's annotation replaced");
+	doctor_run(&in, r);
+	CHECK(r->n_fail == 0, "port 0 on one pod: %d blocking", r->n_fail);
+	for (i = 0; i < r->n; i++) {
+		if (strcmp(r->f[i].check, "world") == 0) {
+			seen++;
+			CHECK_STR(
+			    r->f[i].title,
+			    "one world: 3 rank(s), rank 0 at ddp-0.ddp.ml.svc.ml.example:29500",
+			    "port 0 on one pod: world");
+		}
+		if (strcmp(r->f[i].check, "mesh") == 0) {
+			seen++;
+			CHECK_STR(r->f[i].title,
+			          "no service-mesh sidecar redirects port 29500 in the pods",
+			          "port 0 on one pod: mesh");
+		}
+	}
+	CHECK(seen == 2, "port 0 on one pod: %d of the world and mesh lines", seen);
+	free((char *)in.service_name);
+	cJSON_Delete(fx);
+	free(r);
+}
+
 static void test_targets(void)
 {
 	static const struct {
@@ -335,6 +470,52 @@ static void test_selector(void)
 		else
 			CHECK(rc == 0 && strcmp(out, cases[i].want) == 0, "case %zu: '%s' (%s)", i,
 			      out, err);
+		cJSON_Delete(w);
+	}
+}
+
+/*
+ * A selector that fills doctor's buffer to its last byte is read whole; one
+ * character more is refused (a cut selector would list other pods), with one
+ * label and with the second of two.
+ */
+static void test_selector_fit(void)
+{
+	static const struct {
+		const char *first; /* a label before the long one, or NULL */
+		int len;           /* the selector's length, "k=v,..." */
+		int ok;
+	} cases[] = {
+	    {NULL, 254, 1}, {NULL, 255, 1}, {NULL, 256, 0}, {"app", 255, 1}, {"app", 256, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[256] = "", err[256] = "", want[300], v[260];
+		cJSON *w = cJSON_CreateObject(), *ml;
+		int pre = cases[i].first ? (int)strlen("app=ddp,") : 0;
+		int vl = cases[i].len - pre - (int)strlen("k=");
+		int rc;
+
+		memset(v, 'v', (size_t)vl);
+		v[vl] = '\0';
+		ml = cJSON_AddObjectToObject(
+		    cJSON_AddObjectToObject(cJSON_AddObjectToObject(w, "spec"), "selector"),
+		    "matchLabels");
+		if (cases[i].first)
+			cJSON_AddStringToObject(ml, cases[i].first, "ddp");
+		cJSON_AddStringToObject(ml, "k", v);
+		snprintf(want, sizeof(want), "%sk=%s", cases[i].first ? "app=ddp," : "", v);
+		rc = doctor_pod_selector(kind_named(NULL, "StatefulSet"), w, "ddp", out,
+		                         sizeof(out), err, sizeof(err));
+		if (cases[i].ok)
+			CHECK(rc == 0 && strlen(want) == (size_t)cases[i].len &&
+			          strcmp(out, want) == 0,
+			      "%d characters: rc %d, '%s' (%s)", cases[i].len, rc, out, err);
+		else
+			CHECK(rc == -1 &&
+			          strcmp(err, "the StatefulSet's selector is too long") == 0,
+			      "%d characters: rc %d, '%s', err '%s'", cases[i].len, rc, out, err);
 		cJSON_Delete(w);
 	}
 }
@@ -496,8 +677,12 @@ int main(void)
 	test_cases();
 	test_missing_fix();
 	test_order();
+	test_text_whole();
+	test_no_pods();
+	test_marker_port();
 	test_targets();
 	test_selector();
+	test_selector_fit();
 	test_service_name();
 	test_mesh();
 	TEST_MAIN_END("doctor");

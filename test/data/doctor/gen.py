@@ -426,6 +426,17 @@ def cases():
     c["pods"] = lst("Pod", [pod(0), pod(2)])
     out["rank-missing"] = c
 
+    # a StatefulSet controller before Kubernetes 1.28 writes no apps.kubernetes.io/pod-index
+    # label: each rank is read from distenv's annotation alone, ranks 0 to 9 of ten
+    c = healthy()
+    c["workload"] = sts(replicas=10)
+    ps = [pod(i, world=10) for i in range(10)]
+    for p in ps:
+        del p["metadata"]["labels"]["apps.kubernetes.io/pod-index"]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["no-pod-index"] = c
+
     c = healthy()
     c["unread:pods"] = 'forbidden: you may not list pods in namespace ml (HTTP 403: pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "ml")'
     c["unread:mutatingwebhookconfigurations"] = 'forbidden: you may not list mutatingwebhookconfigurations.admissionregistration.k8s.io (cluster-wide) (HTTP 403)'

@@ -592,16 +592,20 @@ static void check_launchers(const struct view *w, const struct config *cfg, stru
 }
 
 /*
- * The target containers of each template that names them (targets_resolve):
- * a distenv.dev/containers that names no container of the template has every
- * pod denied, so the workload is denied with the pod's words. An empty name is
- * the annotation's own problem.
+ * The target containers of each template (targets_resolve): a
+ * distenv.dev/containers that names no container of the template, or more
+ * containers and init containers than limits.maxContainers, has every pod
+ * denied, so the workload is denied with the pod's words. An empty name is the
+ * annotation's own problem; a template with no container is left to the API
+ * server, which refuses it.
  */
 static void check_targets(const struct view *w, const struct config *cfg, struct validation *v)
 {
 	int i;
 
 	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *spec = json_get(w->tmpl[i], "spec"),
+		            *ctrs = json_get(spec, "containers");
 		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
 		const char *list = json_str(anns, ANN_CONTAINERS), *what = w->tmpl_what[i];
 		const struct annotation_def *d = annotation_find(ANN_CONTAINERS);
@@ -610,10 +614,11 @@ static void check_targets(const struct view *w, const struct config *cfg, struct
 		int first = v->n_problems == 0;
 		enum topology_status ts;
 
-		if (list == NULL || annotation_check(d, list, cfg, NULL, err, sizeof(err)) != 0)
+		if (!cJSON_IsArray(ctrs) || cJSON_GetArraySize(ctrs) == 0 ||
+		    (list != NULL && annotation_check(d, list, cfg, NULL, err, sizeof(err)) != 0))
 			continue;
 		memset(&t, 0, sizeof(t));
-		ts = targets_resolve(json_get(w->tmpl[i], "spec"), anns, cfg, &t, err, sizeof(err));
+		ts = targets_resolve(spec, anns, cfg, &t, err, sizeof(err));
 		free(t.targets);
 		if (ts != TOPOLOGY_DENY)
 			continue;

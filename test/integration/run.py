@@ -1237,6 +1237,9 @@ class Suite:
                    "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}, None,
          "js lws", False, "{T}: container t: PET_RDZV_CONF from a reference gets no is_host, so "
          "torchrun guesses its host: use a literal"),
+        ("distenv.dev/containers naming no container", {"distenv.dev/containers": "t,trainer"},
+         {}, {}, None, "js lws", True, "{T}: annotation distenv.dev/containers: the pod has no "
+         'container or init container named "trainer"'),
         ("a template that does not opt in", {}, {}, {}, {"app": "ddp"}, "js lws", False,
          "{T}: no label distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts them"),
     ]
@@ -3244,13 +3247,25 @@ class LookupSuite:
         check(r.get("allowed") is False and r["status"]["message"] ==
               "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536",
               "%s: 65537 ranks: %r" % (label, r.get("status")))
-        # limits.maxContainers: 256 containers allowed, 257 refused
+        # limits.maxContainers: 256 containers allowed, 257 refused, the pod and the workload
+        def validate(doc):
+            req = review(doc, "%s-v-%s" % (label[:3], doc["metadata"]["name"]), namespace="ml")
+            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+            req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                          "resource": "statefulsets"}
+            return call("/validate", req)
         r, _ = mutate(sts("wide", 2, containers=256), 0)
         check(r.get("allowed") is True, "%s: 256 containers: %r" % (label, r.get("status")))
+        r = validate(sts("wide", 2, containers=256))
+        check(r.get("allowed") is True, "%s: 256 containers at /validate: %r" % (label, r))
         r, _ = mutate(sts("wide", 2, containers=257), 0)
         check(r.get("allowed") is False and r["status"]["message"] ==
               "distenv: the pod has 257 containers, more than the limit of 256",
               "%s: 257 containers: %r" % (label, r.get("status")))
+        r = validate(sts("wide", 2, containers=257))
+        check(r.get("allowed") is False and r["status"]["message"] ==
+              "distenv: the pod has 257 containers, more than the limit of 256",
+              "%s: 257 containers at /validate: %r" % (label, r))
         # limits.maxEnvPerContainer: a container's own 4,000 entries and distenv's within it,
         # 4,097 of its own above it
         for own, allowed in ((4000, True), (4097, False)):
@@ -3267,12 +3282,7 @@ class LookupSuite:
                       "distenv: container main has %d env entries, more than the limit of "
                       "4096" % own, "%s: %d own env entries: %r" % (label, own, r.get("status")))
         # look-ups on: a StatefulSet whose ordinals start at 1 is read from the API, allowed
-        doc = sts("ddp", 2, extra={"ordinals": {"start": 1}})
-        req = review(doc, "%s-start" % label[:3], namespace="ml")
-        req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
-        req["request"]["resource"] = {"group": "apps", "version": "v1",
-                                      "resource": "statefulsets"}
-        r = call("/validate", req)
+        r = validate(sts("ddp", 2, extra={"ordinals": {"start": 1}}))
         check(r.get("allowed") is True, "%s: ordinals from 1: %r" % (label, r))
 
     def case_netpol_list_fails(self):

@@ -69,6 +69,22 @@ static char *dq(const char *s)
 	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" comp                  \
 	",'parallelism':" par ",'completionMode':'" mode "'," TMPL("", "") "}}}"
 
+/* A JobSet of three replicated Jobs of 2 pods, b and c Indexed, a of completionMode mode. */
+#define JS3(mode)                                                                                  \
+	"{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(                              \
+	    "a", "2", "2", mode) "," RJOB3("b", "2", "2", "Indexed") "," RJOB3("c", "2", "2",      \
+	                                                                       "Indexed") "]}}"
+
+/* The pod template of replicated Job number i of JobSet obj. */
+static cJSON *rjob_template(cJSON *obj, int i)
+{
+	cJSON *rj = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "spec"), "replicatedJobs"), i);
+
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rj, "template"), "spec"),
+	                           "template");
+}
+
 /* Services the fake look-up knows, by name. */
 static int fake_service(void *ctx, const char *ns, const char *name, struct service_info *out,
                         char *err, size_t errlen)
@@ -1104,6 +1120,79 @@ static void test_first_reason(void)
 	}
 }
 
+/*
+ * limits.maxContainers at apply: a template whose pods would have more
+ * containers (and init containers) than the limit is refused, as each pod would
+ * be; at the limit it is not. On a StatefulSet (one template, not named) and on
+ * the last replicated Job of a JobSet (named).
+ */
+static void test_container_limit(void)
+{
+	static const struct {
+		const char *kind;
+		int n_ctrs, n_inits;
+		int a_indexed;    /* a JobSet's first replicated Job Indexed (0: a problem first) */
+		const char *deny; /* the whole denial; NULL: allowed */
+		enum deny_reason reason; /* the first problem's */
+	} rows[] = {
+	    {"StatefulSet", 256, 0, 1, NULL, 0},
+	    {"StatefulSet", 257, 0, 1,
+	     "distenv: the pod has 257 containers, more than the limit of 256", DENY_LIMIT},
+	    {"StatefulSet", 255, 2, 1,
+	     "distenv: the pod has 257 containers, more than the limit of 256", DENY_LIMIT},
+	    {"JobSet", 256, 0, 1, NULL, 0},
+	    {"JobSet", 257, 0, 1,
+	     "distenv: replicated Job c: the pod has 257 containers, more than the limit of 256",
+	     DENY_LIMIT},
+	    {"JobSet", 257, 0, 0,
+	     "distenv: replicated Job a is not an Indexed Job, so its pods have no rank: set "
+	     "spec.completionMode: Indexed; replicated Job c: the pod has 257 containers, more "
+	     "than "
+	     "the limit of 256",
+	     DENY_WORKLOAD},
+	};
+	struct config cfg;
+	size_t r;
+
+	config_defaults(&cfg);
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		cJSON *ctrs = cJSON_CreateArray(), *inits = cJSON_CreateArray(), *obj, *tmpl;
+		struct validation v;
+		char name[16];
+		int i;
+
+		for (i = 0; i < rows[r].n_ctrs + rows[r].n_inits; i++) {
+			cJSON *c = cJSON_CreateObject();
+			snprintf(name, sizeof(name), "c%d", i);
+			cJSON_AddStringToObject(c, "name", name);
+			cJSON_AddItemToArray(i < rows[r].n_ctrs ? ctrs : inits, c);
+		}
+		if (strcmp(rows[r].kind, "StatefulSet") == 0) {
+			char *txt = dq(STS("ddp", "'podManagementPolicy':'Parallel',", ""));
+			obj = cJSON_Parse(txt);
+			free(txt);
+			tmpl = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "spec"), "template");
+		} else {
+			char *txt = dq(rows[r].a_indexed ? JS3("Indexed") : JS3("NonIndexed"));
+			obj = cJSON_Parse(txt);
+			free(txt);
+			tmpl = rjob_template(obj, 2);
+		}
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(tmpl, "spec"), "containers", ctrs);
+		cJSON_AddItemToObject(cJSON_GetObjectItem(tmpl, "spec"), "initContainers", inits);
+		validate_workload(obj, rows[r].kind, "ml", &cfg, NULL, NULL, &v);
+		if (rows[r].deny == NULL)
+			CHECK(v.n_problems == 0, "%s of %d + %d containers: denied '%s'",
+			      rows[r].kind, rows[r].n_ctrs, rows[r].n_inits, v.denial);
+		else
+			CHECK(v.n_problems == 2 - rows[r].a_indexed &&
+			          strcmp(v.denial, rows[r].deny) == 0 && v.reason == rows[r].reason,
+			      "%s of %d + %d containers: '%s', want '%s'", rows[r].kind,
+			      rows[r].n_ctrs, rows[r].n_inits, v.denial, rows[r].deny);
+		cJSON_Delete(obj);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1116,6 +1205,7 @@ int main(void)
 	test_many_rjobs();
 	test_denial_full();
 	test_first_reason();
+	test_container_limit();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

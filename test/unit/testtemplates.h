@@ -129,6 +129,12 @@ static const struct tt_rule {
      TT_ALL, 0, NULL,
      "Istio's sidecar takes port 29500: annotate "
      "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports"},
+    /* the target containers (targets.c): every pod of the template would be refused */
+    {"distenv.dev/containers naming no container", "'distenv.dev/containers':'t,trainer'", "", "",
+     NULL, TT_ALL, 1,
+     "{T}: annotation distenv.dev/containers: the pod has no container or init container named "
+     "\"trainer\"",
+     NULL},
     {"a template that does not opt in", "", "", "", "'app':'ddp'", TT_ALL, 0,
      "{T}: no label distenv.dev/inject, so its pods get no env, yet WORLD_SIZE counts them", NULL},
 };

@@ -496,11 +496,12 @@ static void check_grows(struct topology *t, const struct framework *fw, int aske
 }
 
 /*
- * Every host a DNS label; each opted-in template's elastic range against the
- * world (its pods are refused when MIN is above it); what grows with the world
- * within the exec limit. The frameworks are every template's: those a template
- * asks for (distenv.dev/frameworks) and, for a template that asks for none,
- * what its pods get by default.
+ * A world within limits.maxWorldSize (above it every pod is refused, so the
+ * workload is, with the pods' words); every host a DNS label; each opted-in
+ * template's elastic range against the world (its pods are refused when MIN is
+ * above it); what grows with the world within the exec limit. The frameworks
+ * are every template's: those a template asks for (distenv.dev/frameworks)
+ * and, for a template that asks for none, what its pods get by default.
  */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
@@ -513,7 +514,17 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	long r;
 	int i;
 
-	if (world < 1 || world > cfg->max_world_size)
+	if (world > cfg->max_world_size) {
+		/* every pod would be refused (topology.c), with these words */
+		int first = v->n_problems == 0;
+
+		view_problem(v, "%s %s/%s has a world size of %ld, above the limit of %ld", w->kind,
+		             w->ns, w->name, world, cfg->max_world_size);
+		if (first)
+			v->reason = DENY_LIMIT;
+		return;
+	}
+	if (world < 1)
 		return;
 	snprintf(t->workload, sizeof(t->workload), "%s", w->name);
 	snprintf(t->ns, sizeof(t->ns), "%s", w->ns);

@@ -3239,7 +3239,14 @@ class LookupSuite:
         check(inits[0].get("image") == "distenv:" + version and
               inits[0].get("imagePullPolicy") == "IfNotPresent",
               "%s: wait-for-master: %r" % (label, inits))
-        # limits.maxWorldSize: 65536 ranks allowed, 65537 refused
+        # the workload at apply time, as /validate sees it
+        def validate(doc):
+            req = review(doc, "%s-v-%s" % (label[:3], doc["metadata"]["name"]), namespace="ml")
+            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+            req["request"]["resource"] = {"group": "apps", "version": "v1",
+                                          "resource": "statefulsets"}
+            return call("/validate", req)
+        # limits.maxWorldSize: 65536 ranks allowed, 65537 refused, the pod and the workload
         r, patched = mutate(sts("big", 65536), 65535)
         check(r.get("allowed") is True and env_of(patched).get("WORLD_SIZE") == "65536",
               "%s: 65536 ranks: %r" % (label, r.get("status")))
@@ -3247,13 +3254,13 @@ class LookupSuite:
         check(r.get("allowed") is False and r["status"]["message"] ==
               "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536",
               "%s: 65537 ranks: %r" % (label, r.get("status")))
+        r = validate(sts("big", 65536))
+        check(r.get("allowed") is True, "%s: 65536 ranks at /validate: %r" % (label, r))
+        r = validate(sts("big", 65537))
+        check(r.get("allowed") is False and r["status"]["message"] ==
+              "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536",
+              "%s: 65537 ranks at /validate: %r" % (label, r))
         # limits.maxContainers: 256 containers allowed, 257 refused, the pod and the workload
-        def validate(doc):
-            req = review(doc, "%s-v-%s" % (label[:3], doc["metadata"]["name"]), namespace="ml")
-            req["request"]["kind"] = {"group": "apps", "version": "v1", "kind": "StatefulSet"}
-            req["request"]["resource"] = {"group": "apps", "version": "v1",
-                                          "resource": "statefulsets"}
-            return call("/validate", req)
         r, _ = mutate(sts("wide", 2, containers=256), 0)
         check(r.get("allowed") is True, "%s: 256 containers: %r" % (label, r.get("status")))
         r = validate(sts("wide", 2, containers=256))

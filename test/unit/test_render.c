@@ -69,8 +69,8 @@ static const struct {
      "      metadata: {labels: {distenv.dev/inject: 'true'}}\n      spec: {containers: [{name: "
      "w}]}\n",
      0, RENDER_TEXT, NULL,
-     "has no valid annotation leaderworkerset.sigs.k8s.io/size (a group size between 1 and "
-     "65536)",
+     "LeaderWorkerSet default/lws: distenv: LeaderWorkerSet default/lws has a world size of "
+     "2147483647, above the limit of 65536",
      NULL},
     {"StatefulSet of INT_MAX replicas: above the limit, not one",
      "kind: StatefulSet\nmetadata: {name: ddp, namespace: ml}\nspec: {serviceName: ddp, replicas: "

@@ -1193,6 +1193,72 @@ static void test_container_limit(void)
 	}
 }
 
+/*
+ * limits.maxWorldSize at apply: a workload whose world is above the limit has
+ * every pod refused (topology.c), so it is refused with the pods' words and
+ * reason; at the limit it is allowed. A StatefulSet's replicas, an Indexed
+ * Job's completions, a JobSet's pods of every replicated Job.
+ */
+static void test_world_limit(void)
+{
+	static const struct {
+		const char *kind, *obj;
+		const char *deny; /* the whole denial; NULL: allowed */
+	} rows[] = {
+	    {"StatefulSet",
+	     "{'metadata':{'name':'big'},'spec':{'replicas':65536,'serviceName':'ddp',"
+	     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch'",
+	                                              "") "}}",
+	     NULL},
+	    {"StatefulSet",
+	     "{'metadata':{'name':'big'},'spec':{'replicas':65537,'serviceName':'ddp',"
+	     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch'",
+	                                              "") "}}",
+	     "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536"},
+	    {"Job",
+	     "{'metadata':{'name':'big'},'spec':{'completions':65536,'parallelism':65536,"
+	     "'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'pytorch'",
+	                                        "'subdomain':'ddp',") "}}",
+	     NULL},
+	    {"Job",
+	     "{'metadata':{'name':'big'},'spec':{'completions':65537,'parallelism':65537,"
+	     "'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'pytorch'",
+	                                        "'subdomain':'ddp',") "}}",
+	     "distenv: Job ml/big has a world size of 65537, above the limit of 65536"},
+	    {"JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+	         "a", "32768", "32768", "Indexed") "," RJOB3("b", "32768", "32768",
+	                                                     "Indexed") "]}}",
+	     NULL},
+	    {"JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+	         "a", "32768", "32768", "Indexed") "," RJOB3("b", "32769", "32769",
+	                                                     "Indexed") "]}}",
+	     "distenv: JobSet ml/js has a world size of 65537, above the limit of 65536"},
+	};
+	struct config cfg;
+	size_t r;
+
+	config_defaults(&cfg);
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		char *txt = dq(rows[r].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		CHECK(obj != NULL, "%s %zu: JSON", rows[r].kind, r);
+		validate_workload(obj, rows[r].kind, "ml", &cfg, NULL, NULL, &v);
+		if (rows[r].deny == NULL)
+			CHECK(v.n_problems == 0, "%s %zu: denied '%s'", rows[r].kind, r, v.denial);
+		else
+			CHECK(v.n_problems == 1 && strcmp(v.denial, rows[r].deny) == 0 &&
+			          v.reason == DENY_LIMIT,
+			      "%s %zu: '%s' (reason %d), want '%s'", rows[r].kind, r, v.denial,
+			      (int)v.reason, rows[r].deny);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1206,6 +1272,7 @@ int main(void)
 	test_denial_full();
 	test_first_reason();
 	test_container_limit();
+	test_world_limit();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

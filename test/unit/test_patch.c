@@ -249,10 +249,89 @@ static void test_own_master_among_shared(void)
 	}
 }
 
+/*
+ * distenv.dev/wait-for-master's init container goes first: into an empty
+ * initContainers list (as into none) the list is added whole, and before the
+ * first of a list of one, each by its exact op; none when the pod has it.
+ */
+static void test_wait_init_op(void)
+{
+	static const struct {
+		const char *what, *inits; /* the pod's initContainers, "" none */
+		const char *path;         /* the op's path, NULL: no op */
+		int whole;                /* 1: its value is the list, 0: the container */
+	} cases[] = {
+	    {"no initContainers", "", "/spec/initContainers", 1},
+	    {"an empty list", ",'initContainers':[]", "/spec/initContainers", 1},
+	    {"a list of one", ",'initContainers':[{'name':'setup','image':'s'}]",
+	     "/spec/initContainers/0", 0},
+	    {"it is there", ",'initContainers':[{'name':'distenv-wait-for-master','image':'w'}]",
+	     NULL, 0},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < N_OF(cases); i++) {
+		char buf[1024], err[512] = "", *txt;
+		const char *path = NULL;
+		const cJSON *op, *v = NULL;
+		struct pod_plan plan;
+		cJSON *pod, *ops;
+		int n = 0;
+
+		snprintf(buf, sizeof(buf),
+		         "{'metadata':{'name':'ddp-1','namespace':'ml','labels':{" LABEL
+		         ",'apps.kubernetes.io/pod-index':'1'},'annotations':{'distenv.dev/"
+		         "world-size':'2','distenv.dev/wait-for-master':'5m'}," STS_OWNER
+		         "},'spec':{'hostname':'ddp-1','subdomain':'ddp'%s,'containers':[{'name':"
+		         "'trainer','image':'x'}]}}",
+		         cases[i].inits);
+		txt = dq(buf);
+		pod = cJSON_Parse(txt);
+		free(txt);
+		if (pod_plan_build(pod, "ml", 0, &cfg, NULL, &plan, err, sizeof(err)) != PLAN_OK) {
+			CHECK(0, "%s: %s", cases[i].what, err);
+			cJSON_Delete(pod);
+			continue;
+		}
+		ops = cJSON_Parse(plan.patch.buf);
+		cJSON_ArrayForEach(op, ops)
+		{
+			const char *p = json_str(op, "path");
+
+			if (p != NULL && strncmp(p, "/spec/initContainers", 20) == 0 &&
+			    strstr(p, "/env") == NULL) {
+				path = p;
+				v = cJSON_GetObjectItem(op, "value");
+				n++;
+			}
+		}
+		if (cases[i].path == NULL) {
+			CHECK(n == 0, "%s: %d init container ops, first at %s", cases[i].what, n,
+			      path ? path : "");
+		} else {
+			const cJSON *c = cases[i].whole ? cJSON_GetArrayItem(v, 0) : v;
+
+			CHECK(n == 1 && strcmp(path, cases[i].path) == 0 &&
+			          cJSON_IsArray(v) == cases[i].whole &&
+			          (!cases[i].whole || cJSON_GetArraySize(v) == 1) &&
+			          strcmp(json_str(c, "name") ? json_str(c, "name") : "",
+			                 "distenv-wait-for-master") == 0,
+			      "%s: %d init container ops, at %s, want one at %s", cases[i].what, n,
+			      path ? path : "(none)", cases[i].path);
+		}
+		cJSON_Delete(ops);
+		pod_plan_free(&plan);
+		cJSON_Delete(pod);
+	}
+}
+
 int main(void)
 {
 	test_patches();
 	test_reinvocation_at_limit();
 	test_own_master_among_shared();
+	test_wait_init_op();
 	TEST_MAIN_END("patch");
 }

@@ -45,6 +45,64 @@ static void test_host_label(void)
 }
 
 /*
+ * Why a host is not a DNS label, at the edges of its words: a host of exactly 63
+ * characters with a dot is denied for the dot (63 is a label's length), one of
+ * 64 for its length (StatefulSets of 1,000 ranks through /mutate, the last host
+ * <name>-999); a host of 100 characters is printed whole, one of 101 cut at 100
+ * with "..." (topology_bad_host_why of a StatefulSet's rank 999, as /validate
+ * asks it of a manifest: a StatefulSet's name may have 253 characters).
+ */
+static void test_host_why_edges(void)
+{
+	static const struct {
+		size_t len;      /* the StatefulSet name's length; the host is 4 more */
+		int dot;         /* a dot at its 10th character */
+		const char *why; /* with %s: the host (cut at 100) */
+	} cases[] = {
+	    {59, 1,
+	     "%s, has a dot, which a pod's hostname (one DNS label) cannot: name the "
+	     "workload without dots"},
+	    {60, 1, "%s, is 64 characters, above a DNS label's 63: shorten the names"},
+	    {96, 0, "%s, is 100 characters, above a DNS label's 63: shorten the names"},
+	    {97, 0, "%.100s..., is 101 characters, above a DNS label's 63: shorten the names"},
+	};
+	size_t i;
+
+	for (i = 0; i < N_OF(cases); i++) {
+		char name[128], host[140], why[400], want[600], err[1024];
+		struct pod_plan plan;
+		struct topology t;
+
+		memset(name, 'a', cases[i].len);
+		name[cases[i].len] = '\0';
+		if (cases[i].dot)
+			name[9] = '.';
+		snprintf(host, sizeof(host), "%s-999", name);
+		snprintf(why, sizeof(why), cases[i].why, host);
+		if (cases[i].len < 64) {
+			snprintf(want, sizeof(want),
+			         "distenv: StatefulSet ml/%s: the hostname of rank 999, %s", name,
+			         why);
+			CHECK(plan_sts(name, "ml", 1, 1000, "", &plan, err, sizeof(err)) ==
+			              PLAN_DENY &&
+			          strcmp(err, want) == 0,
+			      "a last host of %zu characters%s: '%s', want '%s'", cases[i].len + 4,
+			      cases[i].dot ? " with a dot" : "", err, want);
+		}
+		memset(&t, 0, sizeof(t));
+		t.kind = &kind_statefulset;
+		snprintf(t.workload, sizeof(t.workload), "%s", name);
+		t.world_size = 1000;
+		t.group = -1;
+		CHECK(topology_bad_host(&t) == 999, "%zu characters: the bad host's rank %ld",
+		      cases[i].len + 4, topology_bad_host(&t));
+		topology_bad_host_why(&t, 999, err, sizeof(err));
+		CHECK(strcmp(err, why) == 0, "a host of %zu characters: '%s', want '%s'",
+		      cases[i].len + 4, err, why);
+	}
+}
+
+/*
  * kind_host_name against snprintf of the same name: the name and its length when
  * it fits with its NUL, -1 otherwise, at every buffer size across the edge and
  * well past it, the longest numbers included.
@@ -96,6 +154,7 @@ int main(void)
 {
 	denial_cases_run(denial_cases, N_OF(denial_cases));
 	test_host_label();
+	test_host_why_edges();
 	test_host_name();
 	TEST_MAIN_END("hosts");
 }

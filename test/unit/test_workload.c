@@ -162,6 +162,70 @@ static void test_parse(void)
 	}
 }
 
+/*
+ * The edges of a look-up answer: a count of 2147483647 is read and 2147483648
+ * refused; a metadata.uid of 63 characters is kept and one of 64 (more than
+ * uid holds) read as none; a Service's selector of 16 labels is kept and one of
+ * 17 is not (-1), nor one whose key or value has 128 characters (127 fit).
+ */
+static void test_answer_edges(void)
+{
+	struct workload_spec got;
+	struct service_info si;
+	char json[6000], err[256], s[130];
+	size_t k;
+
+	CHECK(workload_parse(STS, "{\"spec\":{\"replicas\":2147483647}}", 32, &got, err,
+	                     sizeof(err)) == 0 &&
+	          got.replicas == 2147483647L,
+	      "replicas 2147483647: %ld (%s)", got.replicas, err);
+	got.replicas = 42;
+	CHECK(workload_parse(STS, "{\"spec\":{\"replicas\":2147483648}}", 32, &got, err,
+	                     sizeof(err)) == -1 &&
+	          strcmp(err, "StatefulSet .spec.replicas is not a whole number from 0 to "
+	                      "2147483647") == 0 &&
+	          got.replicas == 42,
+	      "replicas 2147483648: '%s'", err);
+	for (k = 63; k <= 64; k++) {
+		memset(s, 'u', k);
+		s[k] = '\0';
+		snprintf(json, sizeof(json), "{\"metadata\":{\"uid\":\"%s\"},\"spec\":{}}", s);
+		workload_spec_init(&got);
+		CHECK(workload_parse(STS, json, strlen(json), &got, err, sizeof(err)) == 0 &&
+		          strcmp(got.uid, k == 63 ? s : "") == 0 && got.cached == 0,
+		      "a uid of %zu characters: '%s'", k, got.uid);
+	}
+	for (k = 16; k <= 17; k++) {
+		size_t i, o;
+
+		o = (size_t)snprintf(json, sizeof(json),
+		                     "{\"spec\":{\"clusterIP\":\"None\",\"selector\":{");
+		for (i = 0; i < k; i++)
+			o += (size_t)snprintf(json + o, sizeof(json) - o, "%s\"k%zu\":\"v\"",
+			                      i ? "," : "", i);
+		snprintf(json + o, sizeof(json) - o, "}}}");
+		CHECK(workload_parse_service(json, strlen(json), &si, err, sizeof(err)) == 0 &&
+		          si.n_selector == (k == 16 ? 16 : -1),
+		      "a selector of %zu labels: %d", k, si.n_selector);
+	}
+	for (k = 127; k <= 128; k++) {
+		int v;
+
+		memset(s, 'a', k);
+		s[k] = '\0';
+		for (v = 0; v < 2; v++) {
+			snprintf(json, sizeof(json), "{\"spec\":{\"selector\":{\"%s\":\"%s\"}}}",
+			         v ? "app" : s, v ? s : "x");
+			CHECK(workload_parse_service(json, strlen(json), &si, err, sizeof(err)) ==
+			              0 &&
+			          si.n_selector == (k == 127 ? 1 : -1) &&
+			          (k != 127 || strcmp(si.selector[0][v], s) == 0),
+			      "a selector %s of %zu characters: %d", v ? "value" : "key", k,
+			      si.n_selector);
+		}
+	}
+}
+
 /* ---- kube_workload_path ---- */
 
 static const struct {
@@ -226,6 +290,7 @@ static void test_path(void)
 int main(void)
 {
 	test_parse();
+	test_answer_edges();
 	test_path();
 	TEST_MAIN_END("workload");
 }

@@ -190,6 +190,43 @@ static long annotated_world(const struct view *w, const struct config *cfg, int 
 	return world;
 }
 
+/* 1 when an opted-in template carries distenv.dev/world-size, valid or not. */
+static int world_annotated(const struct view *w)
+{
+	int i;
+
+	for (i = 0; i < w->n_tmpl; i++)
+		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
+		             ANN_WORLD_SIZE) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * 1 when an opted-in template of w (of kind k) carries the mark of another
+ * kind whose pods k's controller makes: a LeaderWorkerSet's worker
+ * StatefulSet, a JobSet's Job. Its pods are placed as that kind's.
+ */
+static int built_by_other(const struct kind *k, const struct view *w)
+{
+	size_t j;
+	int i;
+
+	for (j = 0; kind_at(j) != NULL; j++) {
+		const struct kind *o = kind_at(j);
+
+		if (o == k || o->mark == NULL || strcmp(o->owner_kind, k->owner_kind) != 0)
+			continue;
+		for (i = 0; i < w->n_tmpl; i++) {
+			const cJSON *meta = json_get(w->tmpl[i], "metadata");
+			if (json_str(json_get(meta, "labels"), o->mark) != NULL ||
+			    json_str(json_get(meta, "annotations"), o->mark) != NULL)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Kueue's annotations on the workload (sigs.k8s.io/kueue v0.19.0,
  * pkg/controller/jobs/job/job_controller.go and pkg/constants/constants.go):
@@ -1037,6 +1074,26 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    "are refused for ever: set it to %ld or remove it",
 			    ANN_WORLD_SIZE, world, w->count, k->count_noun, kind, w->name,
 			    world - 1, world, w->count);
+	}
+	/*
+	 * Look-ups off: a StatefulSet's or a Job's pod reads its world from
+	 * distenv.dev/world-size alone (topology.c: "is not known ... turned off"),
+	 * so without it every pod would be refused; a bad value is a problem of its
+	 * own above. A workload of no pods (scaled to 0) has none refused, and an
+	 * annotation above its 0 pods is refused above: it is judged when scaled.
+	 * Pods another kind places (a LeaderWorkerSet's, a JobSet's) read that kind's.
+	 */
+	if (!k->fixed_world && !cfg->lookups && w->count > 0 && !world_annotated(w) &&
+	    !built_by_other(k, w)) {
+		int first = v->n_problems == 0;
+
+		view_problem(v,
+		             "look-ups of the workload are turned off, so the pods of %s %s "
+		             "cannot read its %ld %s and each would be refused: set the "
+		             "annotation %s to %ld on its pod template",
+		             kind, w->name, w->count, k->count_noun, ANN_WORLD_SIZE, w->count);
+		if (first)
+			v->reason = DENY_WORLD;
 	}
 	if (world <= 0 || k->fixed_world)
 		world = w->count;

@@ -1067,7 +1067,8 @@ class Suite:
                         "template": {"metadata": {"labels": {"app": "ddp",
                                                              "distenv.dev/inject": "true"},
                                                   "annotations": {"distenv.dev/frameworks":
-                                                                  "pytorch"}},
+                                                                  "pytorch",
+                                                                  "distenv.dev/world-size": "4"}},
                                      "spec": {"containers": [container("train", env=[
                                          {"name": "WORLD_SIZE", "value": "32"},
                                          {"name": "RANK", "value": "0"}])]}}}}
@@ -1129,7 +1130,9 @@ class Suite:
                             "ordinals": {"start": start},
                             "selector": {"matchLabels": {"app": "train"}},
                             "template": {"metadata": {"labels": {"app": "train",
-                                                                 "distenv.dev/inject": "true"}},
+                                                                 "distenv.dev/inject": "true"},
+                                                      "annotations": {
+                                                          "distenv.dev/world-size": "2"}},
                                          "spec": {"containers": [container("main", env=[pidx])]}}}}
             r = self.validate_workload(sts)
             msg = (r.get("status") or {}).get("message", "")
@@ -1368,7 +1371,8 @@ class Suite:
                             "selector": {"matchLabels": {"app": "el"}},
                             "template": {"metadata": {"labels": {"app": "el",
                                                                  "distenv.dev/inject": "true"},
-                                                      "annotations": {"distenv.dev/elastic": "1:2"}},
+                                                      "annotations": {"distenv.dev/elastic": "1:2",
+                                                                      "distenv.dev/world-size": "2"}},
                                          "spec": {"containers": [container("train", env=own)]}}}}
             r = self.validate_workload(sts)
             check(r.get("allowed") is True and (want in (r.get("warnings") or [])) is warned,
@@ -1450,7 +1454,9 @@ class Suite:
                    "spec": {"replicas": 4, "serviceName": "ddp", "podManagementPolicy": "Parallel",
                             "selector": {"matchLabels": {"app": "ddp"}},
                             "template": {"metadata": {"labels": {"app": "ddp",
-                                                                 "distenv.dev/inject": "true"}},
+                                                                 "distenv.dev/inject": "true"},
+                                                      "annotations": {
+                                                          "distenv.dev/world-size": "4"}},
                                          "spec": {"containers": [container("train", env=env)]}}}}
             allowed, msg = validate(sts)
             check(allowed is (not denied) and
@@ -2448,6 +2454,27 @@ class Suite:
               "pod %s: %r, want %r" % (pod["metadata"].get("name") or
                                        pod["metadata"].get("generateName"), msg, denial))
 
+    def case_lookups_off_world(self):
+        """Look-ups off (this server runs --no-lookups): a StatefulSet's and an Indexed Job's
+        pods read the world from distenv.dev/world-size alone, so without it every pod is
+        refused and /validate refuses the workload, saying the value to set; with it both
+        allow. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
+        the look-up server's)."""
+        self.refused(sts_doc("ddp", 2),
+                     "distenv: the world size of StatefulSet ml/ddp is not known: set the "
+                     "annotation distenv.dev/world-size (look-ups of the workload are turned off)",
+                     validate="distenv: look-ups of the workload are turned off, so the pods of "
+                     "StatefulSet ddp cannot read its 2 replicas and each would be refused: set "
+                     "the annotation distenv.dev/world-size to 2 on its pod template")
+        self.validate_says(sts_doc("ddp", 2, {"distenv.dev/world-size": "2"}))
+        self.refused(job_doc("bert", 4, subdomain="bert"),
+                     "distenv: the world size of Job ml/bert is not known: set the annotation "
+                     "distenv.dev/world-size (look-ups of the workload are turned off)",
+                     validate="distenv: look-ups of the workload are turned off, so the pods of "
+                     "Job bert cannot read its 4 completions and each would be refused: set the "
+                     "annotation distenv.dev/world-size to 4 on its pod template")
+        self.validate_says(job_doc("bert", 4, {"distenv.dev/world-size": "4"}, subdomain="bert"))
+
     def case_validate_rules(self):
         """The workload rules of /validate over HTTPS, each on the smallest workload that
         breaks it, with the exact words: a Job's completions, parallelism and Kueue's
@@ -2715,15 +2742,19 @@ class Suite:
                       "re-creates each world whole at the new size"], "LWS size: %r" % got)
         got = update(lws(4, 2), lws(4, 3))
         check(got == [], "LWS replicas: %r" % got)
-        got = update(job_doc("bert", 2, subdomain="bert"), job_doc("bert", 4, subdomain="bert"))
+        # the server runs without look-ups: a Job's and a StatefulSet's pods read the world
+        # from distenv.dev/world-size
+        got = update(job_doc("bert", 2, {"distenv.dev/world-size": "2"}, subdomain="bert"),
+                     job_doc("bert", 4, {"distenv.dev/world-size": "4"}, subdomain="bert"))
         check(got == ["distenv: Job bert: world 2 -> 4 ranks, but the running pods keep "
                       "WORLD_SIZE=2", "distenv: to form one world of 4, restart every pod "
                       "(delete and re-create Job bert) or use distenv.dev/elastic"],
               "Job completions: %r" % got)
-        got = update(sts_doc("ddp", 2), sts_doc("ddp", 0))
+        got = update(sts_doc("ddp", 2, {"distenv.dev/world-size": "2"}), sts_doc("ddp", 0))
         check(got == [], "StatefulSet to 0: %r" % got)
         el = {"distenv.dev/elastic": "1:4"}
-        got = update(sts_doc("ddp", 2, el), sts_doc("ddp", 4, el))
+        got = update(sts_doc("ddp", 2, dict(el, **{"distenv.dev/world-size": "2"})),
+                     sts_doc("ddp", 4, dict(el, **{"distenv.dev/world-size": "4"})))
         check(got == [], "StatefulSet 2 -> 4 within elastic 1:4: %r" % got)
     def case_own_env_rules(self):
         """A container's own values of distenv's variables, over HTTPS, each rule with its
@@ -3837,6 +3868,9 @@ def main():
         run_case("the opt-in label: only \"true\" opts in; as an annotation, warned",
                  suite.case_inject_values)
         run_case("/validate's workload rules over HTTPS, exact words", suite.case_validate_rules)
+        run_case("look-ups off: a StatefulSet or an Indexed Job without distenv.dev/world-size "
+                 "refused at /validate, as each of its pods is at /mutate",
+                 suite.case_lookups_off_world)
         run_case("/mutate's pod rules over HTTPS, exact words", suite.case_mutate_rules)
         run_case("JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS",
                  suite.case_kind_rules)

@@ -679,12 +679,15 @@ static const struct {
 	const char *deny; /* substrings, '|'-separated; NULL: allowed */
 } start_cases[] = {
     {"ordinals from 1 without look-ups: rank 0 would be a pod that never exists",
-     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 0,
-     "StatefulSet ddp starts its ordinals at 1|rank 0 would be ddp-0|turn look-ups on"},
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},",
+         "'distenv.dev/world-size':'2'"),
+     0, "StatefulSet ddp starts its ordinals at 1|rank 0 would be ddp-0|turn look-ups on"},
     {"ordinals from 1 with look-ups: the start is read from the API",
      STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':1},", ""), 1, NULL},
-    {"ordinals from 0 without look-ups",
-     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':0},", ""), 0, NULL},
+    {"ordinals from 0 without look-ups (the world from the annotation)",
+     STS("ddp", "'podManagementPolicy':'Parallel','ordinals':{'start':0},",
+         "'distenv.dev/world-size':'2'"),
+     0, NULL},
     {"a LeaderWorkerSet's worker StatefulSet (ordinals from 1) without look-ups",
      "{'metadata':{'name':'lws-0'},'spec':{'replicas':3,'serviceName':'lws','podManagementPolicy':"
      "'Parallel','ordinals':{'start':1},'template':{'metadata':{'labels':{'distenv.dev/inject':"
@@ -1259,6 +1262,104 @@ static void test_world_limit(void)
 	}
 }
 
+/*
+ * Look-ups off: a StatefulSet's or an Indexed Job's pods read the world from
+ * distenv.dev/world-size alone, so without it every pod is refused ("is not
+ * known ... turned off", topology.c) and the workload is refused at apply,
+ * saying the value to set. With the annotation, or with look-ups on, it is
+ * allowed; so is a workload of no pods, and a StatefulSet a LeaderWorkerSet
+ * made (its pods read the LeaderWorkerSet's size).
+ */
+static void test_lookups_off(void)
+{
+	static const struct {
+		const char *name, *kind, *obj;
+		int lookups;
+		const char *deny; /* the whole denial; NULL: allowed */
+		enum deny_reason reason;
+	} rows[] = {
+	    {"a StatefulSet without world-size", "StatefulSet",
+	     STS("ddp", "'podManagementPolicy':'Parallel',", ""), 0,
+	     "distenv: look-ups of the workload are turned off, so the pods of StatefulSet ddp "
+	     "cannot read its 2 replicas and each would be refused: set the annotation "
+	     "distenv.dev/world-size to 2 on its pod template",
+	     DENY_WORLD},
+	    {"a StatefulSet with world-size", "StatefulSet",
+	     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'2'"), 0,
+	     NULL, 0},
+	    {"a StatefulSet without world-size, look-ups on", "StatefulSet",
+	     STS("ddp", "'podManagementPolicy':'Parallel',", ""), 1, NULL, 0},
+	    {"an Indexed Job without world-size", "Job",
+	     "{'metadata':{'name':'train'},'spec':{'completions':4,'parallelism':4,"
+	     "'completionMode':'Indexed'," TMPL("", "'subdomain':'ddp',") "}}",
+	     0,
+	     "distenv: look-ups of the workload are turned off, so the pods of Job train cannot "
+	     "read its 4 completions and each would be refused: set the annotation "
+	     "distenv.dev/world-size to 4 on its pod template",
+	     DENY_WORLD},
+	    {"an Indexed Job with world-size", "Job",
+	     "{'metadata':{'name':'train'},'spec':{'completions':4,'parallelism':4,"
+	     "'completionMode':'Indexed'," TMPL("'distenv.dev/world-size':'4'",
+	                                        "'subdomain':'ddp',") "}}",
+	     0, NULL, 0},
+	    {"an Indexed Job without world-size, look-ups on", "Job",
+	     "{'metadata':{'name':'train'},'spec':{'completions':4,'parallelism':4,"
+	     "'completionMode':'Indexed'," TMPL("", "'subdomain':'ddp',") "}}",
+	     1, NULL, 0},
+	    {"a problem first: the reason stays its own", "StatefulSet",
+	     "{'metadata':{'name':'ddp'},'spec':{'replicas':2,'podManagementPolicy':'Parallel'"
+	     "," TMPL("", "") "}}",
+	     0,
+	     "distenv: StatefulSet ddp has no spec.serviceName, so its pods have no DNS names: set "
+	     "it to a headless Service that selects them; look-ups of the workload are turned off, "
+	     "so the pods of StatefulSet ddp cannot read its 2 replicas and each would be refused: "
+	     "set the annotation distenv.dev/world-size to 2 on its pod template",
+	     DENY_WORKLOAD},
+	    {"a bad world-size: the annotation's own problem alone", "StatefulSet",
+	     STS("ddp", "'podManagementPolicy':'Parallel',", "'distenv.dev/world-size':'two'"), 0,
+	     "distenv: annotation distenv.dev/world-size: \"two\" is not a world size between 1 "
+	     "and 65536",
+	     DENY_ANNOTATION},
+	    {"a StatefulSet scaled to 0: no pod to refuse", "StatefulSet",
+	     "{'metadata':{'name':'ddp'},'spec':{'replicas':0,'serviceName':'ddp',"
+	     "'podManagementPolicy':'Parallel'," TMPL("", "") "}}",
+	     0, NULL, 0},
+	    {"a LeaderWorkerSet's worker StatefulSet: its pods read the group size", "StatefulSet",
+	     "{'metadata':{'name':'lws-0'},'spec':{'replicas':3,'serviceName':'lws',"
+	     "'podManagementPolicy':'Parallel','ordinals':{'start':1},'template':{'metadata':{"
+	     "'labels':{'distenv.dev/inject':'true','leaderworkerset.sigs.k8s.io/name':'lws'}},"
+	     "'spec':{'containers':[{'name':'t'}]}}}}",
+	     0, NULL, 0},
+	    {"a JobSet's Job: its pods read the JobSet's world", "Job",
+	     "{'metadata':{'name':'js-w-0'},'spec':{'completions':2,'parallelism':2,"
+	     "'completionMode':'Indexed','template':{'metadata':{'labels':{'distenv.dev/inject':"
+	     "'true','jobset.sigs.k8s.io/jobset-name':'js'}},'spec':{'subdomain':'js',"
+	     "'containers':[{'name':'t'}]}}}}",
+	     0, NULL, 0},
+	};
+	struct config cfg;
+	size_t r;
+
+	config_defaults(&cfg);
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		char *txt = dq(rows[r].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		CHECK(obj != NULL, "%s: JSON", rows[r].name);
+		cfg.lookups = rows[r].lookups;
+		validate_workload(obj, rows[r].kind, "ml", &cfg, NULL, NULL, &v);
+		if (rows[r].deny == NULL)
+			CHECK(v.n_problems == 0, "%s: denied '%s'", rows[r].name, v.denial);
+		else
+			CHECK(strcmp(v.denial, rows[r].deny) == 0 && v.reason == rows[r].reason,
+			      "%s: '%s' (reason %d), want '%s'", rows[r].name, v.denial,
+			      (int)v.reason, rows[r].deny);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1271,6 +1372,7 @@ int main(void)
 	test_many_rjobs();
 	test_denial_full();
 	test_first_reason();
+	test_lookups_off();
 	test_container_limit();
 	test_world_limit();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

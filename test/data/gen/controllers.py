@@ -331,22 +331,24 @@ def main():
           {"completions": 3, "parallelism": 3, "indexed": True})
     # A container's MASTER_ADDR or MASTER_PORT from valueFrom: every pod would be
     # denied (PET_MASTER_ADDR, ... would disagree with it) unless the container
-    # sets what distenv derives from it too, so /validate denies it at apply.
+    # sets what distenv derives from it too, so /validate denies it at apply. The
+    # golden harness runs without look-ups: the world is the annotation's.
+    two_pods = {"distenv.dev/world-size": "2"}
     pod_ip = {"name": "MASTER_ADDR", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
     write("validate-sts-master-addr-valuefrom",
-          validate_review("5f2a3c1e-0301-4d6b-9a1e-000000000301", sts_object("ddp", [pod_ip]),
+          validate_review("5f2a3c1e-0301-4d6b-9a1e-000000000301", sts_object("ddp", [pod_ip], two_pods),
                           "apps", "statefulsets"))
     write("validate-sts-master-addr-valuefrom-derived",
           validate_review("5f2a3c1e-0302-4d6b-9a1e-000000000302",
                           sts_object("ddp", [pod_ip, {"name": "PET_MASTER_ADDR", "valueFrom": {
-                              "fieldRef": {"fieldPath": "status.podIP"}}}]),
+                              "fieldRef": {"fieldPath": "status.podIP"}}}], two_pods),
                           "apps", "statefulsets"))
     # elastic: PET_RDZV_ENDPOINT is derived from it too, and the container lacks it
     write("validate-sts-master-addr-valuefrom-elastic",
           validate_review("5f2a3c1e-0303-4d6b-9a1e-000000000303",
                           sts_object("ddp", [pod_ip, {"name": "PET_MASTER_ADDR", "valueFrom": {
                               "fieldRef": {"fieldPath": "status.podIP"}}}],
-                                     {"distenv.dev/elastic": "1:2"}),
+                                     dict(two_pods, **{"distenv.dev/elastic": "1:2"})),
                           "apps", "statefulsets"))
     port_cm = {"name": "MASTER_PORT",
                "valueFrom": {"configMapKeyRef": {"name": "rdzv", "key": "port"}}}

@@ -1360,6 +1360,55 @@ static void test_lookups_off(void)
 	}
 }
 
+/*
+ * A container's own LOCAL_RANK in a template (topology_template_launcher_warnings,
+ * what /validate and render warn): warned from 2 processes a pod, not at 1; only
+ * in a target container: a container the containers annotation leaves out is not
+ * read.
+ */
+static void test_local_rank_edges(void)
+{
+	static const struct {
+		const char *what, *anns, *ctrs, *want; /* want: the one warning, NULL none */
+	} lr[] = {
+	    {"1 process", "{'distenv.dev/nproc-per-node':'1'}",
+	     "[{'name':'trainer','image':'x','env':[{'name':'LOCAL_RANK','value':'0'}]}]", NULL},
+	    {"2 processes", "{'distenv.dev/nproc-per-node':'2'}",
+	     "[{'name':'trainer','image':'x','env':[{'name':'LOCAL_RANK','value':'0'}]}]",
+	     "distenv: container trainer sets LOCAL_RANK: launchers start 1 process, not 2; remove "
+	     "it"},
+	    {"a container the annotation leaves out",
+	     "{'distenv.dev/nproc-per-node':'2','distenv.dev/containers':'trainer'}",
+	     "[{'name':'sidecar','image':'y','env':[{'name':'LOCAL_RANK','value':'0'}]},"
+	     "{'name':'trainer','image':'x'}]",
+	     NULL},
+	};
+	struct config cfg;
+	size_t i;
+
+	config_defaults(&cfg);
+	for (i = 0; i < sizeof(lr) / sizeof(lr[0]); i++) {
+		char buf[1024], out[3][VALIDATE_WARNING_LEN], *a, *s;
+		cJSON *anns, *spec;
+		int n;
+
+		snprintf(buf, sizeof(buf), "{'containers':%s}", lr[i].ctrs);
+		s = tt_dq(buf);
+		a = tt_dq(lr[i].anns);
+		spec = cJSON_Parse(s);
+		anns = cJSON_Parse(a);
+		n = topology_template_launcher_warnings(spec, anns, &cfg, out[0], sizeof(out[0]),
+		                                        3);
+		CHECK(n == (lr[i].want != NULL) &&
+		          (lr[i].want == NULL || strcmp(out[0], lr[i].want) == 0),
+		      "%s: %d warnings, first '%s'", lr[i].what, n, n > 0 ? out[0] : "");
+		cJSON_Delete(spec);
+		cJSON_Delete(anns);
+		free(s);
+		free(a);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1368,6 +1417,7 @@ int main(void)
 
 	config_defaults(&cfg);
 	test_warning_list();
+	test_local_rank_edges();
 	test_per_template();
 	test_many_rjobs();
 	test_denial_full();

@@ -599,9 +599,17 @@ static void test_mesh(void)
 		long port;
 		int want;
 	} lists[] = {
-	    {"*", 1, 1},           {"29500", 29500, 1},  {"15090, 29500", 29500, 1},
-	    {"295000", 29500, 0},  {"2950", 29500, 0},   {"", 29500, 0},
-	    {"a,29500", 29500, 1}, {"29501,", 29500, 0},
+	    {"*", 1, 1},
+	    {"29500", 29500, 1},
+	    {"15090, 29500", 29500, 1},
+	    {"295000", 29500, 0},
+	    {"2950", 29500, 0},
+	    {"", 29500, 0},
+	    {"a,29500", 29500, 1},
+	    {"29501,", 29500, 0},
+	    {"9000", 9000, 1},
+	    {"15090,9000", 9000, 1},
+	    {"029500", 29500, 1},
 	};
 	size_t i;
 
@@ -613,6 +621,7 @@ static void test_mesh(void)
 		      cases[i].want);
 		cJSON_Delete(p);
 	}
+	/* a port's first digit at both ends of 0-9: 9000, and 029500 read as 29500 */
 	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
 		CHECK(mesh_port_listed(lists[i].list, lists[i].port) == lists[i].want,
 		      "list '%s' port %ld", lists[i].list, lists[i].port);

@@ -42,6 +42,28 @@ static void test_host_label(void)
 	      "a last host of 64 characters: '%s'", err);
 	CHECK(plan.topo.reason == DENY_LIMIT, "a last host of 64 characters: reason %d",
 	      (int)plan.topo.reason);
+
+	/* a world of one: rank 0's own host is checked too (names of 61 and 62 characters) */
+	memset(name, 'b', sizeof(name));
+	name[61] = '\0';
+	if (plan_sts(name, "ml", 0, 1, "", &plan, err, sizeof(err)) == PLAN_OK)
+		pod_plan_free(&plan);
+	else
+		CHECK(0, "world 1, a host of 63 characters: denied: %s", err);
+	name[61] = 'b';
+	name[62] = '\0';
+	{
+		char want[300];
+
+		snprintf(
+		    want, sizeof(want),
+		    "distenv: StatefulSet ml/%s: the hostname of rank 0, %s-0, is 64 characters, "
+		    "above a DNS label's 63: shorten the names",
+		    name, name);
+		CHECK(plan_sts(name, "ml", 0, 1, "", &plan, err, sizeof(err)) == PLAN_DENY &&
+		          strcmp(err, want) == 0,
+		      "world 1, a host of 64 characters: '%s'", err);
+	}
 }
 
 /*

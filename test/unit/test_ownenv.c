@@ -350,11 +350,56 @@ static void test_rdzv_conf_unmerged(void)
 	}
 }
 
+/*
+ * A warning's forms at 120 characters, the edge of the API server's guidance:
+ * the whole one of 119 is kept, one of 120 gives way to the next form, which is
+ * kept at 119 and gives way at 120 (WORLD_SIZE=32 or a 40-digit value, a
+ * container name sized to the edge). The short form's "..." follows the name
+ * even when it is whole.
+ */
+static void test_warn_edges(void)
+{
+	static const struct {
+		size_t cname; /* the container name's length */
+		const char *own, *want;
+	} cases[] = {
+	    {17, "32",
+	     "distenv: container ccccccccccccccccc: WORLD_SIZE=32, not distenv's 4: env:// waits "
+	     "for that many; torchrun sets its own"},
+	    {18, "32",
+	     "distenv: container cccccccccccccccccc... keeps its own WORLD_SIZE: env:// waits for "
+	     "that many; torchrun sets its own"},
+	    {4, "3333333333333333333333333333333333333333",
+	     "distenv: container cccc keeps its own WORLD_SIZE (render shows both): env:// waits "
+	     "for that many; torchrun sets its own"},
+	    {5, "3333333333333333333333333333333333333333",
+	     "distenv: container ccccc... keeps its own WORLD_SIZE: env:// waits for that many; "
+	     "torchrun sets its own"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct topology t;
+		char msg[600] = "", cname[64];
+		enum ownenv_verdict v;
+
+		memset(cname, 'c', cases[i].cname);
+		cname[cases[i].cname] = '\0';
+		world(&t, 1, 4);
+		v = ownenv_judge(&t, cname, "WORLD_SIZE", cases[i].own, "", "4", 0, msg,
+		                 sizeof(msg));
+		CHECK(v == OWNENV_WARN && strcmp(msg, cases[i].want) == 0,
+		      "a container name of %zu, WORLD_SIZE=%s: %d '%s'", cases[i].cname,
+		      cases[i].own, (int)v, msg);
+	}
+}
+
 int main(void)
 {
 	test_entry();
 	test_rdzv_conf_unmerged();
 	test_judge();
+	test_warn_edges();
 	test_wrong_warning();
 	test_value();
 	TEST_MAIN_END("ownenv");

@@ -394,12 +394,41 @@ static void test_warn_edges(void)
 	}
 }
 
+/*
+ * MASTER_ADDR's first label against the 128 bytes it is read into: a label of
+ * 127 under the world's Service names no pod of it and is denied, as one of 126;
+ * one of 128 cannot be read, so it cannot be told and is warned.
+ */
+static void test_addr_label_edge(void)
+{
+	static const size_t lens[] = {126, 127, 128};
+	size_t i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct topology t;
+		char msg[600] = "", own[200];
+		enum ownenv_verdict v, want = lens[i] < 128 ? OWNENV_DENY : OWNENV_WARN;
+
+		memset(own, 'x', lens[i]);
+		snprintf(own + lens[i], sizeof(own) - lens[i], ".ddp");
+		world(&t, 1, 4);
+		v = ownenv_judge(&t, "train", "MASTER_ADDR", own, "", A0, 0, msg, sizeof(msg));
+		CHECK(v == want &&
+		          strstr(msg, want == OWNENV_DENY
+		                          ? "which is not rank 0's pod of StatefulSet ml/ddp"
+		                          : "is not rank 0's pod (render shows it)") != NULL,
+		      "a first label of %zu: verdict %d, want %d: '%s'", lens[i], (int)v, (int)want,
+		      msg);
+	}
+}
+
 int main(void)
 {
 	test_entry();
 	test_rdzv_conf_unmerged();
 	test_judge();
 	test_warn_edges();
+	test_addr_label_edge();
 	test_wrong_warning();
 	test_value();
 	TEST_MAIN_END("ownenv");

@@ -422,6 +422,47 @@ static void test_addr_label_edge(void)
 	}
 }
 
+/*
+ * A fieldRef's value at its edges: the shortest key (labels['x']) is read, and
+ * an annotation's value of OWNENV_VALUE_MAX (4096) bytes is read whole while one
+ * of 4097 is not known (-1).
+ */
+static void test_value_edges(void)
+{
+	static const char ctr[] = "{\"env\":[{\"name\":\"RANK\",\"valueFrom\":{\"fieldRef\":{"
+	                          "\"fieldPath\":\"metadata.annotations['v']\"}}}]}";
+	cJSON *c = cJSON_Parse(ctr), *meta;
+	const char *v = NULL;
+	char how[256], *big = malloc(OWNENV_VALUE_MAX + 2);
+	size_t n;
+	int rc;
+
+	meta = cJSON_Parse("{\"labels\":{\"x\":\"7\"}}");
+	{
+		cJSON *cx = cJSON_Parse("{\"env\":[{\"name\":\"RANK\",\"valueFrom\":{\"fieldRef\":{"
+		                        "\"fieldPath\":\"metadata.labels['x']\"}}}]}");
+		rc = ownenv_value(cx, meta, "RANK", &v, how, sizeof(how));
+		CHECK(rc == 1 && v != NULL && strcmp(v, "7") == 0 &&
+		          strcmp(how, " (from metadata.labels['x'])") == 0,
+		      "labels['x']: %d '%s' '%s'", rc, v ? v : "(none)", how);
+		cJSON_Delete(cx);
+	}
+	cJSON_Delete(meta);
+	for (n = OWNENV_VALUE_MAX; big != NULL && n <= OWNENV_VALUE_MAX + 1; n++) {
+		memset(big, '1', n);
+		big[n] = '\0';
+		meta = cJSON_CreateObject();
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"), "v", big);
+		v = NULL;
+		rc = ownenv_value(c, meta, "RANK", &v, how, sizeof(how));
+		CHECK(n == OWNENV_VALUE_MAX ? rc == 1 && v != NULL && strlen(v) == n : rc == -1,
+		      "an annotation value of %zu bytes: %d, %zu bytes", n, rc, v ? strlen(v) : 0);
+		cJSON_Delete(meta);
+	}
+	free(big);
+	cJSON_Delete(c);
+}
+
 int main(void)
 {
 	test_entry();
@@ -429,6 +470,7 @@ int main(void)
 	test_judge();
 	test_warn_edges();
 	test_addr_label_edge();
+	test_value_edges();
 	test_wrong_warning();
 	test_value();
 	TEST_MAIN_END("ownenv");

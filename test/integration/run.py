@@ -205,8 +205,9 @@ class Conn(http.client.HTTPSConnection):
 
 
 def record_answer(path, status, data):
-    """Writes the answer's denial (or HTTP error) and warnings to ANSWERS, with the case
-    that got them."""
+    """Writes the answer's denial (or HTTP error), warnings and the lines of the
+    distenv.dev/warnings annotation its patch writes to ANSWERS, with the case that got
+    them."""
     try:
         body = json.loads(data)
         r = body["response"] if status == 200 else {"allowed": False,
@@ -214,6 +215,16 @@ def record_answer(path, status, data):
     except (ValueError, KeyError, TypeError):
         return
     texts = [("warning", w) for w in r.get("warnings") or []]
+    try:
+        ops = json.loads(base64.b64decode(r.get("patch") or "W10="))
+    except ValueError:
+        ops = []
+    for op in ops if isinstance(ops, list) else []:
+        if isinstance(op, dict) and op.get("path") == "/metadata/annotations/distenv.dev~1warnings":
+            texts.append(("annotation", str(op.get("value"))))
+        elif isinstance(op, dict) and op.get("path") == "/metadata/annotations" and \
+                isinstance(op.get("value"), dict) and "distenv.dev/warnings" in op["value"]:
+            texts.append(("annotation", str(op["value"]["distenv.dev/warnings"])))
     msg = (r.get("status") or {}).get("message")
     if r.get("allowed") is False and msg:
         texts.append(("denial", msg))
@@ -2603,6 +2614,16 @@ class Suite:
             "distenv: Istio's sidecar takes port 29500: annotate "
             "traffic.sidecar.istio.io/exclude{Inbound,Outbound}Ports"] and "patch" in resp,
             "istio: %r" % resp.get("warnings"))
+        # the port excluded one way: the other way named alone
+        for excluded, other in (("Outbound", "Inbound"), ("Inbound", "Outbound")):
+            q = copy.deepcopy(p)
+            q["metadata"].setdefault("annotations", {})[
+                "traffic.sidecar.istio.io/exclude%sPorts" % excluded] = "29500"
+            resp = self.admit(q, ns="ml")
+            check(resp.get("allowed") is True and resp.get("warnings") == [
+                "distenv: Istio's sidecar takes port 29500: annotate "
+                "traffic.sidecar.istio.io/exclude%sPorts" % other] and "patch" in resp,
+                "istio, %s excluded: %r" % (excluded, resp.get("warnings")))
     def case_kind_rules(self):
         """The JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS, on the
         objects their defaulting webhooks store and the pods their controllers make, each
@@ -2812,6 +2833,37 @@ class Suite:
                 "for that many; torchrun sets its own")
         self.validate_says(made(d)[0], None, [want])
         warned(d, want)
+        # the name cut, the effect whole; and where even that is too long, the effect left
+        # out (render prints it)
+        warned(doc([{"name": "RANK", "value": "0"}], cname="c" * 40),
+               "distenv: container cccccccccccccccccccc... keeps its own RANK (render shows both): "
+               "another pod has that rank; remove it")
+        d = doc([{"name": "NNODES", "value": "3"}], cname="c" * 40)
+        want = "distenv: container cccccccccccccccccccc... keeps its own NNODES (render shows both)"
+        self.validate_says(made(d)[0], None, [want])
+        warned(d, want)
+        # past the 8 warnings a pod keeps: the answer and its distenv.dev/warnings say how
+        # many more (render prints them all)
+        own = [{"name": n, "value": "7"} for n in ("WORLD_SIZE", "NNODES", "PET_NNODES",
+                                                   "PET_NPROC_PER_NODE")]
+        _, pods = made(sts_doc("ddp", 2, W, containers=[
+            {"name": c, "image": "train:1.0", "env": own} for c in ("a", "b", "c")]))
+        kept = [w % c for c in ("a", "b") for w in (
+            "distenv: container %s: WORLD_SIZE=7, not distenv's 2: env:// waits for that many; "
+            "torchrun sets its own",
+            "distenv: container %s: NNODES=7, not distenv's 2: a launcher given --nnodes $NNODES "
+            "waits for that many pods",
+            "distenv: container %s: PET_NNODES=7, not distenv's 2: torchrun waits for that many "
+            "nodes",
+            "distenv: container %s: PET_NPROC_PER_NODE=7, not distenv's 1: torchrun starts that "
+            "many processes a pod")]
+        resp = self.admit(pods[1], ns="ml")
+        check(resp.get("allowed") is True and resp.get("warnings") == kept + [
+            "distenv: 4 more warnings not shown"], "12 warnings: %r" % resp.get("warnings"))
+        patched, _ = self.admit_and_apply(pods[1], ns="ml")
+        got = patched["metadata"]["annotations"].get("distenv.dev/warnings")
+        check(got == "\n".join(kept + ["distenv: 4 more warnings not shown (render prints them "
+                                        "all)"]), "12 warnings, the annotation: %r" % got)
         # values distenv cannot build on
         for env, denial in (
                 ([{"name": "MASTER_PORT", "value": "http"}],

@@ -2641,13 +2641,16 @@ class Suite:
             d["spec"].update(spec)
             return d
 
-        def lws(name="lws", size=4, anns=None):
-            return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                    "metadata": {"name": name, "namespace": "ml"},
-                    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": size, "workerTemplate": {
-                        "metadata": {"labels": {"distenv.dev/inject": "true"},
-                                     "annotations": dict(anns or {})},
-                        "spec": {"containers": [{"name": "train", "image": "train:1.0"}]}}}}}
+        def lws(name="lws", size=4, anns=None, ctr=None, lwt=None, **spec):
+            d = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                 "metadata": {"name": name, "namespace": "ml"},
+                 "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": size, "workerTemplate": {
+                     "metadata": {"labels": {"distenv.dev/inject": "true"},
+                                  "annotations": dict(anns or {})},
+                     "spec": {"containers": [ctr or {"name": "train", "image": "train:1.0"}]}}}}}
+            d["spec"]["leaderWorkerTemplate"].update(lwt or {})
+            d["spec"].update(spec)
+            return d
 
         def stored(doc):
             return made(doc)[0]
@@ -2732,6 +2735,32 @@ class Suite:
         p["metadata"]["name"] = p["spec"]["hostname"] = "lws-0-x"
         self.mutate_says(p, "distenv: cannot tell the worker index of pod lws-0-x of "
                             "LeaderWorkerSet ml/lws")
+        self.mutate_says(made(lws(anns={"distenv.dev/world-size": "3"}))[1][1],
+                         "distenv: annotation distenv.dev/world-size is 3, but LeaderWorkerSet "
+                         "ml/lws has 4 pods per world (one group): remove the annotation")
+        # each group's own Service (UniquePerReplica) named <lws>-<group>: 64 characters for
+        # a name of 62 (the API server refuses the pod after the mutating webhooks)
+        self.mutate_says(made(lws(name="l" * 62, networkConfig={
+            "subdomainPolicy": "UniquePerReplica"}))[1][0],
+            "distenv: the Service name of group 0 of LeaderWorkerSet ml/%s is too long" % ("l" * 62))
+        # TPU hosts in subgroups (the controller tells each pod the subgroup size)
+        sub = made(lws(anns={"distenv.dev/frameworks": "tpu"}, lwt={
+            "subGroupPolicy": {"subGroupSize": 2}}, ctr={
+                "name": "train", "image": "train:1.0",
+                "resources": {"limits": {"google.com/tpu": "4"}}}))[1]
+        check(sub[1]["metadata"]["annotations"].get(
+            "leaderworkerset.sigs.k8s.io/subgroup-size") == "2", "no subgroup size: %r" % sub[1])
+        for pod in (sub[0], sub[1]):
+            self.mutate_says(pod, "distenv: tpu: LeaderWorkerSet ml/lws cuts its groups into "
+                                  "subgroups (leaderworkerset.sigs.k8s.io/subgroup-size), which "
+                                  "are slices of their own; distenv's tpu serves one slice a "
+                                  "group: remove subGroupPolicy or tpu from distenv.dev/frameworks")
+        # a JobSet's host names past any buffer: a name of 253 (four labels) and a replicated
+        # Job of 63
+        name = ".".join(["j" * 63] * 4)[:253]
+        self.validate_says(stored(js(name=name, rjobs=(("w" * 63, 2, 2),), anns=A)),
+                           "distenv: the hostname of rank 3 of JobSet %s, is longer than a DNS "
+                           "label's 63 characters: shorten the names" % name)
 
     def case_world_changes(self):
         """An UPDATE (with oldObject) that changes an opted-in workload's world, over HTTPS:
@@ -2906,6 +2935,14 @@ class Suite:
         p["metadata"]["ownerReferences"][0]["name"] = "lwsx"
         self.mutate_says(p, "distenv: cannot tell the group of pod lws-0-1 of LeaderWorkerSet "
                             "ml/lws")
+        # a worker with the LeaderWorkerSet's marks that a ReplicaSet controls
+        p = copy.deepcopy(pods[1])
+        p["metadata"]["ownerReferences"][0].update(kind="ReplicaSet", name="lws-5d8f")
+        self.mutate_says(p, "distenv: pod lws-0-1 carries the marks of LeaderWorkerSet ml/lws but "
+                            "is controlled by ReplicaSet lws-5d8f: a LeaderWorkerSet with "
+                            "groupIdentity: Hash, whose groups have no index and whose leaders a "
+                            "Deployment names; distenv reads groupIdentity: Ordinal "
+                            "(<lws>-<group>[-<worker>])")
 
     def case_uid_limit(self):
         """request.uid at its limit (127 characters) is echoed; one more is HTTP 400 naming
@@ -3744,6 +3781,10 @@ class LookupSuite:
              "2, so not all ranks can run at once: set parallelism equal to completions")
         says(mutate(js, 1, lambda o: rjob(o).update(replicas=32769)),
              "distenv: JobSet ml/js has more pods than the world size limit of 65536")
+        says(mutate(js, 1, lambda o: o["spec"].update(coordinator={
+            "replicatedJob": "workers", "jobIndex": 3, "podIndex": 0})),
+             "distenv: the coordinator of JobSet ml/js (replicated Job workers, Job 3, pod 0) is "
+             "not one of its pods")
         says(mutate(js, 5, lambda o: rjob(o).update(replicas=2)),
              "distenv: pod 1 of Job 2 of replicated Job workers is not part of JobSet ml/js as it "
              "is now (re-created or resized?): retry")

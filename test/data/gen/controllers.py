@@ -678,6 +678,13 @@ def _lws_pods(lws, ns):
     ann = {"leaderworkerset.sigs.k8s.io/size": str(size)}
     if unique:
         ann["leaderworkerset.sigs.k8s.io/subdomainPolicy"] = "UniquePerReplica"
+    # spec.leaderWorkerTemplate.subGroupPolicy: leaders and workers are told the subgroup
+    # size (leaderworkerset_controller.go and pod_controller.go, SubGroupSizeAnnotationKey)
+    sub = {}
+    if lwt.get("subGroupPolicy"):
+        sub["leaderworkerset.sigs.k8s.io/subgroup-size"] = str(
+            lwt["subGroupPolicy"]["subGroupSize"])
+    ann.update(sub)
     meta["annotations"] = dict(meta.get("annotations") or {}, **ann)
     pods = []
     for g in range(spec["replicas"]):
@@ -694,7 +701,7 @@ def _lws_pods(lws, ns):
             "leaderworkerset.sigs.k8s.io/group-key": group_key,
             "leaderworkerset.sigs.k8s.io/template-revision-hash": "6d8f7c9b5"})
         wann = {"leaderworkerset.sigs.k8s.io/size": str(size),
-                "leaderworkerset.sigs.k8s.io/leader-name": leader["metadata"]["name"]}
+                "leaderworkerset.sigs.k8s.io/leader-name": leader["metadata"]["name"], **sub}
         if _requests_tpus(leader["spec"]):
             wann["leaderworkerset.sigs.k8s.io/leader-requests-tpus"] = "true"
         wmeta["annotations"] = dict(wmeta.get("annotations") or {}, **wann)

@@ -232,6 +232,9 @@ def record_answer(path, status, data):
         ANSWERS.write(json.dumps({"case": CASE, "path": path, "what": what, "text": text}) + "\n")
 
 
+# a cluster domain as long as a DNS name can be (253 characters, labels of 63)
+LONG_DOMAIN = ".".join(["d" * 63] * 3 + ["d" * 61])
+
 # What a host outside a cluster has: no svc.<domain> in the search list. Every server
 # reads this (or the case's own) through serve's test hook, never the machine's
 # /etc/resolv.conf, which inside a CI pod would name that cluster's domain.
@@ -2195,7 +2198,10 @@ class Suite:
                 ("config copies the svc. entry", "clusterDomain: svc.ml.example\n", kubelet,
                  "svc.ml.example", "config", True),
                 ("host resolv.conf, no config", "", HOST_RESOLV, "cluster.local", "default",
-                 False)):
+                 False),
+                # the longest a domain can be: 253 characters
+                ("config, 253 characters", "clusterDomain: %s\n" % LONG_DOMAIN, HOST_RESOLV,
+                 LONG_DOMAIN, "config", False)):
             srv = Server(self.args.binary, self.work, crt, key, self.args.valgrind,
                          extra=["--no-lookups"], config=config, resolv=resolv)
             try:
@@ -2219,6 +2225,21 @@ class Suite:
                 env = {e["name"]: e.get("value") for e in patched["spec"]["containers"][0]["env"]}
                 check(env.get("MASTER_ADDR") == "ddp-0.ddp.ml.svc." + domain,
                       "%s: MASTER_ADDR %r" % (name, env.get("MASTER_ADDR")))
+                if domain == LONG_DOMAIN:
+                    # with a Service and a namespace of 63 characters, the address
+                    # .<service>.<namespace>.svc.<domain> is past what distenv holds
+                    ns = "n" * 63
+                    pod = sts_pod("ddp", 1, ns=ns, subdomain="s" * 63,
+                                  annotations={"distenv.dev/world-size": "2"})
+                    c = Conn(srv.port, self.ctx)
+                    st, _, out = c.call("POST", "/mutate", body=json.dumps(
+                        review(pod, "dom-long-%d" % srv.port, namespace=ns)))
+                    c.close()
+                    resp = json.loads(out)["response"]
+                    want = "distenv: the Service address of StatefulSet %s/ddp is too long" % ns
+                    check(st == 200 and resp.get("allowed") is False and
+                          (resp.get("status") or {}).get("message") == want,
+                          "%s: %r, want %r" % (name, resp.get("status"), want))
                 rc = srv.stop()
                 check(rc == 0, "%s: exit %d" % (name, rc))
                 evs = srv.events()
@@ -3518,6 +3539,17 @@ class LookupSuite:
             w = call(scale_review("s6", 4, 8))
             check(len(w) == 1 and w[0].startswith("distenv: the world change of this scale is "
                                                   "not checked: "), "unreadable: %r" % w)
+            # a namespace that is no namespace name: not asked for
+            self.api.expect = None
+            self.api.extra = {path: sts(True)}
+            req = scale_review("s7", 4, 8)
+            req["request"]["namespace"] = "Bad_NS"
+            before = len(self.api.seen)
+            w = call(req)
+            check(w == ["distenv: the world change of this scale is not checked: namespace "
+                        "'Bad_NS' is not a valid namespace name"] and
+                  self.api.seen[before:] == [], "namespace Bad_NS: %r, GETs %r"
+                  % (w, self.api.seen[before:]))
         finally:
             self.api.extra = {}
             self.api.expect = None

@@ -463,6 +463,82 @@ static void test_value_edges(void)
 	cJSON_Delete(c);
 }
 
+/*
+ * MASTER_ADDR that cannot be told (an IP) at 120 characters: the whole warning
+ * of 119 is kept, one of 120 gives way to the short form.
+ */
+static void test_addr_warn_edge(void)
+{
+	static const struct {
+		size_t cname;
+		const char *want;
+	} cases[] = {
+	    {14,
+	     "distenv: container cccccccccccccc: MASTER_ADDR=10.0.0.7 is not a name of rank 0's "
+	     "pod: every rank meets there; check it"},
+	    {15,
+	     "distenv: container ccccccccccccccc: MASTER_ADDR is not rank 0's pod (render shows "
+	     "it): check it"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct topology t;
+		char msg[600] = "", cname[64];
+		enum ownenv_verdict v;
+
+		memset(cname, 'c', cases[i].cname);
+		cname[cases[i].cname] = '\0';
+		world(&t, 1, 4);
+		v = ownenv_judge(&t, cname, "MASTER_ADDR", "10.0.0.7", "", A0, 0, msg, sizeof(msg));
+		CHECK(v == OWNENV_WARN && strcmp(msg, cases[i].want) == 0,
+		      "a container name of %zu: %d '%s'", cases[i].cname, (int)v, msg);
+	}
+}
+
+/*
+ * The shorter forms at 120 characters: NNODES's form with the name cut and no
+ * values is kept at 119 (a container name of 16) and gives way at 120 (17) to
+ * the last, which names the variable alone; MASTER_PORT's wrong-value warning
+ * with a long container name is exactly 120 in the cut form with "render shows
+ * both", so the next form is given.
+ */
+static void test_short_form_edges(void)
+{
+	static const char own[] = "1111111111111111111111111111111111111111";
+	static const struct {
+		size_t cname;
+		const char *want;
+	} cases[] = {
+	    {16, "distenv: container cccccccccccccccc... keeps its own NNODES: a launcher given "
+	         "--nnodes $NNODES waits for that many pods"},
+	    {17,
+	     "distenv: container ccccccccccccccccc... keeps its own NNODES (render shows both)"},
+	};
+	char msg[600], cname[64];
+	struct topology t;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum ownenv_verdict v;
+
+		memset(cname, 'c', cases[i].cname);
+		cname[cases[i].cname] = '\0';
+		world(&t, 1, 4);
+		msg[0] = '\0';
+		v = ownenv_judge(&t, cname, "NNODES", own, "", "4", 0, msg, sizeof(msg));
+		CHECK(v == OWNENV_WARN && strcmp(msg, cases[i].want) == 0,
+		      "NNODES, a container name of %zu: %d '%s'", cases[i].cname, (int)v, msg);
+	}
+	memset(cname, 'c', 25);
+	cname[25] = '\0';
+	msg[0] = '\0';
+	ownenv_wrong_warning(cname, "MASTER_PORT", own, "", "29500", msg, sizeof(msg));
+	CHECK(strcmp(msg, "distenv: container cccccccccccccccccccc... keeps its own MASTER_PORT: "
+	                  "not this pod's task; remove it") == 0,
+	      "MASTER_PORT, a container name of 25: '%s'", msg);
+}
+
 int main(void)
 {
 	test_entry();
@@ -471,6 +547,8 @@ int main(void)
 	test_warn_edges();
 	test_addr_label_edge();
 	test_value_edges();
+	test_addr_warn_edge();
+	test_short_form_edges();
 	test_wrong_warning();
 	test_value();
 	TEST_MAIN_END("ownenv");

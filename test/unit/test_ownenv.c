@@ -425,7 +425,7 @@ static void test_addr_label_edge(void)
 /*
  * A fieldRef's value at its edges: the shortest key (labels['x']) is read, and
  * an annotation's value of OWNENV_VALUE_MAX (4096) bytes is read whole while one
- * of 4097 is not known (-1).
+ * of 4097 is not known (-1), and so is a key of 320 bytes (319 are read).
  */
 static void test_value_edges(void)
 {
@@ -458,6 +458,29 @@ static void test_value_edges(void)
 		CHECK(n == OWNENV_VALUE_MAX ? rc == 1 && v != NULL && strlen(v) == n : rc == -1,
 		      "an annotation value of %zu bytes: %d, %zu bytes", n, rc, v ? strlen(v) : 0);
 		cJSON_Delete(meta);
+	}
+	/* a key of 319 bytes, the most key[320] holds, is read; one of 320 is not known */
+	for (n = 319; big != NULL && n <= 320; n++) {
+		char path[400];
+		cJSON *ck = cJSON_CreateObject(), *e = cJSON_CreateObject();
+
+		memset(big, 'k', n);
+		big[n] = '\0';
+		snprintf(path, sizeof(path), "metadata.annotations['%s']", big);
+		cJSON_AddStringToObject(e, "name", "RANK");
+		cJSON_AddStringToObject(
+		    cJSON_AddObjectToObject(cJSON_AddObjectToObject(e, "valueFrom"), "fieldRef"),
+		    "fieldPath", path);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(ck, "env"), e);
+		meta = cJSON_CreateObject();
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"), big, "5");
+		v = NULL;
+		rc = ownenv_value(ck, meta, "RANK", &v, how, sizeof(how));
+		CHECK(n == 319 ? rc == 1 && v != NULL && strcmp(v, "5") == 0
+		               : rc == -1 && v == NULL,
+		      "an annotation key of %zu bytes: %d '%s'", n, rc, v ? v : "(none)");
+		cJSON_Delete(meta);
+		cJSON_Delete(ck);
 	}
 	free(big);
 	cJSON_Delete(c);

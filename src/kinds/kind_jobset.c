@@ -412,6 +412,42 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
 	    w->name, rjob ? rjob : "(none)", j, i);
 }
 
+/*
+ * Look-ups off, a pod reads its replicated Job's sizes from its own labels
+ * (jobset_from_labels) and its world from distenv.dev/world-size alone: a
+ * JobSet whose one replicated Job with pods is opted in without world-size
+ * would have every pod refused, so it is refused now. (A JobSet of several
+ * replicated Jobs with pods has its pods refused for that: not judged here.)
+ */
+static void view_lookups_off(const struct view *w, const cJSON *const *tmpls, struct validation *v)
+{
+	const struct jobset_state *js = jobset_cstate(&w->t);
+	int k, i, with_pods = 0, which = -1, first;
+
+	for (k = 0; k < js->n_rjobs; k++)
+		if (js->rjobs[k].jobs > 0 && js->rjobs[k].pods > 0) {
+			with_pods++;
+			which = k;
+		}
+	if (with_pods != 1)
+		return;
+	for (i = 0; i < w->n_tmpl; i++)
+		if (w->tmpl[i] == tmpls[which])
+			break;
+	if (i == w->n_tmpl || json_str(json_get(json_get(tmpls[which], "metadata"), "annotations"),
+	                               ANN_WORLD_SIZE) != NULL)
+		return; /* not opted in: no pod of it is refused; annotated: checked as any */
+	first = v->n_problems == 0;
+	view_problem(
+	    v,
+	    "look-ups of the workload are turned off, so the pods of JobSet %s cannot read "
+	    "its %ld pods and each would be refused: set the annotation %s to %ld on its "
+	    "pod template",
+	    w->name, w->count, ANN_WORLD_SIZE, w->count);
+	if (first)
+		v->reason = DENY_WORLD;
+}
+
 static void view_jobset(const cJSON *spec, const struct config *cfg, struct view *w,
                         struct validation *v)
 {
@@ -422,7 +458,6 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 	const struct jobset_rjob *r0;
 	long first = 0;
 
-	(void)cfg;
 	w->t.kind = &kind_jobset;
 	cJSON_ArrayForEach(rj, json_get(spec, "replicatedJobs"))
 	{
@@ -467,6 +502,8 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		    v,
 		    "JobSet network.publishNotReadyAddresses is false: rank 0's name resolves only "
 		    "once Ready");
+	if (!cfg->lookups)
+		view_lookups_off(w, tmpls, v);
 }
 
 /* -- the pods render makes -- */

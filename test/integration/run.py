@@ -1124,8 +1124,11 @@ class Suite:
               "replicated Job workers: container main sets RANK from the completion index, 0 to 1 "
               "in each of its 2 Job(s), not the ranks of JobSet pytorch's 4 pods" in msg,
               "validate JobSet: %r" % r)
-        # one Job: the index is the rank, allowed
+        # one Job: the index is the rank, allowed (this server runs --no-lookups: the pods
+        # read their world of 2 from distenv.dev/world-size)
         req["request"]["object"]["spec"]["replicatedJobs"][0]["replicas"] = 1
+        req["request"]["object"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
+            "metadata"]["annotations"] = {"distenv.dev/world-size": "2"}
         req["request"]["uid"] = self.uid()
         st, _, out = self.post(req, path="/validate")
         r = json.loads(out)["response"]
@@ -2487,10 +2490,10 @@ class Suite:
                                        pod["metadata"].get("generateName"), msg, denial))
 
     def case_lookups_off_world(self):
-        """Look-ups off (this server runs --no-lookups): a StatefulSet's and an Indexed Job's
-        pods read the world from distenv.dev/world-size alone, so without it every pod is
-        refused and /validate refuses the workload, saying the value to set; with it both
-        allow. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
+        """Look-ups off (this server runs --no-lookups): a StatefulSet's, an Indexed Job's and
+        a one-replicated-Job JobSet's pods read the world from distenv.dev/world-size alone,
+        so without it every pod is refused and /validate refuses the workload, saying the
+        value to set; with it both allow. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
         the look-up server's)."""
         self.refused(sts_doc("ddp", 2),
                      "distenv: the world size of StatefulSet ml/ddp is not known: set the "
@@ -2506,6 +2509,26 @@ class Suite:
                      "Job bert cannot read its 4 completions and each would be refused: set the "
                      "annotation distenv.dev/world-size to 4 on its pod template")
         self.validate_says(job_doc("bert", 4, {"distenv.dev/world-size": "4"}, subdomain="bert"))
+
+        # a JobSet of one replicated Job: its pods' labels give the Jobs, not the world
+        def js(anns):
+            return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                    "metadata": {"name": "js", "namespace": "ml"},
+                    "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2, "template": {
+                        "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                                 "template": {"metadata": {
+                                     "labels": {"distenv.dev/inject": "true"},
+                                     "annotations": anns},
+                                     "spec": {"restartPolicy": "Never", "containers": [
+                                         {"name": "train", "image": "train:1.0"}]}}}}}]}}
+        self.refused(js({}),
+                     "distenv: the world size of JobSet ml/js is not known: set the annotation "
+                     "distenv.dev/world-size to all its pods (look-ups of the workload are "
+                     "turned off)",
+                     validate="distenv: look-ups of the workload are turned off, so the pods of "
+                     "JobSet js cannot read its 4 pods and each would be refused: set the "
+                     "annotation distenv.dev/world-size to 4 on its pod template")
+        self.validate_says(js({"distenv.dev/world-size": "4"}))
 
     def case_validate_rules(self):
         """The workload rules of /validate over HTTPS, each on the smallest workload that
@@ -2686,18 +2709,21 @@ class Suite:
                 else:
                     pod["metadata"][part][key] = value
             return pod
+        # this server runs --no-lookups: a JobSet of one replicated Job tells its pods their
+        # world with distenv.dev/world-size (else /validate refuses it, as every pod would be)
         A = {"distenv.dev/world-size": "4"}
         # /validate: a JobSet
-        self.validate_says(stored(js(network={"enableDNSHostnames": False})),
+        self.validate_says(stored(js(anns=A, network={"enableDNSHostnames": False})),
                            "distenv: JobSet js turns network.enableDNSHostnames off, so its pods "
                            "have no DNS names: leave it on")
-        self.validate_says(stored(js(network={"publishNotReadyAddresses": False})), None,
+        self.validate_says(stored(js(anns=A, network={"publishNotReadyAddresses": False})), None,
                            ["distenv: JobSet network.publishNotReadyAddresses is false: rank 0's "
                             "name resolves only once Ready"])
         self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(17)])),
                            "distenv: JobSet js has more than 16 replicated Jobs")
         self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(16)])), None, [])
-        self.validate_says(stored(js(coordinator={"replicatedJob": "workers", "jobIndex": 2})),
+        self.validate_says(stored(js(anns=A, coordinator={"replicatedJob": "workers",
+                                                          "jobIndex": 2})),
                            "distenv: the coordinator of JobSet js (replicated Job workers, Job 2, "
                            "pod 0) is not one of its pods, so no pod could be rank 0: name a "
                            "replicated Job, jobIndex and podIndex that exist")

@@ -382,9 +382,9 @@ static const struct {
  * worker template, whose pods the world counts.
  */
 /*
- * A config that turns look-ups off: render refuses what /mutate refuses with
- * it (the world of a JobSet its pods' labels do not give), not what a look-up
- * of the manifest would give.
+ * A config that turns look-ups off: render refuses what /validate and /mutate
+ * refuse with it (the world of a JobSet its pods' labels do not give), not what
+ * a look-up of the manifest would give.
  */
 static void test_no_lookups(void)
 {
@@ -400,8 +400,11 @@ static void test_no_lookups(void)
 	config_defaults(&cfg);
 	cfg.lookups = 0;
 	out = render_manifest(js, strlen(js), &cfg, &o, NULL, err, sizeof(err));
-	CHECK(out == NULL && strstr(err, "the world size of JobSet ml/pytorch is not known") &&
-	          strstr(err, "look-ups of the workload are turned off"),
+	CHECK(out == NULL &&
+	          strcmp(err, "JobSet ml/pytorch: distenv: look-ups of the workload are turned "
+	                      "off, so the pods of JobSet pytorch cannot read its 2 pods and each "
+	                      "would be refused: set the annotation distenv.dev/world-size to 2 "
+	                      "on its pod template") == 0,
 	      "look-ups off: err '%s'", err);
 	free(out);
 	cfg.lookups = 1;

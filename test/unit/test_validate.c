@@ -64,6 +64,10 @@ static char *dq(const char *s)
 	"'distenv.dev/elastic':'1:2'}},'spec':{'containers':[{'name':'t','env':[{'name':'BASE',"   \
 	"'value':'timeout=900'},{'name':'PET_RDZV_CONF'," entry "}]}]}}}}"
 
+/* A replicated Job of reps Jobs of pods pods each, Indexed, opted in with annotations anns. */
+#define RJOB_OF(name, reps, pods, anns)                                                            \
+	"{'name':'" name "','replicas':" reps ",'template':{'spec':{'completions':" pods           \
+	",'parallelism':" pods ",'completionMode':'Indexed'," TMPL(anns, "") "}}}"
 /* A replicated Job of 1 Job: its completions, parallelism and completionMode. */
 #define RJOB3(name, comp, par, mode)                                                               \
 	"{'name':'" name "','replicas':1,'template':{'spec':{'completions':" comp                  \
@@ -1329,6 +1333,48 @@ static void test_lookups_off(void)
 	     "'podManagementPolicy':'Parallel','ordinals':{'start':1},'template':{'metadata':{"
 	     "'labels':{'distenv.dev/inject':'true','leaderworkerset.sigs.k8s.io/name':'lws'}},"
 	     "'spec':{'containers':[{'name':'t'}]}}}}",
+	     0, NULL, 0},
+	    /* a JobSet's pods read one replicated Job's sizes from their labels
+	       (jobset_from_labels) */
+	    {"a JobSet of one replicated Job without world-size", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF("w", "2", "2",
+	                                                                    "") "]}}",
+	     0,
+	     "distenv: look-ups of the workload are turned off, so the pods of JobSet js cannot "
+	     "read its 4 pods and each would be refused: set the annotation distenv.dev/world-size "
+	     "to 4 on its pod template",
+	     DENY_WORLD},
+	    {"a JobSet of one replicated Job with world-size", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "w", "2", "2", "'distenv.dev/world-size':'4'") "]}}",
+	     0, NULL, 0},
+	    {"a JobSet of one replicated Job without world-size, look-ups on", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF("w", "2", "2",
+	                                                                    "") "]}}",
+	     1, NULL, 0},
+	    {"a JobSet of two replicated Jobs, one of 0 replicas: the other's pods read theirs",
+	     "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "0", "1", "") "," RJOB_OF("b", "1", "2",
+	                                        "'distenv.dev/world-size':'2'") "]}}",
+	     0, NULL, 0},
+	    {"a JobSet whose replicated Job of 0 replicas alone is annotated", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "0", "1", "'distenv.dev/world-size':'2'") "," RJOB_OF("b", "1", "2",
+	                                                                    "") "]}}",
+	     0,
+	     "distenv: look-ups of the workload are turned off, so the pods of JobSet js cannot "
+	     "read its 2 pods and each would be refused: set the annotation distenv.dev/world-size "
+	     "to 2 on its pod template",
+	     DENY_WORLD},
+	    {"a JobSet whose replicated Job with pods is not opted in: no pod to refuse", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "0", "1",
+	         "'distenv.dev/world-size':'2'") ",{'name':'b','replicas':1,"
+	                                         "'template':{'spec':{'completions':"
+	                                         "2,'parallelism':2,'completionMode':"
+	                                         "'Indexed','template':{'spec':{"
+	                                         "'containers':[{'name':'t'}]}}}}}]}}",
 	     0, NULL, 0},
 	    {"a JobSet's Job: its pods read the JobSet's world", "Job",
 	     "{'metadata':{'name':'js-w-0'},'spec':{'completions':2,'parallelism':2,"

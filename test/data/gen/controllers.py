@@ -414,6 +414,12 @@ def tpu(job_sa, sts_sa):
         obj = jobset_object("vj", shape)
         for rj in obj["spec"]["replicatedJobs"]:
             tpu_limit(rj["template"]["spec"]["template"])
+        if len(shape) == 1:
+            # served without look-ups: one replicated Job's pods read the world from
+            # distenv.dev/world-size (else /validate refuses it: every pod would be)
+            meta = obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]
+            meta.setdefault("annotations", {})["distenv.dev/world-size"] = str(
+                shape[0][1] * shape[0][2])
         rev = review("5f2a3c1e-031%d-4d6b-9a1e-00000000031%d" % (k, k), obj, "alice")
         gvk = {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}
         rev["request"].update({

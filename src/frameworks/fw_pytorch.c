@@ -65,12 +65,24 @@ static int add_pytorch(const struct topology *t, const struct fw_input *in, stru
  */
 static int warn_pytorch(const struct topology *t, char *out, size_t len)
 {
+	int n = (int)strlen(t->accel), pass, w;
+
 	if (t->accel_n <= 1)
 		return 0;
-	snprintf(out, len,
-	         "distenv: %ld %.40s a pod, not in gpuResources: PET_NPROC_PER_NODE=1; set "
-	         "distenv.dev/nproc-per-node",
-	         t->accel_n, t->accel);
+	/*
+	 * Under 120 characters (framework.h) with the advice whole: when the name
+	 * runs past, the second pass cuts it by as much, and by the "..." it adds.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		w = snprintf(
+		    out, len,
+		    "distenv: %ld %.*s%s a pod, not in gpuResources: PET_NPROC_PER_NODE=1; "
+		    "set distenv.dev/nproc-per-node",
+		    t->accel_n, n, t->accel, pass ? "..." : "");
+		if (w < 120)
+			break;
+		n -= w - 119 + 3;
+	}
 	return 1;
 }
 

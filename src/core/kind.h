@@ -138,6 +138,12 @@ struct view {
 	long count;          /* replicas / completions / all pods / group size */
 	const char *service; /* the Service to check; NULL when the controller makes it */
 	struct topology t;   /* ranks and hosts (no targets) */
+	/*
+	 * What the kind's controllers annotate every pod with that a framework's
+	 * refuse reads (a LeaderWorkerSet's subgroup size); NULL: nothing. The
+	 * view owns it; validate_workload frees it.
+	 */
+	cJSON *pod_anns;
 };
 
 /* A problem (what can never work): joined into v's denial. */

@@ -612,7 +612,7 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	t->frameworks_asked = asked;
 	for (f = 0; framework_at(f) != NULL; f++)
 		if ((frameworks & framework_at(f)->bit) && framework_at(f)->refuse != NULL &&
-		    framework_at(f)->refuse(t, NULL, msg, sizeof(msg)))
+		    framework_at(f)->refuse(t, w->pod_anns, msg, sizeof(msg)))
 			view_problem(v, "%s", msg);
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
@@ -971,6 +971,13 @@ static void check_host_spread(const struct view *w, struct validation *v)
 	}
 }
 
+/* Frees the view w (calloc'ed) and what it owns. */
+static void view_free(struct view *w)
+{
+	cJSON_Delete(w->pod_anns);
+	free(w);
+}
+
 /*
  * Reads workload obj of kind k into the view w (zeroed by the caller): its
  * name, its pod templates, and what the kind's own view makes of its spec
@@ -1031,7 +1038,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	if (!v->opted_in) {
 		/* only opted-in workloads are checked: what a kind view found does not count */
 		memset(v, 0, sizeof(*v));
-		free(w);
+		view_free(w);
 		return;
 	}
 	kind_each_template(k, obj, warn_not_opted, v);
@@ -1107,7 +1114,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	check_service(w, lookup, services, v);
 	check_netpols(w, cfg, lookup, v);
 	check_kueue(obj, w, v);
-	free(w);
+	view_free(w);
 }
 
 /* -- an UPDATE: the world before and after -- */
@@ -1155,7 +1162,7 @@ static int world_seen(const cJSON *obj, const struct kind *k, const char *ns,
 	rc = 0;
 out:
 	free(scratch);
-	free(w);
+	view_free(w);
 	return rc;
 }
 

@@ -23,6 +23,25 @@
 #define LWS_SUBDOMAIN    "leaderworkerset.sigs.k8s.io/subdomainPolicy"
 /* pkg/utils/accelerators/tpu.go, LeaderRequestsTPUsAnnotationKey */
 #define LWS_LEADER_TPUS "leaderworkerset.sigs.k8s.io/leader-requests-tpus"
+/*
+ * api/leaderworkerset/v1/leaderworkerset_types.go, SubGroupSizeAnnotationKey:
+ * every leader and worker of a LeaderWorkerSet with
+ * leaderWorkerTemplate.subGroupPolicy.subGroupSize
+ * (leaderworkerset_controller.go and pod_controller.go, podAnnotations)
+ */
+#define LWS_SUBGROUP_SIZE "leaderworkerset.sigs.k8s.io/subgroup-size"
+
+/* The subgroup size the controllers annotate every pod with into out; 0: none. */
+static int subgroup_size(const cJSON *lwt, char *out, size_t len)
+{
+	const cJSON *n = json_get(json_get(lwt, "subGroupPolicy"), "subGroupSize");
+
+	out[0] = '\0';
+	if (!cJSON_IsNumber(n))
+		return 0;
+	snprintf(out, len, "%.0f", n->valuedouble);
+	return 1;
+}
 
 /* Why a LeaderWorkerSet keyed by hashes cannot be read, and what to do. */
 #define LWS_HASH_HINT                                                                              \
@@ -147,6 +166,7 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 {
 	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
 	long groups = json_long(spec, "replicas", INT_MAX, 1);
+	char sub[32];
 
 	/* the leader is rank 0; without a leaderTemplate it is made from the workerTemplate */
 	w->rank0 = cJSON_IsObject(json_get(lwt, "leaderTemplate"))
@@ -157,8 +177,12 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
 	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */
 	snprintf(w->t.service, sizeof(w->t.service), "%s", w->name);
+	/* what the controllers annotate every pod with, which a framework may refuse */
+	if (subgroup_size(lwt, sub, sizeof(sub)) &&
+	    ((w->pod_anns = cJSON_CreateObject()) == NULL ||
+	     cJSON_AddStringToObject(w->pod_anns, LWS_SUBGROUP_SIZE, sub) == NULL))
+		view_problem(v, "out of memory");
 	(void)cfg;
-	(void)v;
 }
 
 /* -- the pods render makes -- */
@@ -217,7 +241,8 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 	/* counts are int32 in the API: one past 10^9 is too many pods to render, not 1 */
 	long groups = json_long(spec, "replicas", INT_MAX, 1),
 	     size = json_long(lwt, "size", INT_MAX, 1), g, i;
-	char sz[32], leader[320], gs[32], which[352];
+	char sz[32], leader[320], gs[32], which[352], sub[32];
+	int subgroups = subgroup_size(lwt, sub, sizeof(sub));
 
 	if (!cJSON_IsObject(wt)) {
 		snprintf(s->err, s->errlen,
@@ -237,7 +262,8 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 		    (kind_pod_mark(pod, LWS_NAME, name, 1, 0) ||
 		     kind_pod_mark(pod, LWS_WORKER_INDEX, "0", 1, 0) ||
 		     kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
-		     (unique && kind_pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)))) {
+		     (unique && kind_pod_mark(pod, LWS_SUBDOMAIN, "UniquePerReplica", 0, 1)) ||
+		     (subgroups && kind_pod_mark(pod, LWS_SUBGROUP_SIZE, sub, 0, 1)))) {
 			cJSON_Delete(pod);
 			pod = NULL;
 		}
@@ -250,7 +276,8 @@ static int make_pods_lws(const cJSON *doc, const char *name, const char *ns, str
 			     kind_pod_mark(pod, LWS_GROUP_INDEX, gs, 1, 0) ||
 			     kind_pod_mark(pod, LWS_SIZE, sz, 0, 1) ||
 			     kind_pod_mark(pod, LWS_LEADER_NAME, leader, 0, 1) ||
-			     (leader_tpus && kind_pod_mark(pod, LWS_LEADER_TPUS, "true", 0, 1)))) {
+			     (leader_tpus && kind_pod_mark(pod, LWS_LEADER_TPUS, "true", 0, 1)) ||
+			     (subgroups && kind_pod_mark(pod, LWS_SUBGROUP_SIZE, sub, 0, 1)))) {
 				cJSON_Delete(pod);
 				pod = NULL;
 			}

@@ -2791,17 +2791,20 @@ class Suite:
             "subdomainPolicy": "UniquePerReplica"}))[1][0],
             "distenv: the Service name of group 0 of LeaderWorkerSet ml/%s is too long" % ("l" * 62))
         # TPU hosts in subgroups (the controller tells each pod the subgroup size)
-        sub = made(lws(anns={"distenv.dev/frameworks": "tpu"}, lwt={
+        sub_lws, sub = made(lws(anns={"distenv.dev/frameworks": "tpu"}, lwt={
             "subGroupPolicy": {"subGroupSize": 2}}, ctr={
                 "name": "train", "image": "train:1.0",
-                "resources": {"limits": {"google.com/tpu": "4"}}}))[1]
+                "resources": {"limits": {"google.com/tpu": "4"}}}))
         check(sub[1]["metadata"]["annotations"].get(
             "leaderworkerset.sigs.k8s.io/subgroup-size") == "2", "no subgroup size: %r" % sub[1])
+        sub_words = ("distenv: tpu: LeaderWorkerSet ml/lws cuts its groups into subgroups "
+                     "(leaderworkerset.sigs.k8s.io/subgroup-size), which are slices of their "
+                     "own; distenv's tpu serves one slice a group: remove subGroupPolicy or tpu "
+                     "from distenv.dev/frameworks")
         for pod in (sub[0], sub[1]):
-            self.mutate_says(pod, "distenv: tpu: LeaderWorkerSet ml/lws cuts its groups into "
-                                  "subgroups (leaderworkerset.sigs.k8s.io/subgroup-size), which "
-                                  "are slices of their own; distenv's tpu serves one slice a "
-                                  "group: remove subGroupPolicy or tpu from distenv.dev/frameworks")
+            self.mutate_says(pod, sub_words)
+        # and at apply, from the subgroup size the controllers will write on every pod
+        self.validate_says(sub_lws, sub_words)
         # a JobSet's host names past any buffer: a name of 253 (four labels) and a replicated
         # Job of 63
         name = ".".join(["j" * 63] * 4)[:253]

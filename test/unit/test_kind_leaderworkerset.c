@@ -140,10 +140,82 @@ static void test_doctor_place(void)
 	}
 }
 
+/* What make_pods_lws emits: each pod's subgroup-size annotation, and how many. */
+struct subgroups_seen {
+	int pods, marked;
+	char first[32];
+};
+
+static int subgroups_emit(struct pod_sink *s, cJSON *pod, const struct workload_spec *ws,
+                          const char *which)
+{
+	struct subgroups_seen *sn = s->ctx;
+	const char *v = json_str(json_get(json_get(pod, "metadata"), "annotations"),
+	                         "leaderworkerset.sigs.k8s.io/subgroup-size");
+
+	(void)ws;
+	(void)which;
+	sn->pods++;
+	if (v != NULL) {
+		if (sn->marked++ == 0)
+			snprintf(sn->first, sizeof(sn->first), "%s", v);
+		else if (strcmp(v, sn->first) != 0)
+			sn->first[0] = '\0'; /* two values: none of them */
+	}
+	cJSON_Delete(pod);
+	return 0;
+}
+
+/*
+ * The pods render makes of a LeaderWorkerSet with subGroupPolicy.subGroupSize
+ * carry the subgroup size on the leader and every worker, as the controllers
+ * write it (leaderworkerset_controller.go, pod_controller.go: podAnnotations),
+ * and none without it: tpu refuses such pods, so render says what the pods get.
+ */
+static void test_subgroup_pods(void)
+{
+	static const struct {
+		const char *what, *lwt;
+		int marked;
+	} rows[] = {
+	    {"subGroupSize 2", "'subGroupPolicy':{'subGroupSize':2},", 6},
+	    {"no subGroupPolicy", "", 0},
+	    {"a subGroupPolicy without a size", "'subGroupPolicy':{},", 0},
+	};
+	size_t i;
+
+	for (i = 0; i < N_OF(rows); i++) {
+		char buf[1024], err[256] = "", *txt;
+		struct subgroups_seen sn = {0, 0, ""};
+		struct pod_sink sink = {subgroups_emit, &sn, 0, err, sizeof(err)};
+		cJSON *doc;
+
+		snprintf(buf, sizeof(buf),
+		         "{'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':'LeaderWorkerSet',"
+		         "'metadata':{'name':'lws','namespace':'ml'},'spec':{'replicas':2,"
+		         "'leaderWorkerTemplate':{%s'size':3,'workerTemplate':{'metadata':{"
+		         "'labels':{'distenv.dev/inject':'true'}},'spec':{'containers':[{'name':"
+		         "'t'}]}}}}}",
+		         rows[i].lwt);
+		txt = dq(buf);
+		doc = cJSON_Parse(txt);
+		free(txt);
+		CHECK(doc != NULL, "%s: JSON", rows[i].what);
+		CHECK(kind_leaderworkerset.make_pods(doc, "lws", "ml", &sink) == 0, "%s: %s",
+		      rows[i].what, err);
+		CHECK(sn.pods == 6 && sn.marked == rows[i].marked &&
+		          (rows[i].marked == 0 || strcmp(sn.first, "2") == 0),
+		      "%s: %d pods, %d with subgroup-size '%s'", rows[i].what, sn.pods, sn.marked,
+		      sn.first);
+		cJSON_Delete(doc);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), NULL, 0);
 	denial_cases_run(denial_cases, N_OF(denial_cases));
 	test_doctor_place();
+	test_subgroup_pods();
 	TEST_MAIN_END("kind_leaderworkerset");
 }

@@ -1455,6 +1455,54 @@ static void test_local_rank_edges(void)
 	}
 }
 
+/*
+ * A LeaderWorkerSet cut into subgroups, its pods TPU hosts: the controllers
+ * write leaderworkerset.sigs.k8s.io/subgroup-size on every pod, which tpu
+ * refuses pod by pod; /validate refuses it at apply with the same words.
+ */
+static void test_lws_subgroups(void)
+{
+#define SUB_LWS(policy, fws)                                                                       \
+	"{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{" policy          \
+	"'size':4,'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'},"           \
+	"'annotations':{'distenv.dev/frameworks':'" fws "'}},'spec':{'containers':[{'name':'t',"   \
+	"'resources':{'limits':{'google.com/tpu':'4'}}}]}}}}}"
+	static const struct {
+		const char *what, *obj, *deny;
+	} rows[] = {
+	    {"tpu in subgroups", SUB_LWS("'subGroupPolicy':{'subGroupSize':2},", "tpu"),
+	     "distenv: tpu: LeaderWorkerSet ml/lws cuts its groups into subgroups "
+	     "(leaderworkerset.sigs.k8s.io/subgroup-size), which are slices of their own; "
+	     "distenv's "
+	     "tpu serves one slice a group: remove subGroupPolicy or tpu from "
+	     "distenv.dev/frameworks"},
+	    {"tpu, no subGroupPolicy", SUB_LWS("", "tpu"), NULL},
+	    {"subgroups without tpu", SUB_LWS("'subGroupPolicy':{'subGroupSize':2},", "pytorch"),
+	     NULL},
+	    {"a subGroupPolicy without a size", SUB_LWS("'subGroupPolicy':{},", "tpu"), NULL},
+	};
+#undef SUB_LWS
+	struct config cfg;
+	size_t r;
+
+	config_defaults(&cfg);
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		char *txt = dq(rows[r].obj);
+		cJSON *obj = cJSON_Parse(txt);
+		struct validation v;
+
+		CHECK(obj != NULL, "%s: JSON", rows[r].what);
+		validate_workload(obj, "LeaderWorkerSet", "ml", &cfg, NULL, NULL, &v);
+		if (rows[r].deny == NULL)
+			CHECK(v.n_problems == 0, "%s: denied '%s'", rows[r].what, v.denial);
+		else
+			CHECK(strcmp(v.denial, rows[r].deny) == 0 && v.reason == DENY_WORKLOAD,
+			      "%s: '%s' (reason %d)", rows[r].what, v.denial, (int)v.reason);
+		cJSON_Delete(obj);
+		free(txt);
+	}
+}
+
 int main(void)
 {
 	struct config cfg;
@@ -1471,6 +1519,7 @@ int main(void)
 	test_lookups_off();
 	test_container_limit();
 	test_world_limit();
+	test_lws_subgroups();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

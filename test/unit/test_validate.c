@@ -1211,37 +1211,49 @@ static void test_world_limit(void)
 	static const struct {
 		const char *kind, *obj;
 		const char *deny; /* the whole denial; NULL: allowed */
+		enum deny_reason reason;
 	} rows[] = {
 	    {"StatefulSet",
 	     "{'metadata':{'name':'big'},'spec':{'replicas':65536,'serviceName':'ddp',"
 	     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch'",
 	                                              "") "}}",
-	     NULL},
+	     NULL, DENY_NONE},
+	    /* at the limit, a container's own values are still judged (check_own_values) */
+	    {"StatefulSet",
+	     "{'metadata':{'name':'big'},'spec':{'replicas':65536,'serviceName':'ddp',"
+	     "'podManagementPolicy':'Parallel','template':{'metadata':{'labels':{'distenv.dev/"
+	     "inject':'true'},'annotations':{'distenv.dev/frameworks':'pytorch'}},'spec':{"
+	     "'containers':[{'name':'t','env':[{'name':'RANK','value':'0'}]}]}}}}",
+	     "distenv: container t sets RANK=0 for each of its 65536 ranks, so they would all "
+	     "claim one rank: remove RANK from its env (distenv gives each pod its own)",
+	     DENY_ENV},
 	    {"StatefulSet",
 	     "{'metadata':{'name':'big'},'spec':{'replicas':65537,'serviceName':'ddp',"
 	     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch'",
 	                                              "") "}}",
-	     "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536"},
+	     "distenv: StatefulSet ml/big has a world size of 65537, above the limit of 65536",
+	     DENY_LIMIT},
 	    {"Job",
 	     "{'metadata':{'name':'big'},'spec':{'completions':65536,'parallelism':65536,"
 	     "'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'pytorch'",
 	                                        "'subdomain':'ddp',") "}}",
-	     NULL},
+	     NULL, DENY_NONE},
 	    {"Job",
 	     "{'metadata':{'name':'big'},'spec':{'completions':65537,'parallelism':65537,"
 	     "'completionMode':'Indexed'," TMPL("'distenv.dev/frameworks':'pytorch'",
 	                                        "'subdomain':'ddp',") "}}",
-	     "distenv: Job ml/big has a world size of 65537, above the limit of 65536"},
+	     "distenv: Job ml/big has a world size of 65537, above the limit of 65536", DENY_LIMIT},
 	    {"JobSet",
 	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
 	         "a", "32768", "32768", "Indexed") "," RJOB3("b", "32768", "32768",
 	                                                     "Indexed") "]}}",
-	     NULL},
+	     NULL, DENY_NONE},
 	    {"JobSet",
 	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
 	         "a", "32768", "32768", "Indexed") "," RJOB3("b", "32769", "32769",
 	                                                     "Indexed") "]}}",
-	     "distenv: JobSet ml/js has a world size of 65537, above the limit of 65536"},
+	     "distenv: JobSet ml/js has a world size of 65537, above the limit of 65536",
+	     DENY_LIMIT},
 	};
 	struct config cfg;
 	size_t r;
@@ -1258,7 +1270,7 @@ static void test_world_limit(void)
 			CHECK(v.n_problems == 0, "%s %zu: denied '%s'", rows[r].kind, r, v.denial);
 		else
 			CHECK(v.n_problems == 1 && strcmp(v.denial, rows[r].deny) == 0 &&
-			          v.reason == DENY_LIMIT,
+			          v.reason == rows[r].reason,
 			      "%s %zu: '%s' (reason %d), want '%s'", rows[r].kind, r, v.denial,
 			      (int)v.reason, rows[r].deny);
 		cJSON_Delete(obj);

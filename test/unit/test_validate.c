@@ -1279,6 +1279,28 @@ static void test_world_limit(void)
 }
 
 /*
+ * Validates obj (a workload of kind, quoted for dq) in namespace ml with cfg:
+ * allowed when deny is NULL, else refused with exactly deny for reason.
+ */
+static void check_validated(const char *what, const char *kind, const char *obj,
+                            const struct config *cfg, const char *deny, enum deny_reason reason)
+{
+	char *txt = dq(obj);
+	cJSON *o = cJSON_Parse(txt);
+	struct validation v;
+
+	CHECK(o != NULL, "%s: JSON", what);
+	validate_workload(o, kind, "ml", cfg, NULL, NULL, &v);
+	if (deny == NULL)
+		CHECK(v.n_problems == 0, "%s: denied '%s'", what, v.denial);
+	else
+		CHECK(strcmp(v.denial, deny) == 0 && v.reason == reason,
+		      "%s: '%s' (reason %d), want '%s'", what, v.denial, (int)v.reason, deny);
+	cJSON_Delete(o);
+	free(txt);
+}
+
+/*
  * Look-ups off: a StatefulSet's or an Indexed Job's pods read the world from
  * distenv.dev/world-size alone, so without it every pod is refused ("is not
  * known ... turned off", topology.c) and the workload is refused at apply,
@@ -1400,21 +1422,9 @@ static void test_lookups_off(void)
 
 	config_defaults(&cfg);
 	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		char *txt = dq(rows[r].obj);
-		cJSON *obj = cJSON_Parse(txt);
-		struct validation v;
-
-		CHECK(obj != NULL, "%s: JSON", rows[r].name);
 		cfg.lookups = rows[r].lookups;
-		validate_workload(obj, rows[r].kind, "ml", &cfg, NULL, NULL, &v);
-		if (rows[r].deny == NULL)
-			CHECK(v.n_problems == 0, "%s: denied '%s'", rows[r].name, v.denial);
-		else
-			CHECK(strcmp(v.denial, rows[r].deny) == 0 && v.reason == rows[r].reason,
-			      "%s: '%s' (reason %d), want '%s'", rows[r].name, v.denial,
-			      (int)v.reason, rows[r].deny);
-		cJSON_Delete(obj);
-		free(txt);
+		check_validated(rows[r].name, rows[r].kind, rows[r].obj, &cfg, rows[r].deny,
+		                rows[r].reason);
 	}
 }
 
@@ -1498,21 +1508,9 @@ static void test_lws_subgroups(void)
 	size_t r;
 
 	config_defaults(&cfg);
-	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		char *txt = dq(rows[r].obj);
-		cJSON *obj = cJSON_Parse(txt);
-		struct validation v;
-
-		CHECK(obj != NULL, "%s: JSON", rows[r].what);
-		validate_workload(obj, "LeaderWorkerSet", "ml", &cfg, NULL, NULL, &v);
-		if (rows[r].deny == NULL)
-			CHECK(v.n_problems == 0, "%s: denied '%s'", rows[r].what, v.denial);
-		else
-			CHECK(strcmp(v.denial, rows[r].deny) == 0 && v.reason == DENY_WORKLOAD,
-			      "%s: '%s' (reason %d)", rows[r].what, v.denial, (int)v.reason);
-		cJSON_Delete(obj);
-		free(txt);
-	}
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		check_validated(rows[r].what, "LeaderWorkerSet", rows[r].obj, &cfg, rows[r].deny,
+		                DENY_WORKLOAD);
 }
 
 int main(void)

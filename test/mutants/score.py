@@ -14,7 +14,11 @@ unless files are named. For each mutant, in a scratch copy of the tracked tree:
    name one of its public functions first, then the others that reach it through the
    objects they call (the link map), fastest first; the first that fails (or runs
    past its timeout) kills it;
-3. one that every unit test let live is run against the HTTPS integration tier
+3. one that every unit test let live is built again with AddressSanitizer and
+   UBSan (make check's flags) and the same unit tests run: a read past an array's
+   end, a signed overflow or a leak the plain run cannot see kills it there, as CI's
+   sanitizer tier (make check) would fail on it; unless --no-sanitizers;
+4. one that lives through both is run against the HTTPS integration tier
    (test/integration/run.py) with the real binary linked with it, unless
    --no-integration.
 
@@ -46,6 +50,10 @@ DOC = os.path.join(ROOT, "docs", "mutants.md")
 DEFAULT_FILES = ["src/core/*.c", "src/kinds/*.c", "src/frameworks/*.c", "src/kube/lookupcache.c"]
 RULES = ["universal.rules", "c.rules", "c_like.rules"]  # what `mutate FILE c` uses
 OPT = ["-O1", "-g0"]
+# make check's (the Makefile's check target): the sanitizer tier CI runs
+SAN_OPT = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+           "-fno-sanitize-recover=all"]
+SAN_LDFLAGS = ["-fsanitize=address,undefined"]
 BROAD = ["test_golden", "test_admission", "test_render", "test_validate", "test_plan"]
 SLOW = 10.0  # seconds unmutated
 
@@ -175,10 +183,10 @@ def scratch_copy(dest):
 class Build:
     """Objects of the scratch copy, compiled once; a mutant replaces one of them."""
 
-    def __init__(self, tree, cc, cflags, ldflags, ldlibs):
-        self.tree, self.cc = tree, cc
+    def __init__(self, tree, cc, cflags, ldflags, ldlibs, opt=OPT, out="build-mscore"):
+        self.tree, self.cc, self.opt = tree, cc, opt
         self.cflags, self.ldflags, self.ldlibs = cflags, ldflags, ldlibs
-        self.out = os.path.join(tree, "build-mscore")
+        self.out = os.path.join(tree, out)
         self.srcs = sorted(p for p in glob.glob(os.path.join(tree, "src", "*", "*.c")))
         self.objs = {}
         self.tests = sorted(os.path.splitext(os.path.basename(p))[0]
@@ -190,7 +198,7 @@ class Build:
 
     def compile(self, src, obj, extra=()):
         os.makedirs(os.path.dirname(obj), exist_ok=True)
-        argv = [self.cc] + self.cflags + OPT + list(extra) + ["-c", "-o", obj, src]
+        argv = [self.cc] + self.cflags + self.opt + list(extra) + ["-c", "-o", obj, src]
         p = subprocess.run(argv, cwd=self.tree, capture_output=True, text=True)
         return p.returncode == 0, p.stderr
 
@@ -306,6 +314,8 @@ def main():
                     help="exit 1 on a survivor not listed as equivalent in docs/mutants.md")
     ap.add_argument("--no-integration", action="store_true",
                     help="do not run the integration tier for unit survivors")
+    ap.add_argument("--no-sanitizers", action="store_true",
+                    help="do not run the unit tests under ASan/UBSan for unit survivors")
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds a unit test may run past 4x its unmutated time")
     ap.add_argument("--integration-timeout", type=float, default=600)
@@ -377,21 +387,52 @@ def main():
         env = dict(os.environ, TMPDIR=tmp)
         env.pop("GOLDEN_UPDATE", None)
 
-        def baseline(t, cap=None):
-            """Its unmutated time; with cap, only whether it is over cap (inf)."""
-            if t not in b.base_time or (cap is None and b.base_time[t] == float("inf")):
-                exe = b.test_bin(t)
+        def baseline(t, cap=None, bb=b):
+            """Its unmutated time in build bb; with cap, only whether it is over cap (inf)."""
+            if t not in bb.base_time or (cap is None and bb.base_time[t] == float("inf")):
+                exe = bb.test_bin(t)
                 s = time.monotonic()
-                rc = run([exe], tree, cap or 900, os.path.join(logs, "baseline-%s.log" % t),
-                         env)
+                blog = os.path.join(logs, "baseline-%s%s.log" % (t, "" if bb is b else "-san"))
+                rc = run([exe], tree, cap or 900, blog, env)
                 if rc == "timeout" and cap:
-                    b.base_time[t] = float("inf")
-                    return b.base_time[t]
+                    bb.base_time[t] = float("inf")
+                    return bb.base_time[t]
                 if rc != 0:
-                    raise SystemExit("mutation-score: %s fails unmutated (%s); log %s"
-                                     % (t, rc, os.path.join(logs, "baseline-%s.log" % t)))
-                b.base_time[t] = time.monotonic() - s
-            return b.base_time[t]
+                    raise SystemExit("mutation-score: %s%s fails unmutated (%s); log %s"
+                                     % (t, "" if bb is b else " (ASan/UBSan)", rc, blog))
+                bb.base_time[t] = time.monotonic() - s
+            return bb.base_time[t]
+
+        san = []
+
+        def san_build():
+            """The sanitizer build (make check's flags), made the first time a mutant
+            lives through the plain unit tests."""
+            if not san:
+                log("mutation-score: building the ASan/UBSan objects (once)")
+                sb = Build(tree, a.cc, shlex.split(a.cflags), shlex.split(a.ldflags)
+                           + SAN_LDFLAGS, shlex.split(a.ldlibs), SAN_OPT, "build-mscore-san")
+                sb.build_all(a.jobs)
+                san.append(sb)
+            return san[0]
+
+        def unit_tier(bb, f, mobj, order, logf):
+            """The first of order's tests that fails with the mutant (in build bb), as
+            'test_X (exit N)'; None when all pass; False when the mutant does not link."""
+            for t, named in order:
+                # a slow test (test_config's deep-nesting case) only for the files
+                # it names: run for every file it reaches it would cost minutes each
+                if not named and baseline(t, SLOW) > SLOW:
+                    continue
+                baseline(t, None, bb)
+                exe = bb.test_bin(t, (f, mobj))
+                if exe is None:
+                    return False
+                rc = run([exe], tree, 4 * bb.base_time[t] + a.timeout, logf, env)
+                if rc != 0:
+                    return "%s%s (%s)" % (t, "" if bb is b else " under ASan/UBSan",
+                                          "timeout" if rc == "timeout" else "exit %s" % rc)
+            return None
 
         integ_ok = [None]
 
@@ -451,21 +492,26 @@ def main():
                     c["same"] += 1
                     return False
             logf = os.path.join(logs, "%s-%d.log" % (f.replace("/", "_"), ln))
-            by = None
-            for t, named in order:
-                # a slow test (test_config's deep-nesting case) only for the files
-                # it names: run for every file it reaches it would cost minutes each
-                if not named and baseline(t, SLOW) > SLOW:
-                    continue
-                baseline(t)
-                exe = b.test_bin(t, (f, mobj))
-                if exe is None:
-                    c["invalid"] += 1  # it compiles alone but does not link
-                    return False
-                rc = run([exe], tree, 4 * b.base_time[t] + a.timeout, logf, env)
-                if rc != 0:
-                    by = "%s (%s)" % (t, "timeout" if rc == "timeout" else "exit %s" % rc)
-                    break
+            by = unit_tier(b, f, mobj, order, logf)
+            if by is False:
+                c["invalid"] += 1  # it compiles alone but does not link
+                return False
+            if by is None and not a.no_sanitizers:
+                # what the plain build cannot see (a read one past an array, into
+                # memory that happens to hold zeros) fails CI's sanitizer tier
+                sb = san_build()
+                smobj = mobj[:-2] + "-san.o"
+                with open(st["src"], "w") as fh:
+                    fh.write("".join(mut_lines))
+                try:
+                    ok, _err = sb.compile(st["src"], smobj)
+                finally:
+                    with open(st["src"], "w") as fh:
+                        fh.write(st["text"])
+                if not ok:
+                    raise SystemExit("mutation-score: %s:%d compiles, but not with the "
+                                     "sanitizers" % (f, ln))
+                by = unit_tier(sb, f, smobj, order, logf) or None
             listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
                                esc(lines[ln]) if ln < len(lines) else "")
             # a listed equivalent the unit tests let live is not sent to the
@@ -497,10 +543,11 @@ def main():
                 return True
             c["survived"] += 1
             survivors_unlisted.append(rec)
-            log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s)"
+            log("SURVIVED %s:%d: `%s` -> `%s` (ran %s%s%s)"
                 % (f, ln, esc(o), esc(m),
                    ", ".join(t for t, n in order if n or b.base_time.get(t, 0) <= SLOW)
                    or "no unit test",
+                   "" if a.no_sanitizers else ", the same under ASan/UBSan",
                    "" if a.no_integration else ", integration"))
             return True
 

@@ -190,15 +190,16 @@ static long annotated_world(const struct view *w, const struct config *cfg, int 
 	return world;
 }
 
-/* 1 when an opted-in template carries distenv.dev/world-size, valid or not. */
-static int world_annotated(const struct view *w)
+/* 1 when an opted-in template of w carries the annotation ann, valid or not. */
+static int tmpl_annotated(const struct view *w, const char *ann)
 {
 	int i;
 
-	for (i = 0; i < w->n_tmpl; i++)
-		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
-		             ANN_WORLD_SIZE) != NULL)
+	for (i = 0; i < w->n_tmpl; i++) {
+		const cJSON *anns = json_get(json_get(w->tmpl[i], "metadata"), "annotations");
+		if (json_str(anns, ann) != NULL)
 			return 1;
+	}
 	return 0;
 }
 
@@ -237,18 +238,13 @@ static void check_kueue(const cJSON *obj, const struct view *w, struct validatio
 {
 	const cJSON *anns = json_get(json_get(obj, "metadata"), "annotations");
 	const char *eq = json_str(anns, KUEUE_EQUAL), *el = json_str(anns, KUEUE_ELASTIC);
-	int i, elastic = 0;
 
 	if (json_str(anns, KUEUE_MIN_PARALLELISM) != NULL && !(eq && strcmp(eq, "true") == 0)) {
 		view_warn(v, "%s %s: with %s Kueue may start fewer pods than its ranks", w->kind,
 		          w->name, KUEUE_MIN_PARALLELISM);
 		view_warn(v, "their pods would be refused: add %s: \"true\"", KUEUE_EQUAL);
 	}
-	for (i = 0; i < w->n_tmpl; i++)
-		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
-		             ANN_ELASTIC))
-			elastic = 1;
-	if (el && strcmp(el, "true") == 0 && !elastic)
+	if (el && strcmp(el, "true") == 0 && !tmpl_annotated(w, ANN_ELASTIC))
 		view_warn(v, "%s resizes %s %s while it runs: set %s MIN:MAX", KUEUE_ELASTIC,
 		          w->kind, w->name, ANN_ELASTIC);
 }
@@ -1001,18 +997,6 @@ int validate_kind_known(const char *group, const char *kind)
 	return kind_named(group, kind) != NULL;
 }
 
-/* 1 when an opted-in template of w is elastic (distenv.dev/elastic): its world may grow. */
-static int elastic_any(const struct view *w)
-{
-	int i;
-
-	for (i = 0; i < w->n_tmpl; i++)
-		if (json_str(json_get(json_get(w->tmpl[i], "metadata"), "annotations"),
-		             ANN_ELASTIC) != NULL)
-			return 1;
-	return 0;
-}
-
 void validate_workload(const cJSON *obj, const char *kind, const char *ns, const struct config *cfg,
                        const struct workload_lookup *lookup, const cJSON *services,
                        struct validation *v)
@@ -1053,7 +1037,7 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 			    "%s%sannotation %s is %ld, but %s %s has %ld pods per world: remove it",
 			    w->tmpl_what[from], w->tmpl_what[from][0] ? ": " : "", ANN_WORLD_SIZE,
 			    world, kind, w->name, w->count);
-		else if (world > w->count && !elastic_any(w))
+		else if (world > w->count && !tmpl_annotated(w, ANN_ELASTIC))
 			/*
 			 * A fixed world above the pods the workload makes never forms: every
 			 * pod waits for ranks that do not exist. Usually it counts GPUs, not
@@ -1090,8 +1074,8 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	 * annotation above its 0 pods is refused above: it is judged when scaled.
 	 * Pods another kind places (a LeaderWorkerSet's, a JobSet's) read that kind's.
 	 */
-	if (!k->fixed_world && !cfg->lookups && w->count > 0 && !world_annotated(w) &&
-	    !built_by_other(k, w)) {
+	if (!k->fixed_world && !cfg->lookups && w->count > 0 &&
+	    !tmpl_annotated(w, ANN_WORLD_SIZE) && !built_by_other(k, w)) {
 		int first = v->n_problems == 0;
 
 		view_problem(v,

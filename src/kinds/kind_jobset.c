@@ -467,8 +467,17 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 		char what[300];
 
 		if (js->n_rjobs >= WORKLOAD_MAX_RJOBS) {
-			view_problem(v, "JobSet %s has more than %d replicated Jobs", w->name,
-			             WORKLOAD_MAX_RJOBS);
+			/* parse_jobset's words: each pod would be refused with them */
+			int first_problem = v->n_problems == 0;
+
+			view_problem(
+			    v,
+			    "JobSet %s/%s has %d replicated Jobs, more than distenv's limit "
+			    "of %d",
+			    w->ns, w->name, cJSON_GetArraySize(json_get(spec, "replicatedJobs")),
+			    WORKLOAD_MAX_RJOBS);
+			if (first_problem)
+				v->reason = DENY_LIMIT;
 			break;
 		}
 		tmpls[js->n_rjobs] = json_get(jspec, "template");

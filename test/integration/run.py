@@ -2720,7 +2720,8 @@ class Suite:
                            ["distenv: JobSet network.publishNotReadyAddresses is false: rank 0's "
                             "name resolves only once Ready"])
         self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(17)])),
-                           "distenv: JobSet js has more than 16 replicated Jobs")
+                           "distenv: JobSet ml/js has 17 replicated Jobs, more than distenv's "
+                           "limit of 16")
         self.validate_says(stored(js(rjobs=[("r%d" % i, 1, 1) for i in range(16)])), None, [])
         self.validate_says(stored(js(anns=A, coordinator={"replicatedJob": "workers",
                                                           "jobIndex": 2})),

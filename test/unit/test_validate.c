@@ -1006,13 +1006,19 @@ static void test_many_rjobs(void)
 		snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
 		o = cJSON_Parse(obj);
 		validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
-		snprintf(want, sizeof(want), "distenv: JobSet js has more than 16 replicated Jobs");
+		/* the look-up's words (kind_jobset.c's parse): each pod would be refused so */
+		snprintf(want, sizeof(want),
+		         "distenv: JobSet ml/js has %d replicated Jobs, more than distenv's limit "
+		         "of 16",
+		         counts[i]);
 		if (counts[i] <= 16)
 			CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'",
 			      counts[i], v.denial);
 		else
-			CHECK(v.opted_in && v.n_problems == 1 && strcmp(v.denial, want) == 0,
-			      "%d replicated Jobs: '%s'", counts[i], v.denial);
+			CHECK(v.opted_in && v.n_problems == 1 && strcmp(v.denial, want) == 0 &&
+			          v.reason == DENY_LIMIT,
+			      "%d replicated Jobs: '%s' (reason %d)", counts[i], v.denial,
+			      (int)v.reason);
 		CHECK(v.n_warnings == 1 &&
 		          strcmp(v.warnings[0],
 		                 "distenv: distenv.dev/port is on the JobSet, not its "

@@ -528,6 +528,23 @@ static const struct {
      "distenv: TF_CONFIG would be about 173853 bytes for 4000 ranks, above Linux's limit of "
      "131072 bytes for one environment string: drop tensorflow from distenv.dev/frameworks",
      NULL},
+    /*
+     * Linux's limit at its edge: "TF_CONFIG=value" and its NUL of exactly 131072
+     * bytes at the widest rank (a 4-digit index: ranks 1000 to 2942; hosts
+     * "js-a-0-I.js.ml.svc.cluster.local:29500" and one byte longer for bb's) is
+     * taken by execve, one byte more is not
+     */
+    {"TF_CONFIG of exactly 131072 bytes at its widest rank", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" TF_RJOB("a", "108") "," TF_RJOB(
+         "bb", "2835") "]}}",
+     1, NULL, NULL},
+    {"TF_CONFIG of 131073 bytes at its widest rank", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" TF_RJOB("a", "130") "," TF_RJOB(
+         "bb", "2814") "]}}",
+     1,
+     "distenv: TF_CONFIG would be about 131073 bytes for 2944 ranks, above Linux's limit of "
+     "131072 bytes for one environment string: drop tensorflow from distenv.dev/frameworks",
+     NULL},
     {"TF_CONFIG past the exec limit, tensorflow a default of the last replicated Job", "JobSet",
      "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[{'name':'a','replicas':1,'template':{"
      "'spec':{'completions':2000,'parallelism':2000,'completionMode':'Indexed'," TMPL(

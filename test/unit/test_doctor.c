@@ -7,6 +7,8 @@
  * parsing, the pod selector (one that fills its buffer) and Service name, and
  * Istio's redirection read back from pods shaped as its injector shapes them.
  */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,7 @@
 #include "strbuf.h"
 #include "testutil.h"
 
-#define DIR "test/data/doctor/"
+#define FX_DIR "test/data/doctor/"
 
 static const char *const keys[] = {"workload",
                                    "pods",
@@ -50,7 +52,7 @@ static int run(const char *name, cJSON **fx, struct doctor_input *in, struct doc
 	size_t len = 0;
 	char *text;
 
-	snprintf(path, sizeof(path), DIR "%s.json", name);
+	snprintf(path, sizeof(path), FX_DIR "%s.json", name);
 	text = test_read(path, &len);
 	*fx = text ? cJSON_ParseWithLength(text, len) : NULL;
 	free(text);
@@ -297,6 +299,68 @@ static void test_text_whole(void)
 	free((char *)in.service_name);
 	cJSON_Delete(fx);
 	free(r);
+}
+
+/*
+ * Every fixture's report as text, whole, against NAME.txt beside it: the words a
+ * user reads for each broken job (each list's separators, its counts, where it
+ * is cut), not only the first cause. GOLDEN_UPDATE=1 rewrites the .txt files
+ * (review the diff); in CI (CI=true) that is refused.
+ */
+static void test_text_goldens(void)
+{
+	const char *up = getenv("GOLDEN_UPDATE");
+	int update = up != NULL && strcmp(up, "1") == 0, n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (update && getenv("CI") != NULL && strcmp(getenv("CI"), "true") == 0) {
+		CHECK(0, "GOLDEN_UPDATE=1 with CI=true: goldens are rewritten only by hand");
+		return;
+	}
+	d = opendir(FX_DIR);
+	CHECK(d != NULL, "cannot open " FX_DIR " (run from the repository root)");
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name), len = 0;
+		char name[128], path[256];
+		struct doctor_report *r;
+		struct doctor_input in;
+		struct strbuf sb;
+		cJSON *fx = NULL;
+		char *want;
+
+		if (l <= 5 || l - 5 >= sizeof(name) || strcmp(e->d_name + l - 5, ".json") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(l - 5), e->d_name);
+		r = calloc(1, sizeof(*r));
+		if (r == NULL || run(name, &fx, &in, r) != 0) {
+			CHECK(0, "%s: fixture not read", name);
+			free(r);
+			cJSON_Delete(fx);
+			continue;
+		}
+		strbuf_init(&sb);
+		doctor_print_text(&in, r, &sb);
+		snprintf(path, sizeof(path), FX_DIR "%s.txt", name);
+		if (update) {
+			FILE *f = fopen(path, "w");
+			CHECK(f != NULL && fputs(sb.buf ? sb.buf : "", f) >= 0 && fclose(f) == 0,
+			      "%s: cannot write", path);
+		} else {
+			want = test_read(path, &len);
+			CHECK(want != NULL && sb.buf != NULL && strcmp(sb.buf, want) == 0,
+			      "%s: text differs from %s:\n%s", name, path, sb.buf ? sb.buf : "");
+			free(want);
+		}
+		n++;
+		strbuf_free(&sb);
+		free((char *)in.service_name);
+		cJSON_Delete(fx);
+		free(r);
+	}
+	if (d != NULL)
+		closedir(d);
+	CHECK(n >= 26, "%d fixtures read, want every one of " FX_DIR " (26)", n);
 }
 
 /*
@@ -687,6 +751,7 @@ int main(void)
 	test_missing_fix();
 	test_order();
 	test_text_whole();
+	test_text_goldens();
 	test_no_pods();
 	test_marker_port();
 	test_targets();

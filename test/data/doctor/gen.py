@@ -5,7 +5,8 @@ kube-apiserver v1.36 returns them (Lists with apiVersion/kind/metadata, pods as
 the StatefulSet controller, the kubelet and distenv made them; Istio pods as
 Istio's injector shapes them: manifests/charts/istio-control/istio-discovery/
 files/injection-template.yaml). Run it after changing a case; test_doctor reads
-the files. Keys: workload, pods, events, service, endpointslices, namespace,
+the files, and compares each one's report as text with NAME.txt beside it
+(`GOLDEN_UPDATE=1 build/test/test_doctor` rewrites those: review the diff). Keys: workload, pods, events, service, endpointslices, namespace,
 networkpolicies, mutatingwebhookconfigurations, webhookendpointslices; a key
 that is absent was not found (404); "unread:KEY" names one that was forbidden.
 """

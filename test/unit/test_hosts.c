@@ -1,7 +1,8 @@
 /*
  * The host names of the ranks (src/core/hosts.c): /mutate denies a pod when any
  * rank's host name would not be a DNS label, naming the host and why; and
- * kind_host_name, the writer of a host name, against snprintf.
+ * kind_host_name, the writer of a host name, against snprintf; which ranks have a
+ * name at all (0 to world - 1).
  */
 #include "kind.h"
 #include "testpods.h"
@@ -172,8 +173,52 @@ static void test_host_name(void)
 	CHECK(bad == 0, "%d host names unlike snprintf's", bad);
 }
 
+/*
+ * The ranks that have a host name: 0 to world - 1 (and rank 0 of a world of 0:
+ * a workload scaled to 0 still names its rank 0), none at the world's size or
+ * below 0; topology_host_run's runs end at the same edge.
+ */
+static void test_hostname_range(void)
+{
+	static const struct {
+		long world, rank;
+		const char *want; /* NULL: no name */
+		long run;         /* topology_host_run's count from that rank */
+	} rows[] = {{3, 0, "ddp-0", 3}, {3, 2, "ddp-2", 1}, {3, 3, NULL, 0},
+	            {3, -1, NULL, 0},   {0, 0, "ddp-0", 0}, {0, 1, NULL, 0}};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct topology t;
+		char out[64] = "", pre[64];
+		size_t plen = 0;
+		long first = -1, run;
+		int n;
+
+		memset(&t, 0, sizeof(t));
+		t.kind = &kind_statefulset;
+		snprintf(t.workload, sizeof(t.workload), "ddp");
+		t.world_size = rows[i].world;
+		t.group = -1;
+		n = topology_hostname(&t, rows[i].rank, out, sizeof(out));
+		if (rows[i].want == NULL)
+			CHECK(n == -1, "world %ld, rank %ld: %d '%s', want no name", rows[i].world,
+			      rows[i].rank, n, out);
+		else
+			CHECK(n == (int)strlen(rows[i].want) && strcmp(out, rows[i].want) == 0,
+			      "world %ld, rank %ld: %d '%s', want '%s'", rows[i].world,
+			      rows[i].rank, n, out, rows[i].want);
+		run = topology_host_run(&t, rows[i].rank, pre, sizeof(pre), &plen, &first);
+		CHECK(run == rows[i].run &&
+		          (run == 0 || (strcmp(pre, "ddp-") == 0 && first == rows[i].rank)),
+		      "world %ld, rank %ld: a run of %ld from %ld ('%s'), want %ld", rows[i].world,
+		      rows[i].rank, run, first, run ? pre : "", rows[i].run);
+	}
+}
+
 int main(void)
 {
+	test_hostname_range();
 	denial_cases_run(denial_cases, N_OF(denial_cases));
 	test_host_label();
 	test_host_why_edges();

@@ -7,6 +7,9 @@
  */
 #include "testpods.h"
 
+/* 32 characters of an API group name (four make a group past identify()'s buffer). */
+#define G32 "abcdefghijklmnopqrstuvwxyzabcdef"
+
 /* The reason of a denial (the metrics label), by plan case name; the others only need one. */
 static const struct plan_reason deny_reasons[] = {
     {"the API has only the namesake: denied", DENY_LOOKUP},
@@ -77,6 +80,19 @@ static const struct plan_case plan_cases[] = {
      "ml", &STS4, NULL,
      "controlled by StatefulSet ddp (apps.kruise.io/v1beta1); distenv supports only pods of a "
      "StatefulSet (apps/v1)"},
+    /* a group past the 127 characters identify() reads of it: refused all the same */
+    {"a StatefulSet of an API group of 128 characters",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'distenv.dev/world-size':'2'},'ownerReferences':[{'apiVersion':'" G32 G32 G32 G32 "/v1',"
+     "'kind':'StatefulSet','name':'ddp','uid':'u-k','controller':true}]},'spec':{'subdomain':"
+     "'ddp'," CTR "}}",
+     "ml", &STS4, NULL, "controlled by StatefulSet ddp (" G32 G32 "); distenv supports only"},
+    {"a StatefulSet of an API group of 127 characters",
+     "{'metadata':{'name':'ddp-0','namespace':'ml','labels':{" LABEL "},'annotations':{"
+     "'distenv.dev/world-size':'2'},'ownerReferences':[{'apiVersion':'" G32 G32 G32
+     "abcdefghijklmnopqrstuvwxyzabcde/v1','kind':'StatefulSet','name':'ddp','uid':'u-k',"
+     "'controller':true}]},'spec':{'subdomain':'ddp'," CTR "}}",
+     "ml", &STS4, NULL, "controlled by StatefulSet ddp (" G32 G32 "); distenv supports only"},
     {"a Job of another API group",
      "{'metadata':{'generateName':'t-0-','namespace':'ml','labels':{" LABEL "},'annotations':{"
      "'batch.kubernetes.io/job-completion-index':'0'},'ownerReferences':[{'apiVersion':"

@@ -26,8 +26,8 @@ void doctor_want(const struct kind *kind, const cJSON *w, struct kind_doctor_wan
 	kind->doctor->want(json_get(w, "spec"), out);
 	ann =
 	    json_map_str(json_get(json_get(out->tmpl, "metadata"), "annotations"), ANN_WORLD_SIZE);
-	if (ann != NULL)
-		out->world = str_long(ann, -1);
+	if (ann != NULL) /* a world of 1 or more; 0 is no world distenv takes (unknown) */
+		out->world = str_long(ann, 0) >= 1 ? str_long(ann, 0) : -1;
 }
 
 void doctor_pod_place(const struct kind *kind, long start, const cJSON *labels, const cJSON *anns,

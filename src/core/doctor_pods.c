@@ -159,7 +159,16 @@ void doctor_check_ranks(struct doctor_ctx *c)
 	char nm[300];
 	char *seen;
 
-	if (c->world <= 0 || c->world > (1L << 20) || total > DOCTOR_MAX_PODS * 4) {
+	if (c->world == 0) {
+		/* scaled to 0 while pods remain (terminating): no rank to hold */
+		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
+		           "the workload has no ranks now (0 replicas or completions): its %d "
+		           "remaining pod(s) not counted",
+		           c->n);
+		return;
+	}
+	/* worlds and groups are at most 2^30 (doctor_want), so total does not overflow */
+	if (c->world < 0 || total > DOCTOR_MAX_PODS * 4) {
 		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
 		           "the workload's world size is not known: ranks not counted");
 		return;

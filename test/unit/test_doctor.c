@@ -360,7 +360,7 @@ static void test_text_goldens(void)
 	}
 	if (d != NULL)
 		closedir(d);
-	CHECK(n >= 26, "%d fixtures read, want every one of " FX_DIR " (26)", n);
+	CHECK(n >= 41, "%d fixtures read, want every one of " FX_DIR " (41)", n);
 }
 
 /*

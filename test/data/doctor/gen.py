@@ -438,6 +438,141 @@ def cases():
     c["endpointslices"] = slices(ps)
     out["no-pod-index"] = c
 
+    # -- the edges of the checks' lists and counts --
+
+    # sixteen ranks missing: every one named, none "more"
+    c = healthy()
+    c["workload"] = sts(replicas=17)
+    ps = [pod(0, world=17)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["sixteen-missing"] = c
+
+    # a workload of 16,384 ranks (DOCTOR_MAX_PODS x 4, the most the ranks check counts), one pod
+    c = healthy()
+    c["workload"] = sts(replicas=16384)
+    ps = [pod(0, world=16384)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["world-16384"] = c
+
+    # one pod (of three) without the opt-in label: made before the label was added
+    c = healthy()
+    ps = [pod(i) for i in range(3)]
+    del ps[2]["metadata"]["labels"]["distenv.dev/inject"]
+    del ps[2]["metadata"]["annotations"]
+    ps[2]["spec"]["containers"][0].pop("env")
+    c["pods"] = lst("Pod", ps)
+    out["one-not-opted-in"] = c
+
+    # a pod someone else made with the job's labels and rank 1's annotation
+    c = healthy()
+    extra = pod(1)
+    extra["metadata"]["name"] = "ddp-1-debug"
+    extra["metadata"].pop("generateName")
+    extra["metadata"]["uid"] = "0b7e5c1d-0000-4000-8000-00000000b0d1"
+    extra["metadata"]["ownerReferences"] = []
+    extra["spec"]["hostname"] = "ddp-1-debug"
+    c["pods"] = lst("Pod", [pod(0), pod(1), pod(2), extra])
+    out["rank-twice"] = c
+
+    # scaled from 3 to 2: ddp-2 (rank 2, at the new world's size) not yet deleted
+    c = healthy()
+    c["workload"] = sts(replicas=2)
+    out["scaled-down"] = c
+
+    # scaled to 0: the three pods terminating
+    c = healthy()
+    c["workload"] = sts(replicas=0)
+    ps = [pod(i, ready=False) for i in range(3)]
+    for p in ps:
+        p["metadata"]["deletionTimestamp"] = "2026-11-30T10:05:00Z"
+        p["metadata"]["deletionGracePeriodSeconds"] = 30
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["scaled-to-zero"] = c
+
+    # a container still being created: waiting for a reason that keeps no rank down
+    c = healthy()
+    ps = [pod(i) for i in range(3)]
+    ps[2]["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "ContainerCreating"}}
+    ps[2]["status"]["containerStatuses"][0]["ready"] = False
+    ps[2]["status"]["containerStatuses"][0]["started"] = False
+    c["pods"] = lst("Pod", ps)
+    out["starting"] = c
+
+    # an eviction in the namespace, of another workload's pod
+    c = healthy()
+    c["events"] = lst("Event", [event("Pod", "web-7d9f8-x2x4q", "Evicted",
+                                      "The node was low on resource: memory.", comp="kubelet")])
+    out["evicted-elsewhere"] = c
+
+    # an old denial, since fixed: every rank has its pod
+    c = healthy()
+    c["events"] = lst("Event", [event(
+        "StatefulSet", "ddp", "FailedCreate",
+        'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" denied the '
+        'request: distenv: distenv.dev/world-size "many" is not a whole number', count=3)])
+    out["old-denial"] = c
+
+    # two denials at the same second: the one listed last is quoted
+    c = healthy()
+    c["pods"] = lst("Pod", [])
+    c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
+    e1 = event("StatefulSet", "ddp", "FailedCreate",
+               'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" '
+               'denied the request: distenv: distenv.dev/world-size "many" is not a whole number', count=2)
+    e2 = event("StatefulSet", "ddp", "FailedCreate",
+               'create Pod ddp-1 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" '
+               'denied the request: distenv: distenv.dev/port "http" is not a port', count=2)
+    e2["metadata"]["name"] = "ddp.18a3f0c2d1e4b5a7"
+    c["events"] = lst("Event", [e1, e2])
+    out["denied-twice"] = c
+
+    # eight ranks whose container sets WORLD_SIZE to the GPUs (16), rank 0's included:
+    # the user's value wins, distenv wrote none of its own
+    c = healthy()
+    c["workload"] = sts(replicas=8)
+    ps = [pod(i, world=8) for i in range(8)]
+    for p in ps:
+        for e in p["spec"]["containers"][0]["env"]:
+            if e["name"] == "WORLD_SIZE":
+                e["value"] = "16"
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["own-world-eight"] = c
+
+    # elastic 2:4 at each end of its range
+    for name, n in (("elastic-at-min", 2), ("elastic-at-max", 4)):
+        c = healthy()
+        c["workload"] = sts(replicas=n)
+        ps = [pod(i, world=n) for i in range(n)]
+        for p in ps:
+            for e in p["spec"]["containers"][0]["env"]:
+                if e["name"] == "PET_NNODES":
+                    e["value"] = "2:4"
+        c["pods"] = lst("Pod", ps)
+        c["endpointslices"] = slices(ps)
+        out[name] = c
+
+    # six pods with Istio's sidecar: every one named, none "more"
+    c = healthy()
+    c["workload"] = sts(replicas=6)
+    ps = [istio(pod(i, world=6)) for i in range(6)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    c["namespace"] = namespace({"istio-injection": "enabled"})
+    out["istio-six"] = c
+
+    # a NetworkPolicy that drops the rendezvous port, with 65 pods: the sources it is
+    # judged for are the first 64
+    c = copy.deepcopy(out["netpol"])
+    c["workload"] = sts(replicas=65)
+    ps = [pod(i, world=65) for i in range(65)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["netpol-65"] = c
+
     c = healthy()
     c["unread:pods"] = 'forbidden: you may not list pods in namespace ml (HTTP 403: pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "ml")'
     c["unread:mutatingwebhookconfigurations"] = 'forbidden: you may not list mutatingwebhookconfigurations.admissionregistration.k8s.io (cluster-wide) (HTTP 403)'

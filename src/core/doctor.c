@@ -31,13 +31,10 @@ static void read_injected(const char *v, struct pinfo *p)
 	p->injected = 1;
 	if (v == NULL)
 		return;
-	/* a rank of 0 to 2^30 and a world of 1 to 2^30, as distenv writes them; else unknown (-1)
-	 */
-	if (strncmp(v, "rank=", 5) == 0 && v[5] >= '0' && v[5] <= '9' &&
-	    (n = strtol(v + 5, NULL, 10)) <= (1L << 30))
-		p->rank = n;
-	if ((m = strstr(v, "world-size=")) != NULL && (n = strtol(m + 11, NULL, 10)) >= 1 &&
-	    n <= (1L << 30))
+	/* a world of 1 or more, as distenv writes it; else unknown (-1) */
+	if (strncmp(v, "rank=", 5) == 0 && v[5] >= '0' && v[5] <= '9')
+		p->rank = strtol(v + 5, NULL, 10);
+	if ((m = strstr(v, "world-size=")) != NULL && (n = strtol(m + 11, NULL, 10)) >= 1)
 		p->world = n;
 	if ((m = strstr(v, "master=")) != NULL) {
 		snprintf(p->master, sizeof(p->master), "%.*s", (int)strcspn(m + 7, ","), m + 7);

@@ -167,7 +167,8 @@ void doctor_check_ranks(struct doctor_ctx *c)
 		           c->n);
 		return;
 	}
-	/* worlds and groups are at most 2^30 (doctor_want), so total does not overflow */
+	/* the workload's world and groups are at most 2^30 (doctor_want): total does not overflow
+	 */
 	if (c->world < 0 || total > DOCTOR_MAX_PODS * 4) {
 		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
 		           "the workload's world size is not known: ranks not counted");

@@ -6,7 +6,9 @@ the StatefulSet controller, the kubelet and distenv made them; Istio pods as
 Istio's injector shapes them: manifests/charts/istio-control/istio-discovery/
 files/injection-template.yaml). Run it after changing a case; test_doctor reads
 the files, and compares each one's report as text with NAME.txt beside it
-(`GOLDEN_UPDATE=1 build/test/test_doctor` rewrites those: review the diff). Keys: workload, pods, events, service, endpointslices, namespace,
+(`GOLDEN_UPDATE=1 build/test/test_doctor` rewrites those: review the diff).
+doctorKind and doctorName, when present, name the workload doctor is asked about
+(a StatefulSet ddp otherwise). Keys: workload, pods, events, service, endpointslices, namespace,
 networkpolicies, mutatingwebhookconfigurations, webhookendpointslices; a key
 that is absent was not found (404); "unread:KEY" names one that was forbidden.
 """
@@ -554,6 +556,84 @@ def cases():
         c["pods"] = lst("Pod", ps)
         c["endpointslices"] = slices(ps)
         out[name] = c
+
+    # a world of one, distenv.dev/world-size "1" on the template
+    c = healthy()
+    c["workload"] = sts(replicas=1)
+    c["workload"]["spec"]["template"]["metadata"]["annotations"] = {"distenv.dev/world-size": "1"}
+    ps = [pod(0, world=1)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["world-one"] = c
+
+    # an elastic job scaled to 0: its pods terminating
+    c = healthy()
+    c["workload"] = sts(replicas=0)
+    ps = [pod(i, world=2, ready=False) for i in range(2)]
+    for p in ps:
+        p["metadata"]["deletionTimestamp"] = "2026-11-30T10:05:00Z"
+        p["metadata"]["deletionGracePeriodSeconds"] = 30
+        for e in p["spec"]["containers"][0]["env"]:
+            if e["name"] == "PET_NNODES":
+                e["value"] = "2:4"
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["elastic-scaled-to-zero"] = c
+
+    # a LeaderWorkerSet of groups of 2 scaled from 2 groups to 1: group 1's leader (at the
+    # new count of groups) not yet deleted; pods as the LeaderWorkerSet controller makes them
+    # (sigs.k8s.io/lws v0.9.0: the leader StatefulSet lws, each group's workers lws-G)
+    c = healthy()
+    c["doctorKind"] = "LeaderWorkerSet"
+    c["doctorName"] = "lws"
+    c["workload"] = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": "lws", "namespace": NS, "uid": "6d1f2a3b-0000-4000-8000-00000000a101",
+                     "resourceVersion": "4100", "generation": 2, "creationTimestamp": T0},
+        "spec": {"replicas": 1, "startupPolicy": "LeaderCreated",
+                 "rolloutStrategy": {"type": "RollingUpdate",
+                                     "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
+                 "networkConfig": {"subdomainPolicy": "Shared"},
+                 "leaderWorkerTemplate": {
+                     "size": 2, "restartPolicy": "RecreateGroupOnPodRestart",
+                     "workerTemplate": {"metadata": {"labels": {"distenv.dev/inject": "true"}},
+                                        "spec": {"containers": [{"name": "trainer", "image": "train:1",
+                                                                 "resources": {}}]}}}},
+        "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1,
+                   "hpaPodSelector": "leaderworkerset.sigs.k8s.io/name=lws,leaderworkerset.sigs.k8s.io/worker-index=0"}}
+    ps = []
+    for g, r in ((0, 0), (0, 1), (1, 0)):
+        pn = f"lws-{g}" if r == 0 else f"lws-{g}-{r}"
+        p = pod(r, world=2, name="lws")
+        p["metadata"]["name"] = pn
+        p["metadata"]["generateName"] = "lws-" if r == 0 else f"lws-{g}-"
+        p["metadata"]["uid"] = f"0b7e5c1d-0000-4000-8000-0000000c0{g}{r}"
+        p["metadata"]["labels"] = {
+            "distenv.dev/inject": "true", "leaderworkerset.sigs.k8s.io/name": "lws",
+            "leaderworkerset.sigs.k8s.io/group-index": str(g),
+            "leaderworkerset.sigs.k8s.io/worker-index": str(r),
+            "leaderworkerset.sigs.k8s.io/group-key": f"{g}5f3a9c2e7b1d4a6c8e0f2b4d6a8c0e{g}",
+            "leaderworkerset.sigs.k8s.io/template-revision-hash": "7d9c5b6f8",
+            "apps.kubernetes.io/pod-index": str(g if r == 0 else r),
+            "statefulset.kubernetes.io/pod-name": pn}
+        p["metadata"]["annotations"] = {
+            "leaderworkerset.sigs.k8s.io/size": "2",
+            "distenv.dev/injected": f"rank={r},world-size=2,master=lws-{g}.lws.{NS}.svc.{DOMAIN}:29500"}
+        if r:
+            p["metadata"]["annotations"]["leaderworkerset.sigs.k8s.io/leader-name"] = f"lws-{g}"
+        p["metadata"]["ownerReferences"] = [{
+            "apiVersion": "apps/v1", "kind": "StatefulSet", "name": "lws" if r == 0 else f"lws-{g}",
+            "uid": "6d1f2a3b-0000-4000-8000-00000000a102", "controller": True, "blockOwnerDeletion": True}]
+        p["spec"]["hostname"] = pn
+        p["spec"]["subdomain"] = "lws"
+        for e in p["spec"]["containers"][0]["env"]:
+            if e["name"] in ("MASTER_ADDR", "PET_MASTER_ADDR"):
+                e["value"] = f"lws-{g}.lws.{NS}.svc.{DOMAIN}"
+        ps.append(p)
+    c["pods"] = lst("Pod", ps)
+    c["service"] = service(name="lws", selector={"leaderworkerset.sigs.k8s.io/name": "lws"})
+    c["endpointslices"] = slices(ps, svc="lws")
+    out["lws-scaled-down"] = c
 
     # six pods with Istio's sidecar: every one named, none "more"
     c = healthy()

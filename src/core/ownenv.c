@@ -208,6 +208,7 @@ static int addr_place(const struct topology *t, const char *own, char *host, siz
 static void warn_text(char *msg, size_t len, const char *cname, const char *name, const char *own,
                       const char *how, const char *world, const char *effect)
 {
+	const char *cut = strlen(cname) > 20 ? "..." : ""; /* the short forms' name: 20 at most */
 	int n = snprintf(msg, len, "distenv: container %s: %s=%s%s, not distenv's %s: %s", cname,
 	                 name, own, how, world, effect);
 
@@ -218,17 +219,17 @@ static void warn_text(char *msg, size_t len, const char *cname, const char *name
 	if (n >= 0 && n < 120 && (size_t)n < len)
 		return;
 	n = snprintf(msg, len,
-	             "distenv: container %.20s... keeps its own %s (render shows both): %s", cname,
-	             name, effect);
+	             "distenv: container %.20s%s keeps its own %s (render shows both): %s", cname,
+	             cut, name, effect);
 	if (n >= 0 && n < 120 && (size_t)n < len)
 		return;
 	/* the effect is never cut either: render prints both values and it whole */
-	n = snprintf(msg, len, "distenv: container %.20s... keeps its own %s: %s", cname, name,
+	n = snprintf(msg, len, "distenv: container %.20s%s keeps its own %s: %s", cname, cut, name,
 	             effect);
 	if (n >= 0 && n < 120 && (size_t)n < len)
 		return;
-	snprintf(msg, len, "distenv: container %.20s... keeps its own %.40s (render shows both)",
-	         cname, name);
+	snprintf(msg, len, "distenv: container %.20s%s keeps its own %.40s (render shows both)",
+	         cname, cut, name);
 }
 
 enum ownenv_verdict ownenv_judge(const struct topology *t, const char *cname, const char *name,

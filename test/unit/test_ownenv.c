@@ -354,8 +354,8 @@ static void test_rdzv_conf_unmerged(void)
  * A warning's forms at 120 characters, the edge of the API server's guidance:
  * the whole one of 119 is kept, one of 120 gives way to the next form, which is
  * kept at 119 and gives way at 120 (WORLD_SIZE=32 or a 40-digit value, a
- * container name sized to the edge). The short form's "..." follows the name
- * even when it is whole.
+ * container name sized to the edge). The short forms cut a name past 20
+ * characters, and only then write "..." after it.
  */
 static void test_warn_edges(void)
 {
@@ -367,13 +367,19 @@ static void test_warn_edges(void)
 	     "distenv: container ccccccccccccccccc: WORLD_SIZE=32, not distenv's 4: env:// waits "
 	     "for that many; torchrun sets its own"},
 	    {18, "32",
-	     "distenv: container cccccccccccccccccc... keeps its own WORLD_SIZE: env:// waits for "
+	     "distenv: container cccccccccccccccccc keeps its own WORLD_SIZE: env:// waits for "
 	     "that many; torchrun sets its own"},
+	    {20, "32",
+	     "distenv: container cccccccccccccccccccc keeps its own WORLD_SIZE: env:// waits for "
+	     "that many; torchrun sets its own"},
+	    {21, "32",
+	     "distenv: container cccccccccccccccccccc... keeps its own WORLD_SIZE: env:// waits "
+	     "for that many; torchrun sets its own"},
 	    {4, "3333333333333333333333333333333333333333",
 	     "distenv: container cccc keeps its own WORLD_SIZE (render shows both): env:// waits "
 	     "for that many; torchrun sets its own"},
 	    {5, "3333333333333333333333333333333333333333",
-	     "distenv: container ccccc... keeps its own WORLD_SIZE: env:// waits for that many; "
+	     "distenv: container ccccc keeps its own WORLD_SIZE: env:// waits for that many; "
 	     "torchrun sets its own"},
 	};
 	size_t i;
@@ -520,9 +526,10 @@ static void test_addr_warn_edge(void)
 }
 
 /*
- * The shorter forms at 120 characters: NNODES's form with the name cut and no
- * values is kept at 119 (a container name of 16) and gives way at 120 (17) to
- * the last, which names the variable alone; MASTER_PORT's wrong-value warning
+ * The shorter forms at 120 characters: NNODES's form without the values is
+ * kept at 119 (a container name of 19) and gives way at 120 (20) to the last,
+ * which names the variable alone, the name whole to 20 characters and cut with
+ * "..." past them (21); MASTER_PORT's wrong-value warning
  * with a long container name is exactly 120 in the cut form with "render shows
  * both", so the next form is given.
  */
@@ -533,10 +540,12 @@ static void test_short_form_edges(void)
 		size_t cname;
 		const char *want;
 	} cases[] = {
-	    {16, "distenv: container cccccccccccccccc... keeps its own NNODES: a launcher given "
+	    {19, "distenv: container ccccccccccccccccccc keeps its own NNODES: a launcher given "
 	         "--nnodes $NNODES waits for that many pods"},
-	    {17,
-	     "distenv: container ccccccccccccccccc... keeps its own NNODES (render shows both)"},
+	    {20,
+	     "distenv: container cccccccccccccccccccc keeps its own NNODES (render shows both)"},
+	    {21,
+	     "distenv: container cccccccccccccccccccc... keeps its own NNODES (render shows both)"},
 	};
 	char msg[600], cname[64];
 	struct topology t;

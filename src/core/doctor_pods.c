@@ -169,9 +169,16 @@ void doctor_check_ranks(struct doctor_ctx *c)
 	}
 	/* the workload's world and groups are at most 2^30 (doctor_want): total does not overflow
 	 */
-	if (c->world < 0 || total > DOCTOR_MAX_PODS * 4) {
+	if (c->world < 0) {
 		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
 		           "the workload's world size is not known: ranks not counted");
+		return;
+	}
+	if (total > DOCTOR_MAX_PODS * 4) {
+		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
+		           "the workload's %ld ranks are more than doctor counts (%d): ranks not "
+		           "counted",
+		           total, DOCTOR_MAX_PODS * 4);
 		return;
 	}
 	seen = calloc((size_t)total, 1);

@@ -363,7 +363,7 @@ static void test_text_goldens(void)
 	}
 	if (d != NULL)
 		closedir(d);
-	CHECK(n >= 44, "%d fixtures read, want every one of " FX_DIR " (44)", n);
+	CHECK(n >= 46, "%d fixtures read, want every one of " FX_DIR " (46)", n);
 }
 
 /*

@@ -458,6 +458,19 @@ def cases():
     c["endpointslices"] = slices(ps)
     out["world-16384"] = c
 
+    # one rank more than the ranks check counts
+    c = healthy()
+    c["workload"] = sts(replicas=16385)
+    ps = [pod(0, world=16385)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    out["world-16385"] = c
+
+    # a world-size on the template that is no number: the world is not known
+    c = healthy()
+    c["workload"]["spec"]["template"]["metadata"]["annotations"] = {"distenv.dev/world-size": "many"}
+    out["world-size-bad"] = c
+
     # one pod (of three) without the opt-in label: made before the label was added
     c = healthy()
     ps = [pod(i) for i in range(3)]

@@ -305,10 +305,11 @@ static void test_text_whole(void)
 }
 
 /*
- * Every fixture's report as text, whole, against NAME.txt beside it: the words a
- * user reads for each broken job (each list's separators, its counts, where it
- * is cut), not only the first cause. GOLDEN_UPDATE=1 rewrites the .txt files
- * (review the diff); in CI (CI=true) that is refused.
+ * Every fixture's report whole, as text against NAME.txt beside it and as -o
+ * json against NAME.json-out: the words a user reads for each broken job (each
+ * list's separators, its counts, where it is cut) and each check's id and
+ * state, not only the first cause. GOLDEN_UPDATE=1 rewrites them (review the
+ * diff); in CI (CI=true) that is refused.
  */
 static void test_text_goldens(void)
 {
@@ -326,6 +327,7 @@ static void test_text_goldens(void)
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name), len = 0;
 		char name[128], path[256];
+		int form;
 		struct doctor_report *r;
 		struct doctor_input in;
 		struct strbuf sb;
@@ -342,21 +344,28 @@ static void test_text_goldens(void)
 			cJSON_Delete(fx);
 			continue;
 		}
-		strbuf_init(&sb);
-		doctor_print_text(&in, r, &sb);
-		snprintf(path, sizeof(path), FX_DIR "%s.txt", name);
-		if (update) {
-			FILE *f = fopen(path, "w");
-			CHECK(f != NULL && fputs(sb.buf ? sb.buf : "", f) >= 0 && fclose(f) == 0,
-			      "%s: cannot write", path);
-		} else {
-			want = test_read(path, &len);
-			CHECK(want != NULL && sb.buf != NULL && strcmp(sb.buf, want) == 0,
-			      "%s: text differs from %s:\n%s", name, path, sb.buf ? sb.buf : "");
-			free(want);
+		for (form = 0; form < 2; form++) {
+			strbuf_init(&sb);
+			if (form == 0)
+				doctor_print_text(&in, r, &sb);
+			else
+				doctor_print_json(&in, r, &sb);
+			snprintf(path, sizeof(path), FX_DIR "%s%s", name,
+			         form == 0 ? ".txt" : ".json-out");
+			if (update) {
+				FILE *f = fopen(path, "w");
+				CHECK(f != NULL && fputs(sb.buf ? sb.buf : "", f) >= 0 &&
+				          fclose(f) == 0,
+				      "%s: cannot write", path);
+			} else {
+				want = test_read(path, &len);
+				CHECK(want != NULL && sb.buf != NULL && strcmp(sb.buf, want) == 0,
+				      "%s: differs from %s:\n%s", name, path, sb.buf ? sb.buf : "");
+				free(want);
+			}
+			strbuf_free(&sb);
 		}
 		n++;
-		strbuf_free(&sb);
 		free((char *)in.service_name);
 		cJSON_Delete(fx);
 		free(r);

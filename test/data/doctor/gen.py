@@ -5,8 +5,9 @@ kube-apiserver v1.36 returns them (Lists with apiVersion/kind/metadata, pods as
 the StatefulSet controller, the kubelet and distenv made them; Istio pods as
 Istio's injector shapes them: manifests/charts/istio-control/istio-discovery/
 files/injection-template.yaml). Run it after changing a case; test_doctor reads
-the files, and compares each one's report as text with NAME.txt beside it
-(`GOLDEN_UPDATE=1 build/test/test_doctor` rewrites those: review the diff).
+the files, and compares each one's report as text with NAME.txt beside it and as
+-o json with NAME.json-out (`GOLDEN_UPDATE=1 build/test/test_doctor` rewrites
+those: review the diff).
 doctorKind and doctorName, when present, name the workload doctor is asked about
 (a StatefulSet ddp otherwise). Keys: workload, pods, events, service, endpointslices, namespace,
 networkpolicies, mutatingwebhookconfigurations, webhookendpointslices; a key

@@ -476,13 +476,18 @@ def main():
             f, c, lines, order, mobj = st["f"], totals[st["f"]], st["lines"], st["order"], st["mobj"]
             mut_lines = list(lines)
             mut_lines[ln - 1] = m
-            with open(st["src"], "w") as fh:
-                fh.write("".join(mut_lines))
-            try:
-                ok, _err = b.compile(st["src"], mobj)
-            finally:
+
+            def compile_mutant(bb, obj):
+                """The mutated file compiled in build bb into obj, the file put back."""
                 with open(st["src"], "w") as fh:
-                    fh.write(st["text"])
+                    fh.write("".join(mut_lines))
+                try:
+                    return bb.compile(st["src"], obj)[0]
+                finally:
+                    with open(st["src"], "w") as fh:
+                        fh.write(st["text"])
+
+            ok = compile_mutant(b, mobj)
             rec = dict(file=f, line=ln, orig=esc(o), mutant=esc(m))
             if not ok:
                 c["invalid"] += 1
@@ -501,14 +506,7 @@ def main():
                 # memory that happens to hold zeros) fails CI's sanitizer tier
                 sb = san_build()
                 smobj = mobj[:-2] + "-san.o"
-                with open(st["src"], "w") as fh:
-                    fh.write("".join(mut_lines))
-                try:
-                    ok, _err = sb.compile(st["src"], smobj)
-                finally:
-                    with open(st["src"], "w") as fh:
-                        fh.write(st["text"])
-                if not ok:
+                if not compile_mutant(sb, smobj):
                     raise SystemExit("mutation-score: %s:%d compiles, but not with the "
                                      "sanitizers" % (f, ln))
                 by = unit_tier(sb, f, smobj, order, logf) or None

@@ -247,6 +247,23 @@ def istio(p, exclude_in=None):
     return p
 
 
+def denial(what, pod_name="ddp-0", count=1):
+    """The StatefulSet controller's FailedCreate event for a pod distenv denied with what."""
+    return event("StatefulSet", "ddp", "FailedCreate",
+                 f'create Pod {pod_name} in StatefulSet ddp failed error: admission webhook '
+                 f'"pods.distenv.dev" denied the request: distenv: {what}', count=count)
+
+
+def sized(n, pods=None):
+    """The healthy job made a StatefulSet of n replicas with these pods (each of world n)."""
+    c = healthy()
+    c["workload"] = sts(replicas=n)
+    ps = pods if pods is not None else [pod(i, world=n) for i in range(n)]
+    c["pods"] = lst("Pod", ps)
+    c["endpointslices"] = slices(ps)
+    return c
+
+
 def cases():
     out = {"healthy": healthy()}
 
@@ -379,10 +396,7 @@ def cases():
     c = healthy()
     c["pods"] = lst("Pod", [])
     c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
-    c["events"] = lst("Event", [event(
-        "StatefulSet", "ddp", "FailedCreate",
-        'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" denied the '
-        'request: distenv: distenv.dev/world-size "many" is not a whole number', count=5)])
+    c["events"] = lst("Event", [denial('distenv.dev/world-size "many" is not a whole number', count=5)])
     out["denied"] = c
 
     c = healthy()
@@ -444,28 +458,13 @@ def cases():
     # -- the edges of the checks' lists and counts --
 
     # sixteen ranks missing: every one named, none "more"
-    c = healthy()
-    c["workload"] = sts(replicas=17)
-    ps = [pod(0, world=17)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
-    out["sixteen-missing"] = c
+    out["sixteen-missing"] = sized(17, [pod(0, world=17)])
 
     # a workload of 16,384 ranks (DOCTOR_MAX_PODS x 4, the most the ranks check counts), one pod
-    c = healthy()
-    c["workload"] = sts(replicas=16384)
-    ps = [pod(0, world=16384)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
-    out["world-16384"] = c
+    out["world-16384"] = sized(16384, [pod(0, world=16384)])
 
     # one rank more than the ranks check counts
-    c = healthy()
-    c["workload"] = sts(replicas=16385)
-    ps = [pod(0, world=16385)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
-    out["world-16385"] = c
+    out["world-16385"] = sized(16385, [pod(0, world=16385)])
 
     # a world-size on the template that is no number: the world is not known
     c = healthy()
@@ -525,59 +524,40 @@ def cases():
 
     # an old denial, since fixed: every rank has its pod
     c = healthy()
-    c["events"] = lst("Event", [event(
-        "StatefulSet", "ddp", "FailedCreate",
-        'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" denied the '
-        'request: distenv: distenv.dev/world-size "many" is not a whole number', count=3)])
+    c["events"] = lst("Event", [denial('distenv.dev/world-size "many" is not a whole number', count=3)])
     out["old-denial"] = c
 
     # two denials at the same second: the one listed last is quoted
     c = healthy()
     c["pods"] = lst("Pod", [])
     c["endpointslices"] = lst("EndpointSlice", [], api="discovery.k8s.io/v1")
-    e1 = event("StatefulSet", "ddp", "FailedCreate",
-               'create Pod ddp-0 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" '
-               'denied the request: distenv: distenv.dev/world-size "many" is not a whole number', count=2)
-    e2 = event("StatefulSet", "ddp", "FailedCreate",
-               'create Pod ddp-1 in StatefulSet ddp failed error: admission webhook "pods.distenv.dev" '
-               'denied the request: distenv: distenv.dev/port "http" is not a port', count=2)
+    e1 = denial('distenv.dev/world-size "many" is not a whole number', count=2)
+    e2 = denial('distenv.dev/port "http" is not a port', pod_name="ddp-1", count=2)
     e2["metadata"]["name"] = "ddp.18a3f0c2d1e4b5a7"
     c["events"] = lst("Event", [e1, e2])
     out["denied-twice"] = c
 
     # eight ranks whose container sets WORLD_SIZE to the GPUs (16), rank 0's included:
     # the user's value wins, distenv wrote none of its own
-    c = healthy()
-    c["workload"] = sts(replicas=8)
-    ps = [pod(i, world=8) for i in range(8)]
-    for p in ps:
+    c = sized(8)
+    for p in c["pods"]["items"]:
         for e in p["spec"]["containers"][0]["env"]:
             if e["name"] == "WORLD_SIZE":
                 e["value"] = "16"
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
     out["own-world-eight"] = c
 
     # elastic 2:4 at each end of its range
     for name, n in (("elastic-at-min", 2), ("elastic-at-max", 4)):
-        c = healthy()
-        c["workload"] = sts(replicas=n)
-        ps = [pod(i, world=n) for i in range(n)]
-        for p in ps:
+        c = sized(n)
+        for p in c["pods"]["items"]:
             for e in p["spec"]["containers"][0]["env"]:
                 if e["name"] == "PET_NNODES":
                     e["value"] = "2:4"
-        c["pods"] = lst("Pod", ps)
-        c["endpointslices"] = slices(ps)
         out[name] = c
 
     # a world of one, distenv.dev/world-size "1" on the template
-    c = healthy()
-    c["workload"] = sts(replicas=1)
+    c = sized(1)
     c["workload"]["spec"]["template"]["metadata"]["annotations"] = {"distenv.dev/world-size": "1"}
-    ps = [pod(0, world=1)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
     out["world-one"] = c
 
     # an elastic job scaled to 0: its pods terminating
@@ -650,21 +630,14 @@ def cases():
     out["lws-scaled-down"] = c
 
     # six pods with Istio's sidecar: every one named, none "more"
-    c = healthy()
-    c["workload"] = sts(replicas=6)
-    ps = [istio(pod(i, world=6)) for i in range(6)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
+    c = sized(6, [istio(pod(i, world=6)) for i in range(6)])
     c["namespace"] = namespace({"istio-injection": "enabled"})
     out["istio-six"] = c
 
     # a NetworkPolicy that drops the rendezvous port, with 65 pods: the sources it is
     # judged for are the first 64
-    c = copy.deepcopy(out["netpol"])
-    c["workload"] = sts(replicas=65)
-    ps = [pod(i, world=65) for i in range(65)]
-    c["pods"] = lst("Pod", ps)
-    c["endpointslices"] = slices(ps)
+    c = sized(65)
+    c["networkpolicies"] = out["netpol"]["networkpolicies"]
     out["netpol-65"] = c
 
     c = healthy()

@@ -96,6 +96,45 @@ static void test_multislice(void)
 	}
 }
 
+/*
+ * Slices of three hosts, two of them in one replicated Job (a: 2 Jobs x 3 pods,
+ * b: 1 x 3): each rank's slice is its own Job's, the last pod of a's second Job
+ * (rank 5) included, not the whole of a.
+ */
+static void test_multislice_three(void)
+{
+	static const char *const hosts[3] = {
+	    "js-a-0-0.js.ml.svc.cluster.local,js-a-0-1.js.ml.svc.cluster.local,"
+	    "js-a-0-2.js.ml.svc.cluster.local",
+	    "js-a-1-0.js.ml.svc.cluster.local,js-a-1-1.js.ml.svc.cluster.local,"
+	    "js-a-1-2.js.ml.svc.cluster.local",
+	    "js-b-0-0.js.ml.svc.cluster.local,js-b-0-1.js.ml.svc.cluster.local,"
+	    "js-b-0-2.js.ml.svc.cluster.local"};
+	struct topology t;
+	struct env_list env;
+	long r;
+
+	jobset(&t, 3);
+	jobset_state(&t)->rjobs[0].pods = 3;
+	jobset_state(&t)->rjobs[1].first = 6;
+	t.world_size = 9;
+	for (r = 0; r < t.world_size; r++) {
+		char want[24];
+		t.rank = r;
+		if (env_build(&t, &env) != 0) {
+			CHECK(0, "rank %ld: env_build", r);
+			continue;
+		}
+		snprintf(want, sizeof(want), "%ld", r % 3);
+		CHECK_STR(get(&env, "TPU_WORKER_ID"), want, "worker id in its slice");
+		snprintf(want, sizeof(want), "%ld", r / 3);
+		CHECK_STR(get(&env, "MEGASCALE_SLICE_ID"), want, "slice id");
+		CHECK_STR(get(&env, "MEGASCALE_NUM_SLICES"), "3", "slices");
+		CHECK_STR(get(&env, "TPU_WORKER_HOSTNAMES"), hosts[r / 3], "slice hosts");
+		env_list_free(&env);
+	}
+}
+
 /* One slice (a StatefulSet): MEGASCALE_* say one slice, no port. */
 static void test_single_slice(void)
 {
@@ -194,6 +233,7 @@ static void test_row(void)
 int main(void)
 {
 	test_multislice();
+	test_multislice_three();
 	test_single_slice();
 	test_refuse();
 	test_row();

@@ -98,26 +98,36 @@ static void test_multislice(void)
 
 /*
  * Slices of three hosts, two of them in one replicated Job (a: 2 Jobs x 3 pods,
- * b: 1 x 3): each rank's slice is its own Job's, the last pod of a's second Job
- * (rank 5) included, not the whole of a.
+ * b: 1 x 3, c: 1 x 3): each rank's slice is its own Job's, the last pod of a's
+ * second Job (rank 5) included, not the whole of a, and c's slice id counts the
+ * Jobs of every replicated Job before it (3), not of the one before it alone.
  */
 static void test_multislice_three(void)
 {
-	static const char *const hosts[3] = {
+	static const char *const hosts[4] = {
 	    "js-a-0-0.js.ml.svc.cluster.local,js-a-0-1.js.ml.svc.cluster.local,"
 	    "js-a-0-2.js.ml.svc.cluster.local",
 	    "js-a-1-0.js.ml.svc.cluster.local,js-a-1-1.js.ml.svc.cluster.local,"
 	    "js-a-1-2.js.ml.svc.cluster.local",
 	    "js-b-0-0.js.ml.svc.cluster.local,js-b-0-1.js.ml.svc.cluster.local,"
-	    "js-b-0-2.js.ml.svc.cluster.local"};
+	    "js-b-0-2.js.ml.svc.cluster.local",
+	    "js-c-0-0.js.ml.svc.cluster.local,js-c-0-1.js.ml.svc.cluster.local,"
+	    "js-c-0-2.js.ml.svc.cluster.local"};
 	struct topology t;
 	struct env_list env;
+	struct jobset_state *js;
 	long r;
 
 	jobset(&t, 3);
-	jobset_state(&t)->rjobs[0].pods = 3;
-	jobset_state(&t)->rjobs[1].first = 6;
-	t.world_size = 9;
+	js = jobset_state(&t);
+	js->rjobs[0].pods = 3;
+	js->rjobs[1].first = 6;
+	js->n_rjobs = 3;
+	strcpy(js->rjobs[2].name, "c");
+	js->rjobs[2].jobs = 1;
+	js->rjobs[2].pods = 3;
+	js->rjobs[2].first = 9;
+	t.world_size = 12;
 	for (r = 0; r < t.world_size; r++) {
 		char want[24];
 		t.rank = r;
@@ -129,7 +139,7 @@ static void test_multislice_three(void)
 		CHECK_STR(get(&env, "TPU_WORKER_ID"), want, "worker id in its slice");
 		snprintf(want, sizeof(want), "%ld", r / 3);
 		CHECK_STR(get(&env, "MEGASCALE_SLICE_ID"), want, "slice id");
-		CHECK_STR(get(&env, "MEGASCALE_NUM_SLICES"), "3", "slices");
+		CHECK_STR(get(&env, "MEGASCALE_NUM_SLICES"), "4", "slices");
 		CHECK_STR(get(&env, "TPU_WORKER_HOSTNAMES"), hosts[r / 3], "slice hosts");
 		env_list_free(&env);
 	}

@@ -993,57 +993,75 @@ static void test_per_template(void)
 /*
  * A JobSet of 16, 17 and 18 opted-in replicated Jobs: every template is read
  * (the view keeps 17, one past the limit, and no more), 16 are allowed, 17
- * and 18 refused with the words.
+ * and 18 refused with the words; with Kueue's elastic-job too, whose check
+ * reads every template the view kept.
  */
 static void test_many_rjobs(void)
 {
 	static const int counts[] = {16, 17, 18};
 	struct config cfg;
 	size_t i;
+	int kueue;
 
 	config_defaults(&cfg);
-	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		char obj[16384], want[256];
-		struct validation v;
-		cJSON *o;
-		int k;
+	/* and again with Kueue's elastic-job: every template is asked for distenv.dev/elastic */
+	for (kueue = 0; kueue < 2; kueue++)
+		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+			char obj[16384], want[256];
+			struct validation v;
+			cJSON *o;
+			int k;
 
-		/* a distenv.dev/ annotation on the JobSet itself: each template is asked for it */
-		snprintf(obj, sizeof(obj),
-		         "{\"metadata\":{\"name\":\"js\",\"annotations\":{\"distenv.dev/port\":"
-		         "\"1234\"}},\"spec\":{\"replicatedJobs\":[");
-		for (k = 0; k < counts[i]; k++)
+			/* a distenv.dev/ annotation on the JobSet itself: each template is asked
+			 * for it */
 			snprintf(
-			    obj + strlen(obj), sizeof(obj) - strlen(obj),
-			    "%s{\"name\":\"r%d\",\"replicas\":1,\"template\":{\"spec\":{"
-			    "\"completions\":1,\"parallelism\":1,\"completionMode\":\"Indexed\","
-			    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/inject\":"
-			    "\"true\"}},\"spec\":{\"containers\":[{\"name\":\"t\"}]}}}}}",
-			    k ? "," : "", k);
-		snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
-		o = cJSON_Parse(obj);
-		validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
-		/* the look-up's words (kind_jobset.c's parse): each pod would be refused so */
-		snprintf(want, sizeof(want),
-		         "distenv: JobSet ml/js has %d replicated Jobs, more than distenv's limit "
-		         "of 16",
-		         counts[i]);
-		if (counts[i] <= 16)
-			CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'",
-			      counts[i], v.denial);
-		else
-			CHECK(v.opted_in && v.n_problems == 1 && strcmp(v.denial, want) == 0 &&
-			          v.reason == DENY_LIMIT,
-			      "%d replicated Jobs: '%s' (reason %d)", counts[i], v.denial,
-			      (int)v.reason);
-		CHECK(v.n_warnings == 1 &&
-		          strcmp(v.warnings[0],
-		                 "distenv: distenv.dev/port is on the JobSet, not its "
-		                 "pod template: ignored; move it there") == 0,
-		      "%d replicated Jobs: %d warnings, '%s'", counts[i], v.n_warnings,
-		      v.n_warnings ? v.warnings[0] : "");
-		cJSON_Delete(o);
-	}
+			    obj, sizeof(obj),
+			    "{\"metadata\":{\"name\":\"js\",\"annotations\":{\"distenv.dev/port\":"
+			    "\"1234\"%s}},\"spec\":{\"replicatedJobs\":[",
+			    kueue ? ",\"kueue.x-k8s.io/elastic-job\":\"true\"" : "");
+			for (k = 0; k < counts[i]; k++)
+				snprintf(
+				    obj + strlen(obj), sizeof(obj) - strlen(obj),
+				    "%s{\"name\":\"r%d\",\"replicas\":1,\"template\":{\"spec\":{"
+				    "\"completions\":1,\"parallelism\":1,\"completionMode\":"
+				    "\"Indexed\","
+				    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/"
+				    "inject\":"
+				    "\"true\"}},\"spec\":{\"containers\":[{\"name\":\"t\"}]}}}}}",
+				    k ? "," : "", k);
+			snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
+			o = cJSON_Parse(obj);
+			validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
+			/* the look-up's words (kind_jobset.c's parse): each pod would be refused so
+			 */
+			snprintf(want, sizeof(want),
+			         "distenv: JobSet ml/js has %d replicated Jobs, more than "
+			         "distenv's limit "
+			         "of 16",
+			         counts[i]);
+			if (counts[i] <= 16)
+				CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'",
+				      counts[i], v.denial);
+			else
+				CHECK(v.opted_in && v.n_problems == 1 &&
+				          strcmp(v.denial, want) == 0 && v.reason == DENY_LIMIT,
+				      "%d replicated Jobs: '%s' (reason %d)", counts[i], v.denial,
+				      (int)v.reason);
+			CHECK(
+			    v.n_warnings == 1 + kueue &&
+			        strcmp(v.warnings[0],
+			               "distenv: distenv.dev/port is on the JobSet, not its "
+			               "pod template: ignored; move it there") == 0 &&
+			        (!kueue ||
+			         strcmp(
+			             v.warnings[1],
+			             "distenv: kueue.x-k8s.io/elastic-job resizes JobSet js while "
+			             "it runs: set distenv.dev/elastic MIN:MAX") == 0),
+			    "%d replicated Jobs%s: %d warnings, '%s'", counts[i],
+			    kueue ? ", Kueue elastic" : "", v.n_warnings,
+			    v.n_warnings ? v.warnings[v.n_warnings - 1] : "");
+			cJSON_Delete(o);
+		}
 }
 
 /*

@@ -167,13 +167,12 @@ void doctor_check_ranks(struct doctor_ctx *c)
 		           c->n);
 		return;
 	}
-	/* the workload's world and groups are at most 2^30 (doctor_want): total does not overflow
-	 */
 	if (c->world < 0) {
 		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
 		           "the workload's world size is not known: ranks not counted");
 		return;
 	}
+	/* world and groups are at most 2^30 each (doctor_want): total did not overflow */
 	if (total > DOCTOR_MAX_PODS * 4) {
 		doctor_add(c->r, DOCTOR_UNKNOWN, "ranks", NULL,
 		           "the workload's %ld ranks are more than doctor counts (%d): ranks not "

@@ -501,7 +501,12 @@ def main():
             if by is False:
                 c["invalid"] += 1  # it compiles alone but does not link
                 return False
-            if by is None and not a.no_sanitizers:
+            listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
+                               esc(lines[ln]) if ln < len(lines) else "")
+            # a listed one is not sent on in a sample: its sanitized build (once, about
+            # 100 s) would eat the sample's time; the full form sends it, and says which
+            # listed entries were killed
+            if by is None and not a.no_sanitizers and not (a.sample and listed):
                 # what the plain build cannot see (a read one past an array, into
                 # memory that happens to hold zeros) fails CI's sanitizer tier
                 sb = san_build()
@@ -510,8 +515,6 @@ def main():
                     raise SystemExit("mutation-score: %s:%d compiles, but not with the "
                                      "sanitizers" % (f, ln))
                 by = unit_tier(sb, f, smobj, order, logf) or None
-            listed = listed_as(f, esc(o), esc(m), esc(lines[ln - 2]) if ln >= 2 else "",
-                               esc(lines[ln]) if ln < len(lines) else "")
             # a listed equivalent the unit tests let live is not sent to the
             # integration tier: no test can tell it from the original
             if by is None and not listed and not a.no_integration:

@@ -991,6 +991,71 @@ static void test_per_template(void)
 }
 
 /*
+ * Appends to the JobSet JSON in obj (of size bytes) a replicated Job name of one
+ * Job of one pod, Indexed and opted in, its template annotated with anns (JSON
+ * members; NULL: none), after a comma unless it is the list's first.
+ */
+static void append_rjob(char *obj, size_t size, const char *name, const char *anns)
+{
+	size_t used = strlen(obj);
+
+	snprintf(obj + used, size - used,
+	         "%s{\"name\":\"%s\",\"replicas\":1,\"template\":{\"spec\":{\"completions\":1,"
+	         "\"parallelism\":1,\"completionMode\":\"Indexed\",\"template\":{\"metadata\":{"
+	         "\"labels\":{\"distenv.dev/inject\":\"true\"}%s%s%s},\"spec\":{\"containers\":[{"
+	         "\"name\":\"t\"}]}}}}}",
+	         used > 0 && obj[used - 1] == '[' ? "" : ",", name,
+	         anns ? ",\"annotations\":{" : "", anns ? anns : "", anns ? "}" : "");
+}
+
+/*
+ * A JobSet of count opted-in replicated Jobs, with distenv.dev/port on the
+ * JobSet itself (each template is asked for it) and, when kueue, Kueue's
+ * elastic-job (each template is asked for distenv.dev/elastic): up to 16
+ * allowed, above refused with the look-up's words (kind_jobset.c's parse),
+ * each pod's; the warnings as they are either way.
+ */
+static void check_many_rjobs(const struct config *cfg, int count, int kueue)
+{
+	char obj[16384], want[256];
+	struct validation v;
+	cJSON *o;
+	int k;
+
+	snprintf(obj, sizeof(obj),
+	         "{\"metadata\":{\"name\":\"js\",\"annotations\":{\"distenv.dev/port\":"
+	         "\"1234\"%s}},\"spec\":{\"replicatedJobs\":[",
+	         kueue ? ",\"kueue.x-k8s.io/elastic-job\":\"true\"" : "");
+	for (k = 0; k < count; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "r%d", k);
+		append_rjob(obj, sizeof(obj), name, NULL);
+	}
+	snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
+	o = cJSON_Parse(obj);
+	validate_workload(o, "JobSet", "ml", cfg, NULL, NULL, &v);
+	snprintf(want, sizeof(want),
+	         "distenv: JobSet ml/js has %d replicated Jobs, more than distenv's limit of 16",
+	         count);
+	if (count <= 16)
+		CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'", count, v.denial);
+	else
+		CHECK(v.opted_in && v.n_problems == 1 && strcmp(v.denial, want) == 0 &&
+		          v.reason == DENY_LIMIT,
+		      "%d replicated Jobs: '%s' (reason %d)", count, v.denial, (int)v.reason);
+	CHECK(v.n_warnings == 1 + kueue &&
+	          strcmp(v.warnings[0], "distenv: distenv.dev/port is on the JobSet, not its pod "
+	                                "template: ignored; move it there") == 0 &&
+	          (!kueue || strcmp(v.warnings[1], "distenv: kueue.x-k8s.io/elastic-job resizes "
+	                                           "JobSet js while it runs: set "
+	                                           "distenv.dev/elastic MIN:MAX") == 0),
+	      "%d replicated Jobs%s: %d warnings, '%s'", count, kueue ? ", Kueue elastic" : "",
+	      v.n_warnings, v.n_warnings ? v.warnings[v.n_warnings - 1] : "");
+	cJSON_Delete(o);
+}
+
+/*
  * A JobSet of 16, 17 and 18 opted-in replicated Jobs: every template is read
  * (the view keeps 17, one past the limit, and no more), 16 are allowed, 17
  * and 18 refused with the words; with Kueue's elastic-job too, whose check
@@ -1004,64 +1069,9 @@ static void test_many_rjobs(void)
 	int kueue;
 
 	config_defaults(&cfg);
-	/* and again with Kueue's elastic-job: every template is asked for distenv.dev/elastic */
 	for (kueue = 0; kueue < 2; kueue++)
-		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-			char obj[16384], want[256];
-			struct validation v;
-			cJSON *o;
-			int k;
-
-			/* a distenv.dev/ annotation on the JobSet itself: each template is asked
-			 * for it */
-			snprintf(
-			    obj, sizeof(obj),
-			    "{\"metadata\":{\"name\":\"js\",\"annotations\":{\"distenv.dev/port\":"
-			    "\"1234\"%s}},\"spec\":{\"replicatedJobs\":[",
-			    kueue ? ",\"kueue.x-k8s.io/elastic-job\":\"true\"" : "");
-			for (k = 0; k < counts[i]; k++)
-				snprintf(
-				    obj + strlen(obj), sizeof(obj) - strlen(obj),
-				    "%s{\"name\":\"r%d\",\"replicas\":1,\"template\":{\"spec\":{"
-				    "\"completions\":1,\"parallelism\":1,\"completionMode\":"
-				    "\"Indexed\","
-				    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/"
-				    "inject\":"
-				    "\"true\"}},\"spec\":{\"containers\":[{\"name\":\"t\"}]}}}}}",
-				    k ? "," : "", k);
-			snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
-			o = cJSON_Parse(obj);
-			validate_workload(o, "JobSet", "ml", &cfg, NULL, NULL, &v);
-			/* the look-up's words (kind_jobset.c's parse): each pod would be refused so
-			 */
-			snprintf(want, sizeof(want),
-			         "distenv: JobSet ml/js has %d replicated Jobs, more than "
-			         "distenv's limit "
-			         "of 16",
-			         counts[i]);
-			if (counts[i] <= 16)
-				CHECK(v.opted_in && v.n_problems == 0, "%d replicated Jobs: '%s'",
-				      counts[i], v.denial);
-			else
-				CHECK(v.opted_in && v.n_problems == 1 &&
-				          strcmp(v.denial, want) == 0 && v.reason == DENY_LIMIT,
-				      "%d replicated Jobs: '%s' (reason %d)", counts[i], v.denial,
-				      (int)v.reason);
-			CHECK(
-			    v.n_warnings == 1 + kueue &&
-			        strcmp(v.warnings[0],
-			               "distenv: distenv.dev/port is on the JobSet, not its "
-			               "pod template: ignored; move it there") == 0 &&
-			        (!kueue ||
-			         strcmp(
-			             v.warnings[1],
-			             "distenv: kueue.x-k8s.io/elastic-job resizes JobSet js while "
-			             "it runs: set distenv.dev/elastic MIN:MAX") == 0),
-			    "%d replicated Jobs%s: %d warnings, '%s'", counts[i],
-			    kueue ? ", Kueue elastic" : "", v.n_warnings,
-			    v.n_warnings ? v.warnings[v.n_warnings - 1] : "");
-			cJSON_Delete(o);
-		}
+		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+			check_many_rjobs(&cfg, counts[i], kueue);
 }
 
 /*
@@ -1099,14 +1109,7 @@ static void test_denial_full(void)
 
 			memset(name, 'a' + k, sizeof(name));
 			name[k == 0 ? rows[i].first : 55] = '\0';
-			snprintf(
-			    obj + strlen(obj), sizeof(obj) - strlen(obj),
-			    "%s{\"name\":\"%s\",\"replicas\":1,\"template\":{\"spec\":{"
-			    "\"completions\":1,\"parallelism\":1,\"completionMode\":\"Indexed\","
-			    "\"template\":{\"metadata\":{\"labels\":{\"distenv.dev/inject\":"
-			    "\"true\"},\"annotations\":{\"distenv.dev/port\":\"0\"}},\"spec\":{"
-			    "\"containers\":[{\"name\":\"t\"}]}}}}}",
-			    k ? "," : "", name);
+			append_rjob(obj, sizeof(obj), name, "\"distenv.dev/port\":\"0\"");
 		}
 		snprintf(obj + strlen(obj), sizeof(obj) - strlen(obj), "]}}");
 		o = cJSON_Parse(obj);

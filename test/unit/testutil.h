@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "file.h"
@@ -64,6 +65,25 @@ static inline char *test_read(const char *path, size_t *len)
 	else if (len != NULL)
 		*len = n;
 	return p;
+}
+
+/*
+ * GOLDEN_UPDATE=1: 1, the test rewrites its expected files (review the diff);
+ * else 0, it compares. With CI=true a rewrite would pass whatever the answers
+ * are: it is refused, a failed check, and -1.
+ */
+static inline int test_golden_update(void)
+{
+	const char *up = getenv("GOLDEN_UPDATE"), *ci = getenv("CI");
+
+	if (up == NULL || strcmp(up, "1") != 0)
+		return 0;
+	if (ci != NULL && strcmp(ci, "true") == 0) {
+		CHECK(0, "GOLDEN_UPDATE=1 with CI=true: goldens are rewritten only by hand, never "
+		         "in CI");
+		return -1;
+	}
+	return 1;
 }
 
 /* A struct workload_spec of a StatefulSet or Job look-up answer; the JobSet fields unset. */

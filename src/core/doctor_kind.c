@@ -19,6 +19,7 @@
 void doctor_want(const struct kind *kind, const cJSON *w, struct kind_doctor_want *out)
 {
 	const char *ann;
+	long v;
 
 	memset(out, 0, sizeof(*out));
 	out->world = -1;
@@ -27,7 +28,7 @@ void doctor_want(const struct kind *kind, const cJSON *w, struct kind_doctor_wan
 	ann =
 	    json_map_str(json_get(json_get(out->tmpl, "metadata"), "annotations"), ANN_WORLD_SIZE);
 	if (ann != NULL) /* a world of 1 or more; 0 is no world distenv takes (unknown) */
-		out->world = str_long(ann, 0) >= 1 ? str_long(ann, 0) : -1;
+		out->world = (v = str_long(ann, 0)) >= 1 ? v : -1;
 }
 
 void doctor_pod_place(const struct kind *kind, long start, const cJSON *labels, const cJSON *anns,

@@ -146,8 +146,13 @@ struct view {
 	cJSON *pod_anns;
 };
 
-/* A problem (what can never work): joined into v's denial. */
+/*
+ * A problem (what can never work): joined into v's denial. The first problem
+ * names the denial's reason: DENY_WORKLOAD, or view_problem_as's.
+ */
 void view_problem(struct validation *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void view_problem_as(struct validation *v, enum deny_reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * A warning, "distenv: ..." cut to VALIDATE_WARNING_LEN - 1 characters; one

@@ -28,22 +28,37 @@
 #define KUEUE_EQUAL           "kueue.x-k8s.io/job-completions-equal-parallelism"
 #define KUEUE_ELASTIC         "kueue.x-k8s.io/elastic-job"
 
-void view_problem(struct validation *v, const char *fmt, ...)
+static void view_vproblem(struct validation *v, enum deny_reason reason, const char *fmt,
+                          va_list ap)
 {
 	size_t used = strlen(v->denial);
-	va_list ap;
 
 	if (used == 0)
 		used = (size_t)snprintf(v->denial, sizeof(v->denial), "distenv: ");
 	else if (used + 2 < sizeof(v->denial))
 		used += (size_t)snprintf(v->denial + used, sizeof(v->denial) - used, "; ");
-	if (used < sizeof(v->denial)) {
-		va_start(ap, fmt);
+	if (used < sizeof(v->denial))
 		vsnprintf(v->denial + used, sizeof(v->denial) - used, fmt, ap);
-		va_end(ap);
-	}
 	if (v->n_problems++ == 0)
-		v->reason = DENY_WORKLOAD; /* the first problem names the reason */
+		v->reason = reason; /* the first problem names the reason */
+}
+
+void view_problem(struct validation *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	view_vproblem(v, DENY_WORKLOAD, fmt, ap);
+	va_end(ap);
+}
+
+void view_problem_as(struct validation *v, enum deny_reason reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	view_vproblem(v, reason, fmt, ap);
+	va_end(ap);
 }
 
 /* Keeps "distenv: <text>" (text cut to fit under 120), once. */
@@ -261,12 +276,9 @@ static void check_annotations(const struct view *w, const struct config *cfg, st
 
 		if (annotation_check_all(anns, cfg, err, sizeof(err), unknown, sizeof(unknown),
 		                         &n_unknown) > 0) {
-			int first = v->n_problems == 0;
 			/* after the template's name when the workload has several */
-			view_problem(v, "%s%s%s", w->tmpl_what[i], w->tmpl_what[i][0] ? ": " : "",
-			             err);
-			if (first)
-				v->reason = DENY_ANNOTATION;
+			view_problem_as(v, DENY_ANNOTATION, "%s%s%s", w->tmpl_what[i],
+			                w->tmpl_what[i][0] ? ": " : "", err);
 		}
 		/* one warning each, whole: a list cut short would hide the last typos */
 		for (line = unknown; n_unknown > 0 && line[0] != '\0'; line = next) {
@@ -549,12 +561,9 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 
 	if (world > cfg->max_world_size) {
 		/* every pod would be refused (topology.c), with these words */
-		int first = v->n_problems == 0;
-
-		view_problem(v, "%s %s/%s has a world size of %ld, above the limit of %ld", w->kind,
-		             w->ns, w->name, world, cfg->max_world_size);
-		if (first)
-			v->reason = DENY_LIMIT;
+		view_problem_as(v, DENY_LIMIT,
+		                "%s %s/%s has a world size of %ld, above the limit of %ld", w->kind,
+		                w->ns, w->name, world, cfg->max_world_size);
 		return;
 	}
 	if (world < 1)
@@ -655,7 +664,6 @@ static void check_targets(const struct view *w, const struct config *cfg, struct
 		const struct annotation_def *d = annotation_find(ANN_CONTAINERS);
 		struct topology t;
 		char err[512];
-		int first = v->n_problems == 0;
 		enum topology_status ts;
 
 		if (!cJSON_IsArray(ctrs) || cJSON_GetArraySize(ctrs) == 0 ||
@@ -666,9 +674,8 @@ static void check_targets(const struct view *w, const struct config *cfg, struct
 		free(t.targets);
 		if (ts != TOPOLOGY_DENY)
 			continue;
-		view_problem(v, "%s%s%s", what, what[0] ? ": " : "", err + strlen("distenv: "));
-		if (first)
-			v->reason = t.reason;
+		view_problem_as(v, t.reason, "%s%s%s", what, what[0] ? ": " : "",
+		                err + strlen("distenv: "));
 	}
 }
 
@@ -684,15 +691,13 @@ static void check_own_master(const struct view *w, const struct config *cfg, str
 
 	for (i = 0; i < w->n_tmpl; i++) {
 		const char *what = w->tmpl_what[i];
-		int first = v->n_problems == 0;
 		if (plan_template_own_master(
 		        json_get(w->tmpl[i], "spec"),
 		        json_get(json_get(w->tmpl[i], "metadata"), "annotations"), cfg, err,
 		        sizeof(err)) == 0)
 			continue;
-		view_problem(v, "%s%s%s", what, what[0] ? ": " : "", err + strlen("distenv: "));
-		if (first)
-			v->reason = DENY_ENV;
+		view_problem_as(v, DENY_ENV, "%s%s%s", what, what[0] ? ": " : "",
+		                err + strlen("distenv: "));
 	}
 }
 
@@ -809,7 +814,7 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 		struct topology t = w->t;
 		struct env_list env;
 		long jobs;
-		int j, first;
+		int j;
 
 		t.targets = NULL;
 		t.n_targets = 0;
@@ -840,9 +845,8 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 				    (jobs = index_not_rank(w, i, ranks, world)) > 0) {
 					/* the index repeats or starts at 0 where the ranks do not
 					 */
-					first = v->n_problems == 0;
-					view_problem(
-					    v,
+					view_problem_as(
+					    v, DENY_ENV,
 					    "%s: container %.63s sets %s from the completion "
 					    "index, "
 					    "0 to %ld in each of its %ld Job(s), not the ranks of "
@@ -853,8 +857,6 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 					    what, json_str(ctr, "name"), env.vars[k].name,
 					    ranks / jobs - 1, jobs, kind_name(w->t.kind), w->name,
 					    world, env.vars[k].name);
-					if (first)
-						v->reason = DENY_ENV;
 					continue;
 				}
 				if (ownenv_per_rank(env.vars[k].name) && w->t.start > 0 &&
@@ -862,9 +864,8 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 				    ownenv_from_key(ctr, env.vars[k].name,
 				                    w->t.kind->index_label)) {
 					/* the pod index is the ordinal: the ranks plus the start */
-					first = v->n_problems == 0;
-					view_problem(
-					    v,
+					view_problem_as(
+					    v, DENY_ENV,
 					    "%s%scontainer %.63s sets %s from the pod index "
 					    "(%s), %ld to %ld, not the ranks 0 to %ld of %s "
 					    "%s's %ld pods (its ordinals start at %ld), so "
@@ -875,8 +876,6 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 					    env.vars[k].name, w->t.kind->index_label, w->t.start,
 					    w->t.start + world - 1, world - 1, kind_name(w->t.kind),
 					    w->name, world, w->t.start, env.vars[k].name);
-					if (first)
-						v->reason = DENY_ENV;
 					continue;
 				}
 				if (strcmp(env.vars[k].name, "PET_RDZV_CONF") == 0) {
@@ -899,11 +898,9 @@ static void check_own_values(struct view *w, const struct config *cfg, long worl
 					                   msg + strlen("distenv: "));
 					break;
 				case OWNENV_DENY:
-					first = v->n_problems == 0;
-					view_problem(v, "%s%s%s", what, what[0] ? ": " : "",
-					             msg + strlen("distenv: "));
-					if (first)
-						v->reason = DENY_ENV;
+					view_problem_as(v, DENY_ENV, "%s%s%s", what,
+					                what[0] ? ": " : "",
+					                msg + strlen("distenv: "));
 					break;
 				}
 			}
@@ -1076,15 +1073,11 @@ void validate_workload(const cJSON *obj, const char *kind, const char *ns, const
 	 */
 	if (!k->fixed_world && !cfg->lookups && w->count > 0 &&
 	    !tmpl_annotated(w, ANN_WORLD_SIZE) && !built_by_other(k, w)) {
-		int first = v->n_problems == 0;
-
-		view_problem(v,
-		             "look-ups of the workload are turned off, so the pods of %s %s "
-		             "cannot read its %ld %s and each would be refused: set the "
-		             "annotation %s to %ld on its pod template",
-		             kind, w->name, w->count, k->count_noun, ANN_WORLD_SIZE, w->count);
-		if (first)
-			v->reason = DENY_WORLD;
+		view_problem_as(v, DENY_WORLD,
+		                "look-ups of the workload are turned off, so the pods of %s %s "
+		                "cannot read its %ld %s and each would be refused: set the "
+		                "annotation %s to %ld on its pod template",
+		                kind, w->name, w->count, k->count_noun, ANN_WORLD_SIZE, w->count);
 	}
 	if (world <= 0 || k->fixed_world)
 		world = w->count;

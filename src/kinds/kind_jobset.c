@@ -422,7 +422,7 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
 static void view_lookups_off(const struct view *w, const cJSON *const *tmpls, struct validation *v)
 {
 	const struct jobset_state *js = jobset_cstate(&w->t);
-	int k, i, with_pods = 0, which = -1, first;
+	int k, i, with_pods = 0, which = -1;
 
 	for (k = 0; k < js->n_rjobs; k++)
 		if (js->rjobs[k].jobs > 0 && js->rjobs[k].pods > 0) {
@@ -437,15 +437,12 @@ static void view_lookups_off(const struct view *w, const cJSON *const *tmpls, st
 	if (i == w->n_tmpl || json_str(json_get(json_get(tmpls[which], "metadata"), "annotations"),
 	                               ANN_WORLD_SIZE) != NULL)
 		return; /* not opted in: no pod of it is refused; annotated: checked as any */
-	first = v->n_problems == 0;
-	view_problem(
-	    v,
+	view_problem_as(
+	    v, DENY_WORLD,
 	    "look-ups of the workload are turned off, so the pods of JobSet %s cannot read "
 	    "its %ld pods and each would be refused: set the annotation %s to %ld on its "
 	    "pod template",
 	    w->name, w->count, ANN_WORLD_SIZE, w->count);
-	if (first)
-		v->reason = DENY_WORLD;
 }
 
 static void view_jobset(const cJSON *spec, const struct config *cfg, struct view *w,
@@ -468,16 +465,12 @@ static void view_jobset(const cJSON *spec, const struct config *cfg, struct view
 
 		if (js->n_rjobs >= WORKLOAD_MAX_RJOBS) {
 			/* parse_jobset's words: each pod would be refused with them */
-			int first_problem = v->n_problems == 0;
-
-			view_problem(
-			    v,
+			view_problem_as(
+			    v, DENY_LIMIT,
 			    "JobSet %s/%s has %d replicated Jobs, more than distenv's limit "
 			    "of %d",
 			    w->ns, w->name, cJSON_GetArraySize(json_get(spec, "replicatedJobs")),
 			    WORKLOAD_MAX_RJOBS);
-			if (first_problem)
-				v->reason = DENY_LIMIT;
 			break;
 		}
 		tmpls[js->n_rjobs] = json_get(jspec, "template");

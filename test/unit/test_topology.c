@@ -187,9 +187,73 @@ static const struct denial_case denial_cases[] = {
      "distenv.dev/world-size (look-ups of the workload are turned off)"},
 };
 
+/*
+ * A pod's problems are joined in 1023 characters (after "distenv: "): a
+ * problem that does not fit is cut, and its "; " is written only with room for
+ * it and one more character. A bare pod with nine bad annotations (the port's
+ * value of 54, 55 or 56 characters, the others' of 35) and no owner: the
+ * annotations' problem takes 1019, 1020 or 1021 characters, then the owner's
+ * comes. err is render's size (1280), larger than the joined problems.
+ */
+static void test_denial_full(void)
+{
+	static const struct {
+		int port_len;
+		size_t len;       /* of the denial, "distenv: " included */
+		const char *tail; /* its last characters */
+	} rows[] = {
+	    {54, 1032, "x\"; po"},
+	    {55, 1032, "x\"; p"},
+	    {56, 1030, "xxx\""},
+	};
+	static const char *const anns[] = {ANN_NPROC,           ANN_FRAMEWORKS, ANN_ELASTIC,
+	                                   ANN_MAX_RESTARTS,    ANN_WORLD_SIZE, ANN_SERVICE,
+	                                   ANN_WAIT_FOR_MASTER, ANN_CONTAINERS};
+	struct config cfg;
+	size_t i, k;
+
+	config_defaults(&cfg);
+	for (i = 0; i < N_OF(rows); i++) {
+		char pod[4096], port[64], x35[36], err[1280];
+		struct pod_plan plan;
+		enum plan_status st;
+		size_t used, len;
+		cJSON *o;
+
+		memset(port, 'x', sizeof(port));
+		port[rows[i].port_len] = '\0';
+		memset(x35, 'x', sizeof(x35) - 1);
+		x35[sizeof(x35) - 1] = '\0';
+		used =
+		    (size_t)snprintf(pod, sizeof(pod),
+		                     "{\"metadata\":{\"name\":\"ddp-5\",\"namespace\":\"ml\","
+		                     "\"labels\":{\"%s\":\"true\"},\"annotations\":{\"%s\":\"%s\"",
+		                     LABEL_INJECT, ANN_PORT, port);
+		for (k = 0; k < N_OF(anns); k++)
+			used += (size_t)snprintf(pod + used, sizeof(pod) - used, ",\"%s\":\"%s\"",
+			                         anns[k], x35);
+		snprintf(pod + used, sizeof(pod) - used,
+		         "}},\"spec\":{\"containers\":[{\"name\":\"t\",\"image\":\"x\"}]}}");
+		o = cJSON_Parse(pod);
+		st = pod_plan_build(o, "ml", 0, &cfg, NULL, &plan, err, sizeof(err));
+		len = strlen(err);
+		CHECK(st == PLAN_DENY && len == rows[i].len &&
+		          strcmp(err + len - strlen(rows[i].tail), rows[i].tail) == 0 &&
+		          plan.topo.reason == DENY_ANNOTATION,
+		      "the port's value of %d characters: status %d, %zu characters (want %zu) "
+		      "ending '%s' (want '%s'), reason %s",
+		      rows[i].port_len, st, len, rows[i].len, len > 12 ? err + len - 12 : err,
+		      rows[i].tail, verdict_reason_name(plan.topo.reason));
+		if (st == PLAN_OK)
+			pod_plan_free(&plan);
+		cJSON_Delete(o);
+	}
+}
+
 int main(void)
 {
 	plan_cases_run(plan_cases, N_OF(plan_cases), deny_reasons, N_OF(deny_reasons));
 	denial_cases_run(denial_cases, N_OF(denial_cases));
+	test_denial_full();
 	TEST_MAIN_END("topology");
 }

@@ -444,10 +444,21 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	if (defaults)
 		frameworks |= cfg->default_frameworks;
 	t->frameworks_asked = asked;
-	for (f = 0; framework_at(f) != NULL; f++)
-		if ((frameworks & framework_at(f)->bit) && framework_at(f)->refuse != NULL &&
-		    framework_at(f)->refuse(t, w->pod_anns, msg, sizeof(msg)))
+	/*
+	 * Rank 0 is judged, and the last rank when rank 0 is not refused: a
+	 * refusal may depend on the rank (a LeaderWorkerSet's workers, whose leader
+	 * must be a TPU host).
+	 */
+	for (f = 0; framework_at(f) != NULL; f++) {
+		const struct framework *fw = framework_at(f);
+		struct topology last = *t;
+
+		last.rank = world - 1;
+		if ((frameworks & fw->bit) && fw->refuse != NULL &&
+		    (fw->refuse(t, w->pod_anns, msg, sizeof(msg)) ||
+		     fw->refuse(&last, w->pod_anns, msg, sizeof(msg))))
 			view_problem(v, "%s", msg);
+	}
 	if (bounded_printf(t->domain, sizeof(t->domain), ".%s.%s.svc.%s", t->service, w->ns,
 	                   cfg->cluster_domain) != 0)
 		return;

@@ -161,12 +161,14 @@ static long run_lws(const struct topology *t, long r, char *out, size_t outlen, 
 	                     first);
 }
 
+static int requests_tpus(const cJSON *tmpl);
+
 static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w,
                      struct validation *v)
 {
 	const cJSON *lwt = json_get(spec, "leaderWorkerTemplate");
 	long groups = json_long(spec, "replicas", INT_MAX, 1);
-	char sub[32];
+	char sub[32], size[32];
 
 	/* the leader is rank 0; without a leaderTemplate it is made from the workerTemplate */
 	w->rank0 = cJSON_IsObject(json_get(lwt, "leaderTemplate"))
@@ -177,10 +179,19 @@ static void view_lws(const cJSON *spec, const struct config *cfg, struct view *w
 	w->t.group = groups > 0 ? groups - 1 : 0; /* the longest names are the last group's */
 	w->service = NULL;                        /* the LeaderWorkerSet controller makes it */
 	snprintf(w->t.service, sizeof(w->t.service), "%s", w->name);
-	/* what the controllers annotate every pod with, which a framework may refuse */
-	if (subgroup_size(lwt, sub, sizeof(sub)) &&
-	    ((w->pod_anns = cJSON_CreateObject()) == NULL ||
-	     cJSON_AddStringToObject(w->pod_anns, LWS_SUBGROUP_SIZE, sub) == NULL))
+	/*
+	 * What the controllers annotate the pods with, which a framework may refuse:
+	 * every pod's group size and subgroup size, and the workers'
+	 * leader-requests-tpus when the leader requests TPUs (AddTPUAnnotations; the
+	 * leader, rank 0, is judged with it too: no rule of the leader reads it).
+	 */
+	snprintf(size, sizeof(size), "%ld", w->count);
+	if ((w->pod_anns = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(w->pod_anns, LWS_SIZE, size) == NULL ||
+	    (subgroup_size(lwt, sub, sizeof(sub)) &&
+	     cJSON_AddStringToObject(w->pod_anns, LWS_SUBGROUP_SIZE, sub) == NULL) ||
+	    (requests_tpus(w->rank0) &&
+	     cJSON_AddStringToObject(w->pod_anns, LWS_LEADER_TPUS, "true") == NULL))
 		view_problem(v, "out of memory");
 	(void)cfg;
 }

@@ -1521,6 +1521,22 @@ static void test_local_rank_edges(void)
 	}
 }
 
+/* A LeaderWorkerSet each, denied with deny (DENY_WORKLOAD) or, NULL, allowed. */
+struct lws_row {
+	const char *what, *obj, *deny;
+};
+
+static void check_lws_rows(const struct lws_row *rows, size_t n)
+{
+	struct config cfg;
+	size_t r;
+
+	config_defaults(&cfg);
+	for (r = 0; r < n; r++)
+		check_validated(rows[r].what, "LeaderWorkerSet", rows[r].obj, &cfg, rows[r].deny,
+		                DENY_WORKLOAD);
+}
+
 /*
  * A LeaderWorkerSet cut into subgroups, its pods TPU hosts: the controllers
  * write leaderworkerset.sigs.k8s.io/subgroup-size on every pod, which tpu
@@ -1533,9 +1549,7 @@ static void test_lws_subgroups(void)
 	"'size':4,'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'},"           \
 	"'annotations':{'distenv.dev/frameworks':'" fws "'}},'spec':{'containers':[{'name':'t',"   \
 	"'resources':{'limits':{'google.com/tpu':'4'}}}]}}}}}"
-	static const struct {
-		const char *what, *obj, *deny;
-	} rows[] = {
+	static const struct lws_row rows[] = {
 	    {"tpu in subgroups", SUB_LWS("'subGroupPolicy':{'subGroupSize':2},", "tpu"),
 	     "distenv: tpu: LeaderWorkerSet ml/lws cuts its groups into subgroups "
 	     "(leaderworkerset.sigs.k8s.io/subgroup-size), which are slices of their own; "
@@ -1548,13 +1562,44 @@ static void test_lws_subgroups(void)
 	    {"a subGroupPolicy without a size", SUB_LWS("'subGroupPolicy':{},", "tpu"), NULL},
 	};
 #undef SUB_LWS
-	struct config cfg;
-	size_t r;
+	check_lws_rows(rows, sizeof(rows) / sizeof(rows[0]));
+}
 
-	config_defaults(&cfg);
-	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
-		check_validated(rows[r].what, "LeaderWorkerSet", rows[r].obj, &cfg, rows[r].deny,
-		                DENY_WORKLOAD);
+/*
+ * A LeaderWorkerSet with tpu whose leader requests no TPUs: its workers lack
+ * leader-requests-tpus, and each is refused (refuse_tpu), so the apply is too.
+ * The leader's TPUs as LWS reads them (PodRequestsTPUs: a limit, else a
+ * request, not zero); a group of one has no worker; without tpu, nothing.
+ */
+static void test_lws_tpu_leader(void)
+{
+#define TPU_LWS(size, leader, fws)                                                                 \
+	"{'metadata':{'name':'lws'},'spec':{'replicas':2,'leaderWorkerTemplate':{'size':" size     \
+	",'leaderTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"    \
+	"'distenv.dev/frameworks':'" fws "'}},'spec':{'containers':[{'name':'l'" leader "}]}},"    \
+	"'workerTemplate':{'metadata':{'labels':{'distenv.dev/inject':'true'},'annotations':{"     \
+	"'distenv.dev/frameworks':'" fws "'}},'spec':{'containers':[{'name':'t',"                  \
+	"'resources':{'limits':{'google.com/tpu':'4'}}}]}}}}}"
+#define NO_TPU_LEADER                                                                              \
+	"distenv: tpu: the leader of LeaderWorkerSet ml/lws requests no google.com/tpu (no "       \
+	"leaderworkerset.sigs.k8s.io/leader-requests-tpus annotation), so it is no TPU host, yet " \
+	"distenv's world counts it as rank 0: give the leader TPUs, or list the frameworks in "    \
+	"distenv.dev/frameworks without tpu"
+	static const struct lws_row rows[] = {
+	    {"a leader without TPUs", TPU_LWS("4", "", "tpu"), NO_TPU_LEADER},
+	    {"a leader limiting 0 TPUs",
+	     TPU_LWS("4", ",'resources':{'limits':{'google.com/tpu':'0'}}", "tpu"), NO_TPU_LEADER},
+	    {"a leader requesting TPUs",
+	     TPU_LWS("4", ",'resources':{'requests':{'google.com/tpu':'4'}}", "tpu"), NULL},
+	    {"a leader limiting TPUs",
+	     TPU_LWS("2", ",'resources':{'limits':{'google.com/tpu':'4'}}", "tpu"), NULL},
+	    {"a group of one: no worker", TPU_LWS("1", "", "tpu"), NULL},
+	    {"a group of two", TPU_LWS("2", "", "tpu"), NO_TPU_LEADER},
+	    {"without tpu", TPU_LWS("4", "", "pytorch"), NULL},
+	};
+#undef TPU_LWS
+#undef NO_TPU_LEADER
+	check_lws_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 int main(void)
@@ -1574,6 +1619,7 @@ int main(void)
 	test_container_limit();
 	test_world_limit();
 	test_lws_subgroups();
+	test_lws_tpu_leader();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *txt = dq(cases[i].obj);
 		cJSON *obj = cJSON_Parse(txt);

@@ -428,6 +428,14 @@ def tpu(job_sa, sts_sa):
                          "resource": "jobsets"}})
         rev["request"]["requestResource"] = rev["request"]["resource"]
         write(name, rev)
+    # /validate: a LeaderWorkerSet whose workers request TPUs and whose leader does
+    # not (denied-tpu-lws-cpu-leader's shape): each worker would be refused, so the
+    # apply is.
+    lws = lws_object("tl", [])
+    tpu_limit(lws["spec"]["leaderWorkerTemplate"]["workerTemplate"])
+    write("validate-tpu-lws-cpu-leader",
+          validate_review("5f2a3c1e-0312-4d6b-9a1e-000000000312", lws,
+                          "leaderworkerset.x-k8s.io", "leaderworkersets"))
 
 
 

@@ -167,6 +167,10 @@ static const struct {
     {"gpuResources null", "gpuResources:\n", "gpuResources", ""},
     {"gpuResources eight", "gpuResources: [a, b, c, d, e, f, g, h]\n", "gpuResources",
      "a,b,c,d,e,f,g,h,"},
+    /* a name starts and ends with a letter or digit: the ranges' first and last */
+    {"gpuResources the edge characters",
+     "gpuResources: [x.io/A100, x.io/Z9, x.io/0a, x.io/9z, x.io/a-Z, x.io/z.0]\n", "gpuResources",
+     "x.io/A100,x.io/Z9,x.io/0a,x.io/9z,x.io/a-Z,x.io/z.0,"},
     {"lookups.enabled false", "lookups:\n  enabled: false\n", "lookups.enabled", "0"},
     {"lookups.enabled no (kubectl's YAML 1.1 words)", "lookups:\n  enabled: no\n",
      "lookups.enabled", "0"},

@@ -326,6 +326,13 @@ static const struct {
      1},
     {"gpu empty name", "gpuResources: [nvidia.com/]\n", "is not a resource name", 0},
     {"gpu two slashes", "gpuResources: [a/b/c]\n", "is not a resource name", 0},
+    /* a value is described in 60 characters: a longer one is cut with "...", not one of 60 */
+    {"a value of 61 described",
+     "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy}\n",
+     "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"", 0},
+    {"a value of 60 described",
+     "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}\n",
+     "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", 0},
     {"gpu a name of 64",
      "gpuResources: [x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
      "is not a resource name", 0},

@@ -330,6 +330,8 @@ static const struct {
     {"a value of 61 described",
      "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy}\n",
      "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"", 0},
+    {"a space is described as itself, a control character as ?", "defaults: {port: \"a b\\tc\"}\n",
+     "got \"a b?c\"", 0},
     {"a value of 60 described",
      "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}\n",
      "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", 0},

@@ -49,6 +49,7 @@ static void get(const struct config *c, const char *path, char *out, size_t outl
 	    {"server.maxConnectionsPerIP", &c->max_conns_per_ip, NULL},
 	    {"server.probeListen", NULL, c->probe_listen},
 	    {"limits.maxBufferedBodyBytes", &c->max_buffered_bytes, NULL},
+	    {"waitInit.image", NULL, c->wait_image},
 	};
 	size_t i, o = 0;
 	int k;
@@ -172,6 +173,8 @@ static const struct {
      "gpuResources: [x.io/A100, x.io/Z9, x.io/0a, x.io/9z, x.io/a-Z, x.io/z.0]\n", "gpuResources",
      "x.io/A100,x.io/Z9,x.io/0a,x.io/9z,x.io/a-Z,x.io/z.0,"},
     /* a name of 63 characters, the most (the prefix's 253 are past the item's 127) */
+    /* an image reference is printable ASCII without spaces: '!' and '~' are its edges */
+    {"waitInit.image edges", "waitInit: {image: \"!x/y:1~\"}\n", "waitInit.image", "!x/y:1~"},
     {"gpuResources a name of 63",
      "gpuResources: [x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
      "gpuResources", "x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz,"},
@@ -330,6 +333,11 @@ static const struct {
     {"a value of 61 described",
      "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy}\n",
      "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"", 0},
+    {"an image with a space", "waitInit: {image: \"x y\"}\n",
+     "line 1: key 'waitInit.image': must be a container image reference", 0},
+    {"an image with a DEL", "waitInit: {image: \"x\\x7fy\"}\n",
+     "key 'waitInit.image': must be a container image reference", 0},
+    {"an empty image", "waitInit: {image: \"\"}\n", "key 'waitInit.image'", 0},
     {"a space is described as itself, a control character as ?", "defaults: {port: \"a b\\tc\"}\n",
      "got \"a b?c\"", 0},
     {"a value of 60 described",

@@ -174,6 +174,13 @@ static const struct {
      "x.io/A100,x.io/Z9,x.io/0a,x.io/9z,x.io/a-Z,x.io/z.0,"},
     /* a name of 63 characters, the most (the prefix's 253 are past the item's 127) */
     /* an image reference is printable ASCII without spaces: '!' and '~' are its edges */
+    /* a comma string of 255 characters fits the buffer of 256 (its NUL after) */
+    {"frameworks comma string of 255",
+     "defaults: {frameworks: \"jax                                                                 "
+     "                                                                                             "
+     "                                                                                             "
+     " \"}\n",
+     "defaults.frameworks", "jax,"},
     {"waitInit.image edges", "waitInit: {image: \"!x/y:1~\"}\n", "waitInit.image", "!x/y:1~"},
     {"gpuResources a name of 63",
      "gpuResources: [x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
@@ -333,6 +340,12 @@ static const struct {
     {"a value of 61 described",
      "defaults: {port: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy}\n",
      "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"", 0},
+    {"frameworks comma string of 256",
+     "defaults: {frameworks: \"jax                                                                 "
+     "                                                                                             "
+     "                                                                                             "
+     "  \"}\n",
+     "must be a list or a comma-separated string of", 0},
     {"an image with a space", "waitInit: {image: \"x y\"}\n",
      "line 1: key 'waitInit.image': must be a container image reference", 0},
     {"an image with a DEL", "waitInit: {image: \"x\\x7fy\"}\n",

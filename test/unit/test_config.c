@@ -322,6 +322,7 @@ static const struct {
      "unknown framework \"PyTorch\"", 0},
     {"framework empty item", "defaults: {frameworks: \"pytorch,,jax\"}\n", "empty item", 0},
     {"framework trailing comma", "defaults: {frameworks: \"pytorch,\"}\n", "empty item", 0},
+    {"framework leading comma", "defaults: {frameworks: \",jax\"}\n", "empty item", 0},
     {"frameworks empty list", "defaults: {frameworks: []}\n",
      "key 'defaults.frameworks': must name at least one of pytorch, tensorflow, jax", 0},
     {"frameworks mapping", "defaults: {frameworks: {a: 1}}\n",

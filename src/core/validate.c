@@ -379,7 +379,7 @@ static void check_grows(struct topology *t, const struct framework *fw, int aske
  */
 static void check_world(struct view *w, const struct config *cfg, long world, struct validation *v)
 {
-	struct topology *t = &w->t;
+	struct topology *t = &w->t, last;
 	unsigned frameworks = 0, asked = 0, m;
 	int defaults = 0;
 	char msg[512];
@@ -449,11 +449,11 @@ static void check_world(struct view *w, const struct config *cfg, long world, st
 	 * refusal may depend on the rank (a LeaderWorkerSet's workers, whose leader
 	 * must be a TPU host).
 	 */
+	last = *t;
+	last.rank = world - 1;
 	for (f = 0; framework_at(f) != NULL; f++) {
 		const struct framework *fw = framework_at(f);
-		struct topology last = *t;
 
-		last.rank = world - 1;
 		if ((frameworks & fw->bit) && fw->refuse != NULL &&
 		    (fw->refuse(t, w->pod_anns, msg, sizeof(msg)) ||
 		     fw->refuse(&last, w->pod_anns, msg, sizeof(msg))))

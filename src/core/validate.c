@@ -164,7 +164,12 @@ void view_job(const cJSON *spec, const cJSON *tmpl, struct validation *v, const 
 		             "%s is not an Indexed Job, so its pods have no rank: set "
 		             "spec.completionMode: Indexed",
 		             what);
-	if (completions < 1)
+	if (completions == 0)
+		view_problem(v,
+		             "%s has spec.completions 0, so it has no ranks: set spec.completions "
+		             "to the number of ranks",
+		             what);
+	else if (completions < 1)
 		view_problem(v, "%s has no spec.completions (the number of ranks)", what);
 	else if (parallelism < completions && v->partial_admission) {
 		view_warn(v, "%s runs %ld of its %ld ranks at once, as Kueue admitted it", what,

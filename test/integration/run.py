@@ -2540,6 +2540,9 @@ class Suite:
         j = copy.deepcopy(job)
         del j["spec"]["completions"]
         self.validate_says(j, "distenv: Job bert has no spec.completions (the number of ranks)")
+        j = job_doc("bert", 0, subdomain="bert")
+        self.validate_says(j, "distenv: Job bert has spec.completions 0, so it has no ranks: "
+                           "set spec.completions to the number of ranks")
         j = copy.deepcopy(job)
         j["spec"]["parallelism"] = 2
         self.validate_says(j, "distenv: Job bert has parallelism 2 below completions 4, so not "

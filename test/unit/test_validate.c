@@ -573,11 +573,24 @@ static const struct {
      "distenv: replicated Job b has parallelism 1 below completions 2, so not all ranks can run "
      "at once: set them equal",
      NULL},
-    {"the first of three replicated Jobs without completions", "JobSet",
+    {"the first of three replicated Jobs of completions 0", "JobSet",
      "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
          "a", "0", "2", "Indexed") "," RJOB3("b", "2", "2", "Indexed") "," RJOB3("c", "2", "2",
                                                                                  "Indexed") "]}}",
+     1,
+     "distenv: replicated Job a has spec.completions 0, so it has no ranks: set "
+     "spec.completions to the number of ranks",
+     NULL},
+    {"the first of three replicated Jobs of completions -1 (read as none)", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+         "a", "-1", "2", "Indexed") "," RJOB3("b", "2", "2", "Indexed") "," RJOB3("c", "2", "2",
+                                                                                  "Indexed") "]}}",
      1, "distenv: replicated Job a has no spec.completions (the number of ranks)", NULL},
+    {"the first of three replicated Jobs of completions 1", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB3(
+         "a", "1", "1", "Indexed") "," RJOB3("b", "2", "2", "Indexed") "," RJOB3("c", "2", "2",
+                                                                                 "Indexed") "]}}",
+     1, NULL, NULL},
     {"a LeaderWorkerSet no template of which opts in", "LeaderWorkerSet",
      "{'metadata':{'name':'lws'},'spec':{'leaderWorkerTemplate':{'size':4,'leaderTemplate':{"
      "'spec':{}},'workerTemplate':{'spec':{}}}}}",

@@ -416,19 +416,33 @@ static void view_coordinator(const cJSON *coord, struct view *w, struct validati
  * Look-ups off, a pod reads its replicated Job's sizes from its own labels
  * (jobset_from_labels) and its world from distenv.dev/world-size alone: a
  * JobSet whose one replicated Job with pods is opted in without world-size
- * would have every pod refused, so it is refused now. (A JobSet of several
- * replicated Jobs with pods has its pods refused for that: not judged here.)
+ * would have every pod refused, so it is refused now; so is a JobSet of
+ * several replicated Jobs with Jobs, whose pods' labels count every Job
+ * (jobset.sigs.k8s.io/global-replicas) but tell only their own replicated
+ * Job's sizes, so that each is refused for that.
  */
 static void view_lookups_off(const struct view *w, const cJSON *const *tmpls, struct validation *v)
 {
 	const struct jobset_state *js = jobset_cstate(&w->t);
-	int k, i, with_pods = 0, which = -1;
+	int k, i, with_jobs = 0, with_pods = 0, which = -1;
 
-	for (k = 0; k < js->n_rjobs; k++)
+	for (k = 0; k < js->n_rjobs; k++) {
+		if (js->rjobs[k].jobs > 0)
+			with_jobs++;
 		if (js->rjobs[k].jobs > 0 && js->rjobs[k].pods > 0) {
 			with_pods++;
 			which = k;
 		}
+	}
+	if (with_jobs > 1) {
+		view_problem_as(v, DENY_WORLD,
+		                "look-ups of the workload are turned off, so the pods of JobSet %s "
+		                "cannot read the sizes of its %d replicated Jobs, which only the "
+		                "JobSet object tells, and each would be refused: turn look-ups on "
+		                "(the webhook needs get on jobsets)",
+		                w->name, with_jobs);
+		return;
+	}
 	if (with_pods != 1)
 		return;
 	for (i = 0; i < w->n_tmpl; i++)

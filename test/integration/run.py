@@ -555,6 +555,8 @@ class Suite:
         self.work = work
         self.uid_n = 0
         self.server = None
+        # a LookupSuite whose server answers validate_workload (None: this suite's server)
+        self.validate_via = None
         self.ca = None
         self.ctx = None
 
@@ -594,7 +596,10 @@ class Suite:
         req["request"]["kind"] = {"group": group, "version": version, "kind": obj["kind"]}
         req["request"]["resource"] = {"group": group, "version": version,
                                       "resource": obj["kind"].lower() + "s"}
-        st, _, out = self.post(req, path="/validate")
+        if self.validate_via is None:
+            st, _, out = self.post(req, path="/validate")
+        else:  # the look-up server's, in a namespace without NetworkPolicies
+            st, out = self.validate_via.validate_with(req, [])
         check(st == 200, "validate %s: HTTP %d" % (obj["kind"], st))
         return json.loads(out)["response"]
 
@@ -2493,7 +2498,8 @@ class Suite:
         """Look-ups off (this server runs --no-lookups): a StatefulSet's, an Indexed Job's and
         a one-replicated-Job JobSet's pods read the world from distenv.dev/world-size alone,
         so without it every pod is refused and /validate refuses the workload, saying the
-        value to set; with it both allow. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
+        value to set; with it both allow. A JobSet of two replicated Jobs has every pod
+        refused, annotated or not, and /validate says to turn look-ups on. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
         the look-up server's)."""
         self.refused(sts_doc("ddp", 2),
                      "distenv: the world size of StatefulSet ml/ddp is not known: set the "
@@ -2529,6 +2535,29 @@ class Suite:
                      "JobSet js cannot read its 4 pods and each would be refused: set the "
                      "annotation distenv.dev/world-size to 4 on its pod template")
         self.validate_says(js({"distenv.dev/world-size": "4"}))
+        # two replicated Jobs: a pod's labels tell its own replicated Job's sizes only, so
+        # each pod is refused, annotated or not, and so is the JobSet at /validate
+        two = js({})
+        two["spec"]["replicatedJobs"].insert(0, copy.deepcopy(two["spec"]["replicatedJobs"][0]))
+        two["spec"]["replicatedJobs"][0]["name"] = "driver"
+        two["spec"]["replicatedJobs"][0]["replicas"] = 1
+        for anns in ({}, {"distenv.dev/world-size": "6"}):
+            for rj in two["spec"]["replicatedJobs"]:
+                rj["template"]["spec"]["template"]["metadata"]["annotations"] = anns
+            self.refused(two,
+                         "distenv: JobSet ml/js has several replicated Jobs, whose sizes only "
+                         "the JobSet object tells: turn look-ups on (the webhook needs get on "
+                         "jobsets)",
+                         validate="distenv: look-ups of the workload are turned off, so the "
+                         "pods of JobSet js cannot read the sizes of its 2 replicated Jobs, which "
+                         "only the JobSet object tells, and each would be refused: turn look-ups "
+                         "on (the webhook needs get on jobsets)")
+        # a replicated Job of no Jobs (replicas 0) makes no pod and is counted by none
+        two["spec"]["replicatedJobs"][0]["replicas"] = 0
+        for rj in two["spec"]["replicatedJobs"]:
+            rj["template"]["spec"]["template"]["metadata"]["annotations"] = {
+                "distenv.dev/world-size": "4"}
+        self.validate_says(two)
 
     def case_validate_rules(self):
         """The workload rules of /validate over HTTPS, each on the smallest workload that
@@ -3474,30 +3503,46 @@ class LookupSuite:
         del want["response"]["warnings"]
         self.validate_golden(req, want, {"networkPolicies": []}, listed=False)
 
-    def validate_golden(self, req, want, spec, listed=True):
-        """/validate with look-ups: the namespace's NetworkPolicies as the lookup file lists
-        them, and a Service that passes every check (the golden harness looks up none)."""
-        r = req["request"]
-        ns, obj = r["namespace"], r["object"]
-        lst = "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies" % ns
+    @staticmethod
+    def netpols_path(ns):
+        return "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies" % ns
+
+    def validate_with(self, req, policies, extra=None):
+        """POSTs req to this server's /validate while the fake API lists policies as the
+        namespace's NetworkPolicies (None: that LIST fails, 404) and serves extra's paths;
+        (HTTP status, body)."""
+        lst = self.netpols_path(req["request"]["namespace"])
         self.api.expect = None
-        self.api.extra = {lst: {"apiVersion": "networking.k8s.io/v1",
-                                "kind": "NetworkPolicyList", "metadata": {"resourceVersion": "1"},
-                                "items": spec.get("networkPolicies", [])}} if listed else {}
-        svc = obj["spec"].get("serviceName")
-        if svc:
-            labels = obj["spec"]["template"]["metadata"]["labels"]
-            self.api.extra["/api/v1/namespaces/%s/services/%s" % (ns, svc)] = {
-                "apiVersion": "v1", "kind": "Service", "metadata": {"name": svc},
-                "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                         "selector": {"app": labels["app"]}}}
-        before = len(self.api.seen)
+        self.api.extra = dict(extra or {})
+        if policies is not None:
+            self.api.extra[lst] = {"apiVersion": "networking.k8s.io/v1",
+                                   "kind": "NetworkPolicyList",
+                                   "metadata": {"resourceVersion": "1"}, "items": list(policies)}
         try:
             c = Conn(self.server.port, self.ctx, timeout=30)
             st, _, out = c.call("POST", "/validate", body=json.dumps(req))
             c.close()
         finally:
             self.api.extra = {}
+        return st, out
+
+    def validate_golden(self, req, want, spec, listed=True):
+        """/validate with look-ups: the namespace's NetworkPolicies as the lookup file lists
+        them, and a Service that passes every check (the golden harness looks up none)."""
+        r = req["request"]
+        ns, obj = r["namespace"], r["object"]
+        lst = self.netpols_path(ns)
+        extra = {}
+        svc = obj["spec"].get("serviceName")
+        if svc:
+            labels = obj["spec"]["template"]["metadata"]["labels"]
+            extra["/api/v1/namespaces/%s/services/%s" % (ns, svc)] = {
+                "apiVersion": "v1", "kind": "Service", "metadata": {"name": svc},
+                "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                         "selector": {"app": labels["app"]}}}
+        before = len(self.api.seen)
+        st, out = self.validate_with(req, spec.get("networkPolicies", []) if listed else None,
+                                     extra)
         check(st == 200, "HTTP %d: %r" % (st, out[:200]))
         got = json.loads(out)
         check(got == want, "response differs:\n got: %s\nwant: %s"
@@ -3724,21 +3769,14 @@ class LookupSuite:
 
         def validate(doc, service=None):
             obj = made(doc)[0]
-            self.api.expect = None
-            self.api.extra = {}
-            if service is not None:
-                self.api.extra["/api/v1/namespaces/ml/services/ddp"] = service
             group, _, version = obj["apiVersion"].rpartition("/")
             req = review(obj, s.uid(), namespace="ml")
             req["request"]["kind"] = {"group": group, "version": version, "kind": obj["kind"]}
             req["request"]["resource"] = {"group": group, "version": version,
                                           "resource": obj["kind"].lower() + "s"}
-            try:
-                c = Conn(self.server.port, self.ctx, timeout=30)
-                st, _, out = c.call("POST", "/validate", body=json.dumps(req))
-                c.close()
-            finally:
-                self.api.extra = {}
+            st, out = self.validate_with(
+                req, None,
+                {} if service is None else {"/api/v1/namespaces/ml/services/ddp": service})
             check(st == 200, "validate: HTTP %d" % st)
             return json.loads(out)["response"]
 
@@ -3967,6 +4005,7 @@ def main():
     def on_signal(signum, frame):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_signal)
+    lk = None  # the look-up server's suite, once started
     try:
         if not run_case("certs: distenv-webhook certs writes ca.crt, tls.crt, tls.key (0600)",
                         suite.case_certs):
@@ -4006,11 +4045,24 @@ def main():
                  suite.case_doctor_no_kubeconfig)
         run_case("own env: a differing value warned and recorded, a certainly wrong one "
                  "warned at /mutate and denied at /validate", suite.case_own_env)
-        run_case("TensorFlow roles on some replicated Jobs and not others: refused at /validate",
-                 suite.case_tensorflow_roles)
-        run_case("every per-template rule at /validate with its problem on a JobSet's middle "
-                 "replicated Job and a LeaderWorkerSet's worker template: the whole answer, "
-                 "naming that template", suite.case_per_template)
+        # the second server, look-ups on against a fake API server (LookupSuite's cases
+        # below); first: JobSets of several replicated Jobs are refused at /validate with
+        # look-ups off (case_lookups_off_world), so their other rules are asked of the
+        # look-up server's /validate, while /mutate stays this server's
+        lk = LookupSuite(suite)
+        lk_up = run_case("look-ups: serve --kubeconfig (bearer token) against a fake API server",
+                         lk.case_start)
+        suite.validate_via = lk if lk_up else None
+        try:
+            run_case("TensorFlow roles on some replicated Jobs and not others: refused at "
+                     "/validate", suite.case_tensorflow_roles)
+            run_case("every per-template rule at /validate with its problem on a JobSet's "
+                     "middle replicated Job and a LeaderWorkerSet's worker template: the whole "
+                     "answer, naming that template", suite.case_per_template)
+            run_case("JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS",
+                     suite.case_kind_rules)
+        finally:
+            suite.validate_via = None
         run_case("a fixed world above the replicas refused at /validate, an elastic one warned",
                  suite.case_world_above_pods)
         run_case("a variable listed twice: the last entry (the kubelet's) read, judged and merged "
@@ -4030,8 +4082,6 @@ def main():
                  "refused at /validate, as each of its pods is at /mutate",
                  suite.case_lookups_off_world)
         run_case("/mutate's pod rules over HTTPS, exact words", suite.case_mutate_rules)
-        run_case("JobSet and LeaderWorkerSet rules of /validate and /mutate over HTTPS",
-                 suite.case_kind_rules)
         run_case("UPDATE with oldObject: a world change warned, none to 0, within elastic, "
                  "or of LeaderWorkerSet replicas", suite.case_world_changes)
         run_case("a container's own MASTER_ADDR, RANK, TF_CONFIG, MASTER_PORT: each rule over "
@@ -4079,48 +4129,45 @@ def main():
                  ws.case_silent_resolver)
         run_case("wait: rank 0 needs only the name", ws.case_rank0)
         run_case("wait: bad environment or arguments: exit 2", ws.case_bad_input)
-        lk = LookupSuite(suite)
-        try:
-            if run_case("look-ups: serve --kubeconfig (bearer token) against a fake API server",
-                        lk.case_start):
-                for name in golden:
-                    if os.path.exists(os.path.join(DATA, name + ".lookup.json")):
-                        run_case("golden %s (look-up)" % name, lk.case_golden, name)
-                run_case("look-ups: a Job re-created with more completions within the cache "
-                         "TTL: new pods get the new world", lk.case_recreated_job)
-                run_case("look-ups: kubectl scale of a StatefulSet (its scale subresource) is "
-                         "warned when it changes the world", lk.case_scale)
-                run_case("look-ups: read again before the TTL ends, the other pods answered "
-                         "from the live entry meanwhile", lk.case_refresh_ahead)
-                run_case("shipped defaults: the binary's and the chart's default values, each "
-                         "rule that depends on a setting, with look-ups on",
-                         lk.case_shipped_defaults)
-                run_case("look-ups: a failed look-up denies with the reason",
-                         lk.case_lookup_failure)
-                run_case("look-ups: a failed NetworkPolicy list gives no warning",
-                         lk.case_netpol_list_fails)
-                run_case("look-ups: the rules the workload's object or its Service decide, over "
-                         "HTTPS, exact words", lk.case_lookup_rules)
-                run_case("look-ups: counted in /metrics", lk.case_metrics)
-                eq = equivalence.Suite(sys.modules[__name__], suite, lk)
-                try:
-                    if run_case("equivalence: two servers (look-ups on, off) for render's "
-                                "configs", eq.case_start):
-                        for name, text, pods_only in equivalence.manifests():
-                            run_case("equivalence %s: render = /validate + /mutate of the "
-                                     "controllers' pods" % name, eq.compare, name, text,
-                                     pods_only)
-                finally:
-                    eq.close()
-                run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
-                run_case("secrets are never logged: no token, no key line at debug level",
-                         lk.case_secrets)
-        finally:
-            lk.close()
+        if lk_up:
+            for name in golden:
+                if os.path.exists(os.path.join(DATA, name + ".lookup.json")):
+                    run_case("golden %s (look-up)" % name, lk.case_golden, name)
+            run_case("look-ups: a Job re-created with more completions within the cache "
+                     "TTL: new pods get the new world", lk.case_recreated_job)
+            run_case("look-ups: kubectl scale of a StatefulSet (its scale subresource) is "
+                     "warned when it changes the world", lk.case_scale)
+            run_case("look-ups: read again before the TTL ends, the other pods answered "
+                     "from the live entry meanwhile", lk.case_refresh_ahead)
+            run_case("shipped defaults: the binary's and the chart's default values, each "
+                     "rule that depends on a setting, with look-ups on",
+                     lk.case_shipped_defaults)
+            run_case("look-ups: a failed look-up denies with the reason",
+                     lk.case_lookup_failure)
+            run_case("look-ups: a failed NetworkPolicy list gives no warning",
+                     lk.case_netpol_list_fails)
+            run_case("look-ups: the rules the workload's object or its Service decide, over "
+                     "HTTPS, exact words", lk.case_lookup_rules)
+            run_case("look-ups: counted in /metrics", lk.case_metrics)
+            eq = equivalence.Suite(sys.modules[__name__], suite, lk)
+            try:
+                if run_case("equivalence: two servers (look-ups on, off) for render's "
+                            "configs", eq.case_start):
+                    for name, text, pods_only in equivalence.manifests():
+                        run_case("equivalence %s: render = /validate + /mutate of the "
+                                 "controllers' pods" % name, eq.compare, name, text,
+                                 pods_only)
+            finally:
+                eq.close()
+            run_case("look-ups: SIGTERM, exit 0", lk.case_stop)
+            run_case("secrets are never logged: no token, no key line at debug level",
+                     lk.case_secrets)
     except KeyboardInterrupt:
         log("integration: interrupted")
         results["failed"] += 1
     finally:
+        if lk is not None:
+            lk.close()
         if suite.server is not None:
             suite.server.kill()
         if args.keep or results["failed"]:

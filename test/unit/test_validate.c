@@ -1467,6 +1467,31 @@ static void test_lookups_off(void)
 	                                         "'Indexed','template':{'spec':{"
 	                                         "'containers':[{'name':'t'}]}}}}}]}}",
 	     0, NULL, 0},
+	    /* several replicated Jobs with Jobs: a pod's labels count every Job
+	       (global-replicas) but size only its own replicated Job */
+	    {"a JobSet of two replicated Jobs with Jobs, annotated", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "1", "1",
+	         "'distenv.dev/world-size':'5'") "," RJOB_OF("b", "2", "2",
+	                                                     "'distenv.dev/world-size':'5'") "]}}",
+	     0,
+	     "distenv: look-ups of the workload are turned off, so the pods of JobSet js cannot "
+	     "read the sizes of its 2 replicated Jobs, which only the JobSet object tells, and "
+	     "each would be refused: turn look-ups on (the webhook needs get on jobsets)",
+	     DENY_WORLD},
+	    {"a JobSet of three replicated Jobs, the middle of 0 replicas: two counted", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "1", "1", "") "," RJOB_OF("b", "0", "2", "") "," RJOB_OF("c", "2", "2",
+	                                                                       "") "]}}",
+	     0,
+	     "distenv: look-ups of the workload are turned off, so the pods of JobSet js cannot "
+	     "read the sizes of its 2 replicated Jobs, which only the JobSet object tells, and "
+	     "each would be refused: turn look-ups on (the webhook needs get on jobsets)",
+	     DENY_WORLD},
+	    {"a JobSet of two replicated Jobs with Jobs, look-ups on", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+	         "a", "1", "1", "") "," RJOB_OF("b", "2", "2", "") "]}}",
+	     1, NULL, 0},
 	    {"a JobSet's Job: its pods read the JobSet's world", "Job",
 	     "{'metadata':{'name':'js-w-0'},'spec':{'completions':2,'parallelism':2,"
 	     "'completionMode':'Indexed','template':{'metadata':{'labels':{'distenv.dev/inject':"

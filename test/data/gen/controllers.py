@@ -427,7 +427,9 @@ def tpu(job_sa, sts_sa):
             "resource": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
                          "resource": "jobsets"}})
         rev["request"]["requestResource"] = rev["request"]["resource"]
-        write(name, rev)
+        # several replicated Jobs: served with look-ups (a namespace without
+        # NetworkPolicies), as without them /validate refuses it: every pod would be
+        write(name, rev, None if len(shape) == 1 else {"networkPolicies": []})
     # /validate: a LeaderWorkerSet whose workers request TPUs and whose leader does
     # not (denied-tpu-lws-cpu-leader's shape): each worker would be refused, so the
     # apply is.

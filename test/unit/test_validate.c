@@ -282,6 +282,35 @@ static const struct {
      "{'metadata':{'name':'ddp'},'spec':{'replicas':4000,'serviceName':'ddp',"
      "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'tensorflow'", "") "}}",
      1, "TF_CONFIG would be about", NULL},
+    /* a TPU host list at its edge: ddp-0 ... ddp-3886 make "TPU_WORKER_HOSTNAMES=..." and
+       its NUL 131069 bytes, one pod more 131103 */
+    {"TPU_WORKER_HOSTNAMES of 3887 pods, tpu asked: within the exec limit", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':3887,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch,tpu'", "") "}}",
+     1, NULL, NULL},
+    {"TPU_WORKER_HOSTNAMES of 3888 pods, tpu asked: refused", "StatefulSet",
+     "{'metadata':{'name':'ddp'},'spec':{'replicas':3888,'serviceName':'ddp',"
+     "'podManagementPolicy':'Parallel'," TMPL("'distenv.dev/frameworks':'pytorch,tpu'", "") "}}",
+     1,
+     "distenv: TPU_WORKER_HOSTNAMES would be about 131103 bytes for 3888 ranks, above Linux's "
+     "limit of 131072 bytes for one environment string: drop tpu from distenv.dev/frameworks",
+     NULL},
+    /* slices of different sizes are refused; the host list is still sized at the
+       widest rank of each replicated Job, here the last of b, whose slice is 3888 hosts */
+    {"TPU slices of 2 and 3888 hosts: refused, and the host list past the exec limit", "JobSet",
+     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF(
+         "a", "1", "2",
+         "'distenv.dev/frameworks':'pytorch,tpu'") "," RJOB_OF("b", "1", "3888",
+                                                               "'distenv.dev/"
+                                                               "frameworks':'pytorch,tpu'") "]}}",
+     1,
+     "distenv: tpu: the Jobs of JobSet ml/js are not one size (a: 2 pods, b: 3888), so a TPU "
+     "slice's hosts are not all of one Job and JAX's process ids would not be the ranks: give "
+     "every replicated Job the same completions, or list the frameworks in "
+     "distenv.dev/frameworks without tpu; TPU_WORKER_HOSTNAMES would be about 138879 bytes for "
+     "3890 ranks, above Linux's limit of 131072 bytes for one environment string: drop tpu from "
+     "distenv.dev/frameworks",
+     NULL},
     {"a non-Indexed Job", "Job",
      "{'metadata':{'name':'train'},'spec':{'completions':2,'parallelism':2," TMPL(
          "", "'subdomain':'ddp',") "}}",

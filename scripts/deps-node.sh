@@ -18,7 +18,8 @@ log() { printf 'deps-node: %s\n' "$*" >&2; }
 . "$root/scripts/apt.sh"
 apt_install deps-node runc containernetworking-plugins conntrack nftables curl gcc libc6-dev
 bash "$root/scripts/deps-image.sh" all >/dev/null
-bash "$root/scripts/deps-e2e.sh"
+# deps.sh e2e node has run it in this process tree already (DISTENV_DEPS_E2E_DONE)
+[[ "${DISTENV_DEPS_E2E_DONE:-}" == 1 ]] || bash "$root/scripts/deps-e2e.sh"
 
 # shellcheck source=test/e2e/lib/goenv.sh
 . "$root/test/e2e/lib/goenv.sh"

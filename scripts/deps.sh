@@ -28,6 +28,8 @@ for t in "${tiers[@]}"; do
 		if [ -f "scripts/deps-$t.sh" ]; then
 			log "tier $t"
 			bash "scripts/deps-$t.sh"
+			# deps-node.sh needs deps-e2e.sh's toolchain and control plane: done now
+			[ "$t" != e2e ] || export DISTENV_DEPS_E2E_DONE=1
 		fi
 		;;
 	*) log "unknown tier '$t' (e2e, frameworks, image, bench, node, all)"; exit 2 ;;

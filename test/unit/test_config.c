@@ -185,6 +185,14 @@ static const struct {
     {"gpuResources a name of 63",
      "gpuResources: [x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
      "gpuResources", "x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz,"},
+    /* a name of 127 characters fits gpu_resources[128] whole */
+    {"gpuResources a name of 127",
+     "gpuResources: "
+     "[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.io/"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
+     "gpuResources",
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.io/"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz,"},
     {"lookups.enabled false", "lookups:\n  enabled: false\n", "lookups.enabled", "0"},
     {"lookups.enabled no (kubectl's YAML 1.1 words)", "lookups:\n  enabled: no\n",
      "lookups.enabled", "0"},
@@ -359,6 +367,12 @@ static const struct {
      "got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", 0},
     {"gpu a name of 64",
      "gpuResources: [x.io/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
+     "is not a resource name", 0},
+    /* valid, but past gpu_resources[128]: refused, never kept cut */
+    {"gpu a name of 128",
+     "gpuResources: "
+     "[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.io/"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz]\n",
      "is not a resource name", 0},
     {"gpu duplicate", "gpuResources: [nvidia.com/gpu, nvidia.com/gpu]\n",
      "\"nvidia.com/gpu\" is listed twice", 0},

@@ -68,6 +68,10 @@ static const struct plan_case plan_cases[] = {
      JS_POD("a", "1", "1", "2", "2",
             ",'distenv.dev/world-size':'4','jobset.sigs.k8s.io/coordinator':'js-a-0-0.js'"),
      "ml", NULL, "MASTER_ADDR=" JS_ "\nRANK=3\nWORLD_SIZE=4\n", NULL},
+    /* one replicated Job of one Job (replicas 1, global 1): its labels say the whole */
+    {"jobset without look-ups: one replicated Job of 1 Job, the last pod is rank 3",
+     JS_POD("a", "0", "3", "1", "1", ",'distenv.dev/world-size':'4'"), "ml", NULL,
+     "MASTER_ADDR=" JS_ "\nRANK=3\nWORLD_SIZE=4\n", NULL},
     {"jobset: 65536 Jobs of 1 pod, the limit: the last is rank 65535",
      JS_POD("a", "65535", "0", "65536", "65536", ""), "ml", &JS_A65536x1,
      "RANK=65535\nWORLD_SIZE=65536\n", NULL},

@@ -1496,6 +1496,13 @@ static void test_lookups_off(void)
 	                                         "'Indexed','template':{'spec':{"
 	                                         "'containers':[{'name':'t'}]}}}}}]}}",
 	     0, NULL, 0},
+	    {"a JobSet of one replicated Job of completions 0: its own problem alone", "JobSet",
+	     "{'metadata':{'name':'js'},'spec':{'replicatedJobs':[" RJOB_OF("w", "2", "0",
+	                                                                    "") "]}}",
+	     0,
+	     "distenv: replicated Job w has spec.completions 0, so it has no ranks: set "
+	     "spec.completions to the number of ranks",
+	     DENY_WORKLOAD},
 	    /* several replicated Jobs with Jobs: a pod's labels count every Job
 	       (global-replicas) but size only its own replicated Job */
 	    {"a JobSet of two replicated Jobs with Jobs, annotated", "JobSet",

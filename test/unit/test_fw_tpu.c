@@ -185,6 +185,9 @@ static void test_refuse(void)
 	jobset(&t, 3);
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "not one size"),
 	      "Jobs of 2 and 3 pods refused: %s", msg);
+	jobset(&t, 1); /* the later replicated Job the smaller */
+	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "(a: 2 pods, b: 1)"),
+	      "Jobs of 2 and 1 pods refused: %s", msg);
 	jobset(&t, 2);
 	jobset_state(&t)->coordinator = 5;
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "coordinator"),

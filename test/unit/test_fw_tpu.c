@@ -185,6 +185,15 @@ static void test_refuse(void)
 	jobset(&t, 3);
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "not one size"),
 	      "Jobs of 2 and 3 pods refused: %s", msg);
+	jobset(&t, 2); /* three replicated Jobs, the third alone of another size */
+	strcpy(jobset_state(&t)->rjobs[2].name, "c");
+	jobset_state(&t)->rjobs[2].jobs = 1;
+	jobset_state(&t)->rjobs[2].pods = 3;
+	jobset_state(&t)->rjobs[2].first = 6;
+	jobset_state(&t)->n_rjobs = 3;
+	t.world_size = 9;
+	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "(a: 2 pods, c: 3)"),
+	      "Jobs of 2, 2 and 3 pods refused: %s", msg);
 	jobset(&t, 1); /* the later replicated Job the smaller */
 	CHECK(fw->refuse(&t, NULL, msg, sizeof(msg)) == 1 && strstr(msg, "(a: 2 pods, b: 1)"),
 	      "Jobs of 2 and 1 pods refused: %s", msg);

@@ -28,7 +28,8 @@ blocks) left out of both. --sample N takes N counted mutants per file in a fixed
 order (a hash of the seed, the file, the line and its mutation: the same mutants
 from run to run while their lines stand), the full form takes all. --check fails
 (exit 1) on a survivor that is not listed. --time-limit stops starting mutants after
-that many seconds; what was not run is counted and named as not run.
+that many seconds; what was not run is counted and named as not run. SIGTERM or
+SIGINT (Ctrl-C) stops it the same way, after the mutant under test.
 """
 import argparse
 import concurrent.futures
@@ -375,6 +376,17 @@ def main():
     os.makedirs(logs)
     survivors_unlisted, results = [], []
     stopped = False
+    stop_asked = False
+
+    def ask_stop(signum, _frame):
+        """SIGTERM or SIGINT: the mutant under test finishes, none starts after it, and the
+        figures are printed as at the time limit (the rest counted as not run)."""
+        nonlocal stop_asked
+        stop_asked = True
+        log("mutation-score: signal %d: stopping after this mutant" % signum)
+
+    signal.signal(signal.SIGTERM, ask_stop)
+    signal.signal(signal.SIGINT, ask_stop)
     try:
         scratch_copy(tree)
         b = Build(tree, a.cc, shlex.split(a.cflags), shlex.split(a.ldflags),
@@ -563,7 +575,7 @@ def main():
                    ", %d not run" % c["notrun"] if c["notrun"] else ""))
 
         def out_of_time():
-            return a.time_limit and time.monotonic() - t0 > a.time_limit
+            return stop_asked or (a.time_limit and time.monotonic() - t0 > a.time_limit)
 
         if a.sample:
             # Round by round: each file's next counted mutant in turn, so that a time
@@ -614,7 +626,8 @@ def main():
     log("mutation-score: %d killed, %d survived, %d listed as equivalent: %s over %d files "
         "in %.0f s%s" % (k, s, e, "%.1f%%" % (100.0 * k / (k + s)) if k + s else "-",
                          len(totals), time.monotonic() - t0,
-                         "; stopped at the time limit" if stopped else ""))
+                         ("; stopped by a signal" if stop_asked else "; stopped at the time limit")
+                         if stopped else ""))
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(dict(totals=totals, mutants=results), fh, indent=1)

@@ -427,9 +427,10 @@ static void view_lookups_off(const struct view *w, const cJSON *const *tmpls, st
 	int k, i, with_jobs = 0, with_pods = 0, which = -1;
 
 	for (k = 0; k < js->n_rjobs; k++) {
-		if (js->rjobs[k].jobs > 0)
-			with_jobs++;
-		if (js->rjobs[k].jobs > 0 && js->rjobs[k].pods > 0) {
+		if (js->rjobs[k].jobs <= 0)
+			continue;
+		with_jobs++;
+		if (js->rjobs[k].pods > 0) {
 			with_pods++;
 			which = k;
 		}

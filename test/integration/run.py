@@ -2499,8 +2499,9 @@ class Suite:
         a one-replicated-Job JobSet's pods read the world from distenv.dev/world-size alone,
         so without it every pod is refused and /validate refuses the workload, saying the
         value to set; with it both allow. A JobSet of two replicated Jobs has every pod
-        refused, annotated or not, and /validate says to turn look-ups on. Look-ups on, the same workloads are allowed at /validate (case_shipped_defaults,
-        the look-up server's)."""
+        refused, annotated or not, and /validate says to turn look-ups on. Look-ups on, the
+        same workloads are allowed at /validate (case_shipped_defaults, the look-up
+        server's)."""
         self.refused(sts_doc("ddp", 2),
                      "distenv: the world size of StatefulSet ml/ddp is not known: set the "
                      "annotation distenv.dev/world-size (look-ups of the workload are turned off)",
